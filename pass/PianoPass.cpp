@@ -1,0 +1,365 @@
+//===- PianoPass.cpp - piano's function entry/exit instrumentation --------===//
+//
+// PianoPass.so: a new-pass-manager plugin that instruments the functions
+// chosen by PIANO_FNS (see pass/select.h) with calls into the piano runtime
+// (rt/, libpiano_rt.so). The emitted IR follows rt/piano_abi.h:
+//   - one internal, writable array of struct piano_site {i32 id, i32 line,
+//     ptr name, ptr file} per module;
+//   - __piano_enter(&site) at function entry;
+//   - __piano_exit(&site) before every ret, before a musttail call, and in a
+//     cleanup landing pad when C++ exceptions unwind through the function;
+//   - a module constructor calling __piano_register(sites, n, 1).
+//
+// How to run it:
+//   clang -fpass-plugin=build/lib/PianoPass.so -c foo.c     (any -O level,
+//                                                             also -flto)
+//   opt -load-pass-plugin=build/lib/PianoPass.so -passes=piano foo.ll
+//   PIANO_FNS=parse,!parse_item PIANO_VERBOSE=1 clang -fpass-plugin=... ...
+// or simply use the piano-cc / piano-c++ wrappers (tools/cc/).
+//
+//===----------------------------------------------------------------------===//
+
+#include "select.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Config/llvm-config.h"
+#if LLVM_VERSION_MAJOR >= 17
+#include "llvm/IR/EHPersonalities.h"
+#else
+#include "llvm/Analysis/EHPersonalities.h"
+#endif
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/EscapeEnumerator.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+constexpr unsigned PianoAbiVersion = 1; // PIANO_ABI_VERSION in rt/piano_abi.h
+constexpr const char *InstrumentedAttr = "piano-instrumented";
+
+// The generic pointer type used for the hooks' parameters.
+Type *voidPtrTy(LLVMContext &Ctx) {
+#if LLVM_VERSION_MAJOR >= 17
+  return PointerType::getUnqual(Ctx);
+#else
+  return Type::getInt8PtrTy(Ctx);
+#endif
+}
+
+bool isPresplitCoroutine(const Function &F) {
+#if LLVM_VERSION_MAJOR >= 15
+  return F.hasFnAttribute(Attribute::PresplitCoroutine);
+#else
+  return F.hasFnAttribute("coroutine.presplit");
+#endif
+}
+
+struct SelectDeleter {
+  void operator()(piano_select *S) const { piano_select_free(S); }
+};
+using SelectPtr = std::unique_ptr<piano_select, SelectDeleter>;
+
+// Names of one function: Match is the qualified name without parameters
+// (what PIANO_FNS patterns see), Display is what the report shows.
+struct FnNames {
+  std::string Match;
+  std::string Display;
+};
+
+FnNames namesOf(const Function &F) {
+  StringRef IRName = F.getName();
+  if (!IRName.empty() && IRName[0] == '\1') // asm label
+    IRName = IRName.drop_front();
+  FnNames N{IRName.str(), IRName.str()};
+  if (!IRName.startswith("_Z"))
+    return N;
+  ItaniumPartialDemangler D;
+  std::string Mangled = IRName.str();
+  if (D.partialDemangle(Mangled.c_str()))
+    return N; // not demanglable: keep the IR name
+  if (D.isFunction()) {
+    if (char *Q = D.getFunctionName(nullptr, nullptr)) {
+      N.Match = Q;
+      std::free(Q);
+    }
+  }
+  if (char *Full = D.finishDemangle(nullptr, nullptr)) {
+    N.Display = Full;
+    std::free(Full);
+    if (!D.isFunction())
+      N.Match = N.Display;
+  }
+  return N;
+}
+
+// The defining file and line, from debug info when present.
+void locationOf(const Function &F, std::string &File, unsigned &Line) {
+  if (const DISubprogram *SP = F.getSubprogram()) {
+    StringRef Name = SP->getFilename();
+    StringRef Dir = SP->getDirectory();
+    if (!Name.empty() && !sys::path::is_absolute(Name) && !Dir.empty()) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, Name);
+      File = std::string(P.str());
+    } else {
+      File = Name.str();
+    }
+    Line = SP->getLine();
+    return;
+  }
+  File = F.getParent()->getSourceFileName();
+  Line = 0;
+}
+
+bool inSystemHeader(const Function &F, const std::string &File,
+                    const std::string &MatchName) {
+  if (F.getSubprogram()) {
+    StringRef P(File);
+    return P.startswith("/usr/include") || P.startswith("/usr/lib") ||
+           P.startswith("/usr/local/include") || P.contains("/c++/");
+  }
+  StringRef N(MatchName);
+  return N.startswith("std::") || N.startswith("__gnu_cxx::") ||
+         N.startswith("__cxxabiv1::") || N.startswith("__");
+}
+
+bool isCandidate(const Function &F) {
+  if (F.isDeclaration() || F.hasAvailableExternallyLinkage())
+    return false;
+  if (F.hasFnAttribute(Attribute::Naked))
+    return false;
+  if (F.hasFnAttribute(InstrumentedAttr))
+    return false;
+  if (F.getName().startswith("__piano") || F.getName().startswith("\1__piano"))
+    return false;
+  if (isPresplitCoroutine(F))
+    return false;
+  // Scoped (Windows) EH personalities are not handled by EscapeEnumerator.
+  if (F.hasPersonalityFn() &&
+      isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
+    return false;
+  return true;
+}
+
+GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
+  Constant *Init = ConstantDataArray::getString(M.getContext(), S, true);
+  auto *GV = new GlobalVariable(M, Init->getType(), /*isConstant=*/true,
+                                GlobalValue::PrivateLinkage, Init, Name);
+  GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  GV->setAlignment(Align(1));
+  return GV;
+}
+
+struct Chosen {
+  Function *F;
+  FnNames Names;
+  std::string File;
+  unsigned Line;
+};
+
+class PianoPass : public PassInfoMixin<PianoPass> {
+public:
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    return instrumentModule(M) ? PreservedAnalyses::none()
+                               : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+
+private:
+  bool instrumentModule(Module &M);
+};
+
+bool PianoPass::instrumentModule(Module &M) {
+  LLVMContext &Ctx = M.getContext();
+
+  const char *Spec = std::getenv("PIANO_FNS");
+  piano_select *Raw = nullptr;
+  char Err[512];
+  if (piano_select_parse(Spec, &Raw, Err, sizeof Err) != 0) {
+    // clang turns this into one "error: piano: PIANO_FNS: ..." line and a
+    // failed compilation (no crash report, temporary outputs removed).
+    report_fatal_error(Twine("piano: ") + Err, /*gen_crash_diag=*/false);
+  }
+  SelectPtr Sel(Raw);
+
+  std::vector<Chosen> Fns;
+  for (Function &F : M) {
+    if (!isCandidate(F))
+      continue;
+    Chosen C{&F, namesOf(F), std::string(), 0};
+    locationOf(F, C.File, C.Line);
+    enum piano_sel_result R =
+        piano_select_match(Sel.get(), C.Names.Match.c_str(), C.File.c_str());
+    if (R == PIANO_SEL_NO)
+      continue;
+    if (R == PIANO_SEL_DEFAULT && inSystemHeader(F, C.File, C.Names.Match))
+      continue;
+    Fns.push_back(std::move(C));
+  }
+
+  const char *Verbose = std::getenv("PIANO_VERBOSE");
+  bool IsVerbose = Verbose && *Verbose && std::string(Verbose) != "0";
+  if (Fns.empty()) {
+    if (IsVerbose)
+      errs() << "piano: " << M.getSourceFileName()
+             << ": instrumented 0 function(s)\n";
+    return false;
+  }
+
+  // struct piano_site { i32 id; i32 line; ptr name; ptr file; }
+  Type *I32 = Type::getInt32Ty(Ctx);
+  Type *VoidPtr = voidPtrTy(Ctx);
+  StructType *SiteTy = StructType::get(Ctx, {I32, I32, VoidPtr, VoidPtr});
+  ArrayType *SitesTy = ArrayType::get(SiteTy, Fns.size());
+
+  // One private string per distinct text.
+  StringMap<Constant *> Strings;
+  auto str = [&](const std::string &S, const char *Name) -> Constant * {
+    Constant *&C = Strings[S];
+    if (!C)
+      C = ConstantExpr::getPointerCast(makeString(M, S, Name), VoidPtr);
+    return C;
+  };
+  std::vector<Constant *> Inits;
+  Inits.reserve(Fns.size());
+  for (size_t I = 0; I < Fns.size(); ++I) {
+    Constant *Name = str(Fns[I].Names.Display, "__piano_name");
+    Constant *File = str(Fns[I].File, "__piano_file");
+    Inits.push_back(ConstantStruct::get(
+        SiteTy, {ConstantInt::get(I32, 0), ConstantInt::get(I32, Fns[I].Line),
+                 Name, File}));
+  }
+  // Writable: the runtime stores the site id into it.
+  auto *Sites = new GlobalVariable(M, SitesTy, /*isConstant=*/false,
+                                   GlobalValue::InternalLinkage,
+                                   ConstantArray::get(SitesTy, Inits),
+                                   "__piano_sites");
+  Sites->setAlignment(Align(8));
+
+  AttributeList NoUnwind = AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+  Type *VoidTy = Type::getVoidTy(Ctx);
+  FunctionCallee Enter = M.getOrInsertFunction(
+      "__piano_enter", FunctionType::get(VoidTy, {VoidPtr}, false), NoUnwind);
+  FunctionCallee Exit = M.getOrInsertFunction(
+      "__piano_exit", FunctionType::get(VoidTy, {VoidPtr}, false), NoUnwind);
+  FunctionCallee Register = M.getOrInsertFunction(
+      "__piano_register", FunctionType::get(VoidTy, {VoidPtr, I32, I32}, false),
+      NoUnwind);
+  for (FunctionCallee FC : {Enter, Exit, Register})
+    if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
+      Decl->addFnAttr(Attribute::NoUnwind);
+
+  auto emitHook = [&](IRBuilder<> &B, FunctionCallee Hook, Constant *Site,
+                      DISubprogram *SP) {
+    // Calls to inlinable functions need a !dbg in functions with debug info.
+    if (SP && !B.getCurrentDebugLocation())
+      B.SetCurrentDebugLocation(DILocation::get(Ctx, SP->getLine(), 0, SP));
+    CallInst *CI = B.CreateCall(Hook, {Site});
+    CI->setDoesNotThrow();
+  };
+
+  for (size_t I = 0; I < Fns.size(); ++I) {
+    Function &F = *Fns[I].F;
+    DISubprogram *SP = F.getSubprogram();
+    Constant *Idx[] = {ConstantInt::get(I32, 0), ConstantInt::get(I32, I)};
+    Constant *Site = ConstantExpr::getPointerCast(
+        ConstantExpr::getInBoundsGetElementPtr(SitesTy, Sites, Idx), VoidPtr);
+
+    // Entry: after the leading allocas, so they stay static allocas.
+    BasicBlock &EntryBB = F.getEntryBlock();
+    BasicBlock::iterator IP = EntryBB.getFirstInsertionPt();
+    while (IP != EntryBB.end() && isa<AllocaInst>(*IP))
+      ++IP;
+    {
+      IRBuilder<> B(&EntryBB, IP);
+      if (SP)
+        B.SetCurrentDebugLocation(DILocation::get(
+            Ctx, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0,
+            SP));
+      emitHook(B, Enter, Site, SP);
+    }
+
+    // Exits: before each ret / resume (or the musttail call preceding a ret),
+    // plus a cleanup landing pad for calls that may throw.
+    EscapeEnumerator EE(F, "piano_cleanup", /*HandleExceptions=*/true);
+    while (IRBuilder<> *B = EE.Next())
+      emitHook(*B, Exit, Site, SP);
+
+    F.addFnAttr(InstrumentedAttr);
+  }
+
+  // Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION).
+  Function *Ctor = Function::Create(FunctionType::get(VoidTy, false),
+                                    GlobalValue::InternalLinkage,
+                                    "__piano_module_ctor", M);
+  Ctor->addFnAttr(Attribute::NoUnwind);
+  Ctor->addFnAttr(InstrumentedAttr);
+  {
+    IRBuilder<> B(BasicBlock::Create(Ctx, "entry", Ctor));
+    B.CreateCall(Register,
+                 {ConstantExpr::getPointerCast(Sites, VoidPtr),
+                  ConstantInt::get(I32, Fns.size()),
+                  ConstantInt::get(I32, PianoAbiVersion)})
+        ->setDoesNotThrow();
+    B.CreateRetVoid();
+  }
+  appendToGlobalCtors(M, Ctor, 0);
+
+  if (IsVerbose) {
+    std::string Msg;
+    raw_string_ostream OS(Msg);
+    OS << "piano: " << M.getSourceFileName() << ": instrumented " << Fns.size()
+       << " function(s): ";
+    for (size_t I = 0; I < Fns.size(); ++I)
+      OS << (I ? ", " : "") << Fns[I].Names.Display;
+    OS << "\n";
+    OS.flush();
+    errs() << Msg;
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK __attribute__((visibility("default")))
+::llvm::PassPluginLibraryInfo
+llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "piano", "0.1.0", [](PassBuilder &PB) {
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(PianoPass());
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM,
+                   ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "piano")
+                    return false;
+                  MPM.addPass(PianoPass());
+                  return true;
+                });
+          }};
+}
