@@ -1,0 +1,59 @@
+/* admin.c - `piano-db rm RUN...` and `piano-db gc --keep N`. Deleting a run
+ * deletes its rows in every table (foreign keys cascade) and its tags. */
+#include "piano_db.h"
+#include <stdlib.h>
+
+static void begin(pdb *p)
+{
+    if (sqlite3_exec(p->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
+}
+
+static void commit(pdb *p)
+{
+    if (sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
+}
+
+int cmd_rm(pdb *p, const pdb_opts *o)
+{
+    if (o->npos == 0)
+        pdb_usage_die("rm: which runs? (rm RUN...)");
+    /* Resolve them all first: an unknown one removes nothing. */
+    int64_t *ids = xmalloc((size_t)o->npos * sizeof *ids);
+    for (int i = 0; i < o->npos; i++)
+        ids[i] = pdb_resolve_run(p, o->pos[i]);
+    begin(p);
+    sqlite3_stmt *st = pdb_prepare(p, "DELETE FROM runs WHERE id = ?");
+    for (int i = 0; i < o->npos; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, ids[i]);
+        pdb_step(p, st);
+        if (sqlite3_changes(p->db))
+            printf("removed run %lld\n", (long long)ids[i]);
+    }
+    sqlite3_finalize(st);
+    commit(p);
+    free(ids);
+    return 0;
+}
+
+int cmd_gc(pdb *p, const pdb_opts *o)
+{
+    if (o->npos)
+        pdb_usage_die("gc: takes no arguments (gc --keep N)");
+    if (!o->keep_set)
+        pdb_usage_die("gc: --keep N is required");
+    begin(p);
+    sqlite3_stmt *st = pdb_prepare(p,
+        "DELETE FROM runs WHERE id NOT IN "
+        "(SELECT id FROM runs ORDER BY started_ns DESC, id DESC LIMIT ?1) "
+        "AND id NOT IN (SELECT run FROM tags)");
+    sqlite3_bind_int64(st, 1, o->keep);
+    pdb_step(p, st);
+    int removed = sqlite3_changes(p->db);
+    sqlite3_finalize(st);
+    commit(p);
+    printf("removed %d run%s\n", removed, removed == 1 ? "" : "s");
+    return 0;
+}

@@ -1,0 +1,194 @@
+/*
+ * aggregate.c - a run's per-function figures: stats rows of every thread (or
+ * one) summed per function, histograms merged bucket by bucket, quantiles read
+ * from the merged histograms.
+ *
+ * Function ids are per run, and two ids may carry the same name (a static
+ * `helper` in two files): rows are keyed by (name, file, line), and ids with
+ * identical keys are merged. diff keys by (name, file) so that edits moving a
+ * function's line still match it.
+ *
+ * Self-time correction (AGG_CORRECTED): runs.overhead_ns is the measured cost
+ * of instrumenting one call. Corrected self = max(0, self - calls * overhead);
+ * corrected p50/p99 of self = max(0, value - overhead). Inclusive figures are
+ * shown as measured.
+ */
+#include "piano_db.h"
+#include "hist.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t corrected_ns(int64_t raw, double overhead)
+{
+    double v = (double)raw - overhead;
+    return v > 0 ? (int64_t)llround(v) : 0;
+}
+
+static int64_t ticks_to_ns(uint64_t ticks, double nspt)
+{
+    return (int64_t)llround((double)ticks * nspt);
+}
+
+typedef struct {
+    piano_hist *self, *total;
+    int any;
+} merge_state;
+
+static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
+{
+    double ovh = (flags & AGG_CORRECTED) ? r->overhead_ns : 0;
+    row->p50_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.50), r->ns_per_tick);
+    row->p99_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.99), r->ns_per_tick);
+    row->p50_total_ns = ticks_to_ns(piano_hist_quantile(m->total, 0.50), r->ns_per_tick);
+    row->p99_total_ns = ticks_to_ns(piano_hist_quantile(m->total, 0.99), r->ns_per_tick);
+    if (ovh > 0) {
+        if (m->self->total) {
+            row->p50_ns = corrected_ns(row->p50_ns, ovh);
+            row->p99_ns = corrected_ns(row->p99_ns, ovh);
+        }
+        row->self_ns = corrected_ns(row->self_ns, (double)row->calls * ovh);
+    }
+    if (flags & AGG_KEEP_HIST) {
+        size_t n = 0;
+        for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+            n += m->self->count[b] != 0;
+        row->hist = xmalloc(n * sizeof *row->hist);
+        row->nhist = 0;
+        for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+            if (m->self->count[b])
+                row->hist[row->nhist++] = (hbin){(uint16_t)b, m->self->count[b]};
+    }
+    memset(m->self, 0, sizeof *m->self);
+    memset(m->total, 0, sizeof *m->total);
+}
+
+static int same_key(const fnrow *row, const char *name, const char *file, int64_t line, int by_line)
+{
+    return strcmp(row->name, name) == 0 && strcmp(row->file, file) == 0 &&
+           (!by_line || row->line == line);
+}
+
+void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
+{
+    memset(out, 0, sizeof *out);
+    int by_line = (flags & AGG_BY_LINE) != 0;
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
+        "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total "
+        "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
+        "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
+        "ORDER BY f.name, f.file, f.line");
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, thread);
+    merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0};
+    fnrow *cur = NULL;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        const char *name = pdb_col_text(st, 0), *file = pdb_col_text(st, 1);
+        int64_t line = sqlite3_column_int64(st, 2);
+        if (!cur || !same_key(cur, name, file, line, by_line)) {
+            if (cur)
+                finish_row(cur, &m, r, flags);
+            if (out->n == out->cap) {
+                out->cap = out->cap ? out->cap * 2 : 64;
+                out->v = xrealloc(out->v, out->cap * sizeof *out->v);
+            }
+            cur = &out->v[out->n++];
+            memset(cur, 0, sizeof *cur);
+            cur->name = xstrdup(name);
+            cur->file = xstrdup(file);
+            cur->line = line;
+        }
+        cur->calls += sqlite3_column_int64(st, 3);
+        cur->self_ns += sqlite3_column_int64(st, 4);
+        cur->total_ns += sqlite3_column_int64(st, 5);
+        cur->allocs += sqlite3_column_int64(st, 6);
+        cur->alloc_bytes += sqlite3_column_int64(st, 7);
+        cur->frees += sqlite3_column_int64(st, 8);
+        cur->free_bytes += sqlite3_column_int64(st, 9);
+        for (int h = 0; h < 2; h++) {
+            const void *blob = sqlite3_column_blob(st, 10 + h);
+            size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);
+            if (blob && piano_hist_add_blob(h ? m.total : m.self, blob, len) != 0)
+                pdb_die("run %lld: malformed histogram for %s in %s", (long long)r->id, name,
+                        p->path);
+        }
+    }
+    if (cur)
+        finish_row(cur, &m, r, flags);
+    sqlite3_finalize(st);
+    free(m.self);
+    free(m.total);
+    /* Rows come sorted by name: a name seen twice gets its place in its label. */
+    for (size_t i = 0; i < out->n; i++) {
+        fnrow *row = &out->v[i];
+        int dup = (i > 0 && strcmp(out->v[i - 1].name, row->name) == 0) ||
+                  (i + 1 < out->n && strcmp(out->v[i + 1].name, row->name) == 0);
+        if (!dup) {
+            row->label = xstrdup(row->name);
+            continue;
+        }
+        size_t n = strlen(row->name) + strlen(row->file) + 32;
+        row->label = xmalloc(n);
+        if (by_line)
+            snprintf(row->label, n, "%s (%s:%lld)", row->name, row->file, (long long)row->line);
+        else
+            snprintf(row->label, n, "%s (%s)", row->name, row->file);
+    }
+}
+
+void fnset_free(fnset *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].name);
+        free(s->v[i].file);
+        free(s->v[i].label);
+        free(s->v[i].hist);
+    }
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+static int sort_key;
+
+static int64_t key_of(const fnrow *r)
+{
+    switch (sort_key) {
+    case 1: return r->total_ns;
+    case 2: return r->calls;
+    case 3: return r->p50_ns;
+    case 4: return r->p99_ns;
+    case 5: return r->allocs;
+    case 6: return r->alloc_bytes;
+    default: return r->self_ns;
+    }
+}
+
+static int cmp_rows(const void *x, const void *y)
+{
+    const fnrow *a = x, *b = y;
+    int64_t ka = key_of(a), kb = key_of(b);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    if (c)
+        return c;
+    c = strcmp(a->file, b->file);
+    if (c)
+        return c;
+    return a->line < b->line ? -1 : a->line > b->line;
+}
+
+int fnset_sort(fnset *s, const char *key)
+{
+    static const char *keys[] = {"self", "total", "calls", "p50", "p99", "allocs", "bytes"};
+    sort_key = -1;
+    for (int i = 0; i < 7; i++)
+        if (strcmp(key, keys[i]) == 0)
+            sort_key = i;
+    if (sort_key < 0)
+        return -1;
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_rows);
+    return 0;
+}

@@ -1,0 +1,251 @@
+/* common.c - opening the database, errors, statements and looking runs up. */
+#include "piano_db.h"
+#include "import.h"
+#include "store.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static _Noreturn void vdie(int code, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    /* One line, whatever the message holds. */
+    for (char *c = msg; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    fflush(stdout);
+    fprintf(stderr, "piano-db: %s\n", msg);
+    exit(code);
+}
+
+void pdb_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdie(EXIT_ERR, fmt, ap);
+}
+
+void pdb_usage_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdie(EXIT_USAGE, fmt, ap);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        pdb_die("out of memory");
+    return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p)
+        pdb_die("out of memory");
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        pdb_die("out of memory");
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+void pdb_open(pdb *p, const char *dbopt)
+{
+    char err[1024] = "";
+    memset(p, 0, sizeof *p);
+    if (dbopt) {
+        snprintf(p->path, sizeof p->path, "%s", dbopt);
+    } else if (!piano_store_default_path(p->path, sizeof p->path)) {
+        pdb_die("no database: set PIANO_DB or HOME, or pass --db FILE");
+    }
+    struct stat st;
+    if (stat(p->path, &st) != 0)
+        pdb_die("no database at %s", p->path);
+    if (S_ISDIR(st.st_mode))
+        pdb_die("%s is a folder, not a piano database", p->path);
+    /* Write mode so that runs of crashed processes can be imported; a file we
+     * may not write is still readable. */
+    if (access(p->path, W_OK) == 0)
+        p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
+    else
+        p->db = piano_store_open(p->path, PIANO_STORE_READ, err, sizeof err);
+    if (!p->db)
+        pdb_die("%s", err);
+    /* Make sure the file really is readable (a corrupt page shows up here). */
+    sqlite3_stmt *st_q = NULL;
+    if (sqlite3_prepare_v2(p->db, "SELECT count(*) FROM runs", -1, &st_q, NULL) != SQLITE_OK ||
+        sqlite3_step(st_q) != SQLITE_ROW) {
+        const char *m = sqlite3_errmsg(p->db);
+        pdb_die("%s is not a readable piano database (%s)", p->path, m);
+    }
+    sqlite3_finalize(st_q);
+    err[0] = 0;
+    if (piano_import_recover(p->db, p->path, err, sizeof err) < 0) {
+        /* Stored runs are still worth showing: warn on one line and go on. */
+        fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
+                err[0] ? err : "unknown error");
+    }
+    const char *nc = getenv("NO_COLOR");
+    const char *term = getenv("TERM");
+    p->color = isatty(STDOUT_FILENO) && !nc && !(term && strcmp(term, "dumb") == 0);
+}
+
+void pdb_close(pdb *p)
+{
+    if (p->db)
+        sqlite3_close(p->db);
+    p->db = NULL;
+}
+
+sqlite3_stmt *pdb_prepare(pdb *p, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) != SQLITE_OK)
+        pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
+    return st;
+}
+
+int pdb_step(pdb *p, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
+    return rc;
+}
+
+void pdb_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+const char *pdb_col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+static int64_t lookup_id(pdb *p, const char *sql, const char *arg, int as_int)
+{
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    if (as_int)
+        sqlite3_bind_int64(st, 1, strtoll(arg, NULL, 10));
+    else
+        pdb_bind_text(st, 1, arg);
+    int64_t id = -1;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Order of lookup: a run id (digits), a run key, then a tag name. */
+int64_t pdb_resolve_run(pdb *p, const char *arg)
+{
+    int digits = *arg != 0 && strlen(arg) < 19;
+    for (const char *c = arg; *c; c++)
+        if (!isdigit((unsigned char)*c))
+            digits = 0;
+    int64_t id = -1;
+    if (digits)
+        id = lookup_id(p, "SELECT id FROM runs WHERE id = ?", arg, 1);
+    if (id < 0)
+        id = lookup_id(p, "SELECT id FROM runs WHERE key = ?", arg, 0);
+    if (id < 0)
+        id = lookup_id(p, "SELECT run FROM tags WHERE name = ?", arg, 0);
+    if (id < 0)
+        pdb_die("no run or tag '%s' in %s", arg, p->path);
+    return id;
+}
+
+int64_t pdb_latest_run(pdb *p, int nth)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id FROM runs ORDER BY started_ns DESC, id DESC "
+                                      "LIMIT 1 OFFSET ?");
+    sqlite3_bind_int(st, 1, nth);
+    int64_t id = -1;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+void pdb_run_load(pdb *p, int64_t id, run_info *r)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, key, parent_key, pid, command, started_ns, "
+                                      "duration_ns, status, ns_per_tick, overhead_ns, "
+                                      "frames_dropped FROM runs WHERE id = ?");
+    sqlite3_bind_int64(st, 1, id);
+    if (pdb_step(p, st) != SQLITE_ROW)
+        pdb_die("no run %lld in %s", (long long)id, p->path);
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->key = xstrdup(pdb_col_text(st, 1));
+    r->parent_key = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : xstrdup(pdb_col_text(st, 2));
+    r->pid = sqlite3_column_int64(st, 3);
+    r->command = xstrdup(pdb_col_text(st, 4));
+    r->started_ns = sqlite3_column_int64(st, 5);
+    r->duration_ns = sqlite3_column_int64(st, 6);
+    r->status = xstrdup(pdb_col_text(st, 7));
+    r->ns_per_tick = sqlite3_column_double(st, 8);
+    r->overhead_ns = sqlite3_column_double(st, 9);
+    r->frames_dropped = sqlite3_column_int64(st, 10);
+    if (!(r->ns_per_tick > 0))
+        r->ns_per_tick = 1.0;
+    if (!(r->overhead_ns > 0))
+        r->overhead_ns = 0;
+    sqlite3_finalize(st);
+}
+
+void pdb_run_free(run_info *r)
+{
+    free(r->key);
+    free(r->parent_key);
+    free(r->command);
+    free(r->status);
+    memset(r, 0, sizeof *r);
+}
+
+/* Counting walks the primary key (run, seq[, thread]) and never decodes the fns blobs. */
+int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
+{
+    sqlite3_stmt *st = thread < 0
+        ? pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?")
+        : pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    int64_t n = 0;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int64_t pdb_unfinished_count(pdb *p, int64_t run)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM unfinished WHERE run = ?");
+    sqlite3_bind_int64(st, 1, run);
+    int64_t n = 0;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}

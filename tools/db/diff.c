@@ -1,0 +1,213 @@
+/*
+ * diff.c - `piano-db diff [A B]`: per-function self time of two runs, sorted
+ * by the absolute change, with a significance verdict per function (see
+ * stats.c for the method). Functions match by (name, file), so a function
+ * whose line moved between the runs still pairs up.
+ */
+#include "piano_db.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const fnrow *a, *b;
+    int64_t delta;
+    sig_result sig;
+    int flagged; /* significant slowdown above --fail-above */
+} drow;
+
+static int cmp_drow(const void *x, const void *y)
+{
+    const drow *p = x, *q = y;
+    int64_t dp = p->delta < 0 ? -p->delta : p->delta, dq = q->delta < 0 ? -q->delta : q->delta;
+    if (dp != dq)
+        return dp > dq ? -1 : 1;
+    const fnrow *fp = p->a ? p->a : p->b, *fq = q->a ? q->a : q->b;
+    int c = strcmp(fp->name, fq->name);
+    return c ? c : strcmp(fp->file, fq->file);
+}
+
+static int cmp_key(const fnrow *a, const fnrow *b)
+{
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->file, b->file);
+}
+
+static const char *verdict(const drow *d)
+{
+    if (!d->a)
+        return "(added)";
+    if (!d->b)
+        return "(removed)";
+    if (!d->sig.significant)
+        return "-";
+    return d->sig.z > 0 ? "slower" : "faster";
+}
+
+int cmd_diff(pdb *p, const pdb_opts *o)
+{
+    int64_t ia, ib;
+    if (o->npos > 2)
+        pdb_usage_die("diff: too many arguments (diff [A B])");
+    if (o->json && o->csv)
+        pdb_usage_die("diff: --json and --csv exclude each other");
+    if (o->npos == 2) {
+        ia = pdb_resolve_run(p, o->pos[0]);
+        ib = pdb_resolve_run(p, o->pos[1]);
+    } else if (o->npos == 1) {
+        ia = pdb_resolve_run(p, o->pos[0]);
+        ib = pdb_latest_run(p, 0);
+    } else {
+        ib = pdb_latest_run(p, 0);
+        ia = pdb_latest_run(p, 1);
+        if (ia < 0)
+            pdb_die("diff needs two runs; %s holds %s", p->path, ib < 0 ? "none" : "one");
+    }
+    run_info ra, rb;
+    pdb_run_load(p, ia, &ra);
+    pdb_run_load(p, ib, &rb);
+    int flags = AGG_KEEP_HIST | (o->uncorrected ? 0 : AGG_CORRECTED);
+    fnset sa, sb;
+    pdb_load_functions(p, &ra, o->thread_set ? o->thread : -1, flags, &sa);
+    pdb_load_functions(p, &rb, o->thread_set ? o->thread : -1, flags, &sb);
+
+    /* Both sets come sorted by (name, file): merge them. */
+    drow *rows = xcalloc(sa.n + sb.n, sizeof *rows);
+    size_t n = 0, i = 0, j = 0;
+    while (i < sa.n || j < sb.n) {
+        int c = i == sa.n ? 1 : j == sb.n ? -1 : cmp_key(&sa.v[i], &sb.v[j]);
+        drow *d = &rows[n++];
+        d->a = c <= 0 ? &sa.v[i++] : NULL;
+        d->b = c >= 0 ? &sb.v[j++] : NULL;
+        d->delta = (d->b ? d->b->self_ns : 0) - (d->a ? d->a->self_ns : 0);
+        if (d->a && d->b) {
+            double oa = o->uncorrected ? 0 : ra.overhead_ns, ob = o->uncorrected ? 0 : rb.overhead_ns;
+            d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, oa, d->b->hist,
+                                      d->b->nhist, rb.ns_per_tick, ob);
+            if (o->fail_set && d->sig.significant && d->sig.z > 0 && d->a->self_ns > 0 &&
+                (double)d->delta * 100.0 / (double)d->a->self_ns > o->fail_above)
+                d->flagged = 1;
+        }
+    }
+    qsort(rows, n, sizeof *rows, cmp_drow);
+    size_t shown = o->top_set && !o->all && (size_t)o->top < n ? (size_t)o->top : n;
+
+    FILE *f = stdout;
+    if (o->json || o->csv) {
+        if (o->json)
+            fputc('[', f);
+        else
+            fputs("function,file,calls_a,calls_b,self_ns_a,self_ns_b,delta_ns,delta_pct,allocs_a,"
+                  "allocs_b,alloc_bytes_a,alloc_bytes_b,change,significant,p_value,median_a_ns,"
+                  "median_b_ns\n", f);
+        for (size_t k = 0; k < shown; k++) {
+            const drow *d = &rows[k];
+            const fnrow *any = d->a ? d->a : d->b;
+            fnrow zero = {0};
+            const fnrow *a = d->a ? d->a : &zero, *b = d->b ? d->b : &zero;
+            char pct[32] = "null", pval[32] = "null", meds[64] = "null, null";
+            if (a->self_ns > 0)
+                snprintf(pct, sizeof pct, "%.2f", (double)d->delta * 100.0 / (double)a->self_ns);
+            if (d->sig.valid)
+                snprintf(pval, sizeof pval, "%.3g", d->sig.p_value);
+            const char *change = !d->a ? "added" : !d->b ? "removed"
+                                 : d->sig.significant ? (d->sig.z > 0 ? "slower" : "faster") : "same";
+            if (o->json) {
+                fprintf(f, "%s\n  {\"function\": ", k ? "," : "");
+                json_str(f, any->name);
+                fputs(", \"file\": ", f);
+                json_str(f, any->file);
+            } else {
+                csv_str(f, any->name);
+                fputc(',', f);
+                csv_str(f, any->file);
+            }
+            long long v[] = {a->calls, b->calls, a->self_ns, b->self_ns, d->delta};
+            static const char *kv[] = {"calls_a", "calls_b", "self_ns_a", "self_ns_b", "delta_ns"};
+            for (int q = 0; q < 5; q++)
+                o->json ? fprintf(f, ", \"%s\": %lld", kv[q], v[q]) : fprintf(f, ",%lld", v[q]);
+            if (o->json) {
+                fprintf(f, ", \"delta_pct\": %s, \"allocs_a\": %lld, \"allocs_b\": %lld, "
+                           "\"alloc_bytes_a\": %lld, \"alloc_bytes_b\": %lld, \"change\": \"%s\", "
+                           "\"significant\": %s, \"p_value\": %s, ",
+                        pct, (long long)a->allocs, (long long)b->allocs, (long long)a->alloc_bytes,
+                        (long long)b->alloc_bytes, change, d->sig.significant ? "true" : "false", pval);
+                if (d->sig.valid)
+                    fprintf(f, "\"median_a_ns\": %.0f, \"median_b_ns\": %.0f}", d->sig.median_a_ns,
+                            d->sig.median_b_ns);
+                else
+                    fputs("\"median_a_ns\": null, \"median_b_ns\": null}", f);
+            } else {
+                if (d->sig.valid)
+                    snprintf(meds, sizeof meds, "%.0f,%.0f", d->sig.median_a_ns, d->sig.median_b_ns);
+                else
+                    snprintf(meds, sizeof meds, ",");
+                fprintf(f, ",%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s\n", a->self_ns > 0 ? pct : "",
+                        (long long)a->allocs, (long long)b->allocs, (long long)a->alloc_bytes,
+                        (long long)b->alloc_bytes, change, d->sig.significant ? "true" : "false",
+                        d->sig.valid ? pval : "", meds);
+            }
+        }
+        if (o->json)
+            fputs(shown ? "\n]\n" : "]\n", f);
+    } else {
+        static const char *hdr[] = {"Function", "Before", "After", "Delta", "Allocs", "A.Delta", "Sig."};
+        static const int minw[] = {20, 11, 11, 11, 9, 9, 11};
+        table t;
+        table_init(&t, 7, hdr, minw);
+        for (size_t k = 0; k < shown; k++) {
+            const drow *d = &rows[k];
+            const fnrow *any = d->a ? d->a : d->b;
+            char name[256], before[32] = "-", after[32] = "-", delta[32], allocs[32] = "-", ad[32];
+            /* The label says where when the name is ambiguous on either side. */
+            fmt_cut(name, sizeof name,
+                    (d->a && strcmp(d->a->label, d->a->name)) ? d->a->label : any->label, 60);
+            if (d->a)
+                fmt_ns(before, sizeof before, (double)d->a->self_ns);
+            if (d->b) {
+                fmt_ns(after, sizeof after, (double)d->b->self_ns);
+                snprintf(allocs, sizeof allocs, "%lld", (long long)d->b->allocs);
+            }
+            fmt_delta_ns(delta, sizeof delta, (double)d->delta);
+            long long adelta = (d->b ? d->b->allocs : 0) - (d->a ? d->a->allocs : 0);
+            snprintf(ad, sizeof ad, "%+lld", adelta);
+            const char *cells[] = {name, before, after, delta, allocs, ad, verdict(d)};
+            const char *col = NULL;
+            if (d->a && d->b && d->sig.significant)
+                col = d->sig.z > 0 ? C_RED : C_GREEN;
+            table_add(&t, cells, col);
+        }
+        table_print(&t, f, p->color);
+        table_free(&t);
+        if (shown < n)
+            fprintf(f, "(%zu more function%s hidden: --all shows them)\n", n - shown,
+                    n - shown == 1 ? "" : "s");
+        fprintf(f, "\nbefore: run %lld, after: run %lld\n", (long long)ra.id, (long long)rb.id);
+    }
+
+    int flagged = 0;
+    char names[512] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!rows[k].flagged)
+            continue;
+        flagged++;
+        int w = snprintf(names + used, sizeof names - used, "%s%s (%+.1f%%)", used ? ", " : "",
+                         rows[k].b->name,
+                         (double)rows[k].delta * 100.0 / (double)rows[k].a->self_ns);
+        if (w > 0 && (size_t)w < sizeof names - used)
+            used += (size_t)w;
+    }
+    free(rows);
+    fnset_free(&sa);
+    fnset_free(&sb);
+    pdb_run_free(&ra);
+    pdb_run_free(&rb);
+    if (flagged) {
+        fflush(stdout);
+        fprintf(stderr, "piano-db: %d function%s significantly slower by more than %g%%: %s\n",
+                flagged, flagged == 1 ? "" : "s", o->fail_above, names);
+        return EXIT_REGRESSION;
+    }
+    return 0;
+}

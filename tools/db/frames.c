@@ -1,0 +1,378 @@
+/*
+ * frames.c - `piano-db report --frames`: one row per frame, with the self
+ * time of the leading functions (the up to 6 functions with the most self
+ * time summed over the frames shown) and spikes (total > 2x the median).
+ *
+ * Two passes over the frames table: the first sums self time per function
+ * and collects totals for the median; the second streams the rows, so a run
+ * with millions of frames never sits in memory beyond one total per frame.
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define LEAD_MAX 6
+
+typedef struct {
+    int64_t id;
+    int key;
+} idmap;
+
+typedef struct {
+    idmap *ids;
+    size_t nids;
+    char **labels; /* per key */
+    int nkeys;
+} fnkeys;
+
+static int cmp_idmap(const void *a, const void *b)
+{
+    const idmap *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Function ids of the run grouped by (name, file, line), labelled like report rows. */
+static void load_keys(pdb *p, int64_t run, fnkeys *k)
+{
+    memset(k, 0, sizeof *k);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, name, file, line FROM functions WHERE run = ? "
+                                      "ORDER BY name, file, line, id");
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0;
+    char **names = NULL, **files = NULL;
+    int64_t *lines = NULL;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        const char *name = pdb_col_text(st, 1), *file = pdb_col_text(st, 2);
+        int64_t line = sqlite3_column_int64(st, 3);
+        if (k->nids == cap) {
+            cap = cap ? cap * 2 : 64;
+            k->ids = xrealloc(k->ids, cap * sizeof *k->ids);
+            names = xrealloc(names, cap * sizeof *names);
+            files = xrealloc(files, cap * sizeof *files);
+            lines = xrealloc(lines, cap * sizeof *lines);
+        }
+        int last = k->nkeys - 1;
+        if (last < 0 || strcmp(names[last], name) || strcmp(files[last], file) || lines[last] != line) {
+            last = k->nkeys++;
+            names[last] = xstrdup(name);
+            files[last] = xstrdup(file);
+            lines[last] = line;
+        }
+        k->ids[k->nids++] = (idmap){sqlite3_column_int64(st, 0), last};
+    }
+    sqlite3_finalize(st);
+    qsort(k->ids, k->nids, sizeof *k->ids, cmp_idmap);
+    k->labels = xcalloc((size_t)k->nkeys + 1, sizeof *k->labels);
+    for (int i = 0; i < k->nkeys; i++) {
+        int dup = (i > 0 && strcmp(names[i - 1], names[i]) == 0) ||
+                  (i + 1 < k->nkeys && strcmp(names[i + 1], names[i]) == 0);
+        size_t n = strlen(names[i]) + strlen(files[i]) + 32;
+        k->labels[i] = xmalloc(n);
+        if (dup)
+            snprintf(k->labels[i], n, "%s (%s:%lld)", names[i], files[i], (long long)lines[i]);
+        else
+            snprintf(k->labels[i], n, "%s", names[i]);
+        free(names[i]);
+        free(files[i]);
+    }
+    free(names);
+    free(files);
+    free(lines);
+}
+
+static void free_keys(fnkeys *k)
+{
+    for (int i = 0; i < k->nkeys; i++)
+        free(k->labels[i]);
+    free(k->labels);
+    free(k->ids);
+}
+
+/* Key of function id, or -1 when the functions table does not know it. */
+static int key_of_id(const fnkeys *k, int64_t id)
+{
+    size_t lo = 0, hi = k->nids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->ids[mid].id < id)
+            lo = mid + 1;
+        else if (k->ids[mid].id > id)
+            hi = mid;
+        else
+            return k->ids[mid].key;
+    }
+    return -1;
+}
+
+typedef struct {
+    int key;
+    int64_t self_ns;
+} fnself;
+
+/* Decodes a fns blob into per-key self times (ids of one key summed). Returns the count. */
+static size_t decode_fns(pdb *p, const fnkeys *k, const unsigned char *b, size_t len,
+                         fnself **buf, size_t *cap, int64_t seq)
+{
+    if (len % 12)
+        pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
+    size_t n = 0;
+    for (size_t i = 0; i < len; i += 12) {
+        uint32_t id = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
+                      (uint32_t)b[i + 3] << 24;
+        uint64_t ns = 0;
+        for (int j = 7; j >= 0; j--)
+            ns = ns << 8 | b[i + 4 + j];
+        int key = key_of_id(k, id);
+        size_t j = 0;
+        while (j < n && (*buf)[j].key != key)
+            j++;
+        if (j == n) {
+            if (n == *cap) {
+                *cap = *cap ? *cap * 2 : 16;
+                *buf = xrealloc(*buf, *cap * sizeof **buf);
+            }
+            (*buf)[n++] = (fnself){key, 0};
+        }
+        (*buf)[j].self_ns += (int64_t)ns;
+    }
+    return n;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t *g_sums;
+static char **g_labels;
+static int cmp_lead(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    if (g_sums[x] != g_sums[y])
+        return g_sums[x] > g_sums[y] ? -1 : 1;
+    return strcmp(g_labels[x], g_labels[y]);
+}
+
+static sqlite3_stmt *frames_query(pdb *p, const char *cols, int64_t run, long thread)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT %s FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                              "ORDER BY seq", cols);
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    return st;
+}
+
+int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
+{
+    if (o->sort)
+        pdb_usage_die("report: --sort does not apply to --frames (frames are listed in order)");
+    long thread = o->thread_set ? o->thread : -1;
+    fnkeys k;
+    load_keys(p, r->id, &k);
+    fnself *buf = NULL;
+    size_t bufcap = 0;
+
+    /* Pass 1: totals and per-function sums. key -1 (unknown id) is slot nkeys. */
+    int64_t *sums = xcalloc((size_t)k.nkeys + 1, sizeof *sums);
+    size_t ntot = 0, capt = 0;
+    int64_t *totals = NULL, maxseq = 0;
+    long first_thread = -1;
+    int many_threads = 0;
+    sqlite3_stmt *st = frames_query(p, "seq, thread, total_ns, fns", r->id, thread);
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        long th = (long)sqlite3_column_int64(st, 1);
+        if (ntot == capt) {
+            capt = capt ? capt * 2 : 1024;
+            totals = xrealloc(totals, capt * sizeof *totals);
+        }
+        totals[ntot++] = sqlite3_column_int64(st, 2);
+        if (seq > maxseq)
+            maxseq = seq;
+        if (first_thread < 0)
+            first_thread = th;
+        else if (th != first_thread)
+            many_threads = 1;
+        size_t n = decode_fns(p, &k, sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3),
+                              &buf, &bufcap, seq);
+        for (size_t i = 0; i < n; i++)
+            sums[buf[i].key < 0 ? k.nkeys : buf[i].key] += buf[i].self_ns;
+    }
+    sqlite3_finalize(st);
+
+    double median = 0;
+    if (ntot) {
+        int64_t *sorted = xmalloc(ntot * sizeof *sorted);
+        memcpy(sorted, totals, ntot * sizeof *sorted);
+        qsort(sorted, ntot, sizeof *sorted, cmp_i64);
+        median = ntot % 2 ? (double)sorted[ntot / 2]
+                          : ((double)sorted[ntot / 2 - 1] + (double)sorted[ntot / 2]) / 2;
+        free(sorted);
+    }
+    size_t nspikes = 0;
+    for (size_t i = 0; i < ntot; i++)
+        nspikes += (double)totals[i] > 2 * median;
+    free(totals);
+
+    /* Leading functions. */
+    int *order = xmalloc(((size_t)k.nkeys + 1) * sizeof *order);
+    int nlead = 0;
+    for (int i = 0; i < k.nkeys; i++)
+        if (sums[i] > 0)
+            order[nlead++] = i;
+    g_sums = sums;
+    g_labels = k.labels;
+    qsort(order, (size_t)nlead, sizeof *order, cmp_lead);
+    if (nlead > LEAD_MAX)
+        nlead = LEAD_MAX;
+    int lead_of_key_cap = k.nkeys + 1;
+    int *col_of_key = xmalloc((size_t)lead_of_key_cap * sizeof *col_of_key);
+    for (int i = 0; i < lead_of_key_cap; i++)
+        col_of_key[i] = -1;
+    for (int i = 0; i < nlead; i++)
+        col_of_key[order[i]] = i;
+
+    /* Table geometry, fixed before streaming. */
+    char seqbuf[32];
+    snprintf(seqbuf, sizeof seqbuf, "%lld", (long long)maxseq);
+    size_t wframe = strlen(seqbuf) > 5 ? strlen(seqbuf) + 2 : 7;
+    char leadhdr[LEAD_MAX][64];
+    size_t wlead[LEAD_MAX];
+    for (int i = 0; i < nlead; i++) {
+        fmt_cut(leadhdr[i], sizeof leadhdr[i], k.labels[order[i]], 24);
+        size_t w = utf8_width(leadhdr[i]) + 2;
+        wlead[i] = w > 11 ? w : 11;
+    }
+
+    FILE *f = stdout;
+    size_t limit = o->top_set && !o->all ? (size_t)o->top : (size_t)-1;
+    size_t printed = 0, eligible = 0;
+    if (o->json) {
+        fputc('[', f);
+    } else if (o->csv) {
+        fputs("frame,thread,start_ns,total_ns,allocs,alloc_bytes,spike", f);
+        for (int i = 0; i < nlead; i++) {
+            fputc(',', f);
+            csv_str(f, k.labels[order[i]]);
+        }
+        fputc('\n', f);
+    } else {
+        size_t total = wframe;
+        print_pad(f, "Frame", wframe, 0);
+        if (many_threads) {
+            print_pad(f, "Thread", 8, 1);
+            total += 8;
+        }
+        print_pad(f, "Total", 11, 1);
+        total += 11;
+        for (int i = 0; i < nlead; i++) {
+            print_pad(f, leadhdr[i], wlead[i], 1);
+            total += wlead[i];
+        }
+        print_pad(f, "Allocs", 9, 1);
+        print_pad(f, "Bytes", 11, 1);
+        total += 20;
+        fputc('\n', f);
+        for (size_t i = 0; i < total; i++)
+            fputc('-', f);
+        fputc('\n', f);
+    }
+
+    /* Pass 2: stream the rows. */
+    st = frames_query(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, fns", r->id, thread);
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        long th = (long)sqlite3_column_int64(st, 1);
+        int64_t start = sqlite3_column_int64(st, 2), total = sqlite3_column_int64(st, 3);
+        int64_t allocs = sqlite3_column_int64(st, 4), bytes = sqlite3_column_int64(st, 5);
+        int spike = (double)total > 2 * median;
+        if (o->spikes && !spike)
+            continue;
+        eligible++;
+        if (printed >= limit)
+            continue;
+        printed++;
+        size_t n = decode_fns(p, &k, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6),
+                              &buf, &bufcap, seq);
+        if (o->json) {
+            fprintf(f, "%s\n  {\"frame\": %lld, \"thread\": %ld, \"start_ns\": %lld, \"total_ns\": %lld, "
+                       "\"allocs\": %lld, \"alloc_bytes\": %lld, \"functions\": {",
+                    printed > 1 ? "," : "", (long long)seq, th, (long long)start, (long long)total,
+                    (long long)allocs, (long long)bytes);
+            for (size_t i = 0; i < n; i++) {
+                if (i)
+                    fputs(", ", f);
+                json_str(f, buf[i].key >= 0 ? k.labels[buf[i].key] : "(unknown)");
+                fprintf(f, ": %lld", (long long)buf[i].self_ns);
+            }
+            fprintf(f, "}, \"spike\": %s}", spike ? "true" : "false");
+            continue;
+        }
+        int64_t lead[LEAD_MAX];
+        int has[LEAD_MAX] = {0};
+        for (size_t i = 0; i < n; i++) {
+            int c = buf[i].key >= 0 ? col_of_key[buf[i].key] : -1;
+            if (c >= 0) {
+                lead[c] = buf[i].self_ns;
+                has[c] = 1;
+            }
+        }
+        if (o->csv) {
+            fprintf(f, "%lld,%ld,%lld,%lld,%lld,%lld,%d", (long long)seq, th, (long long)start,
+                    (long long)total, (long long)allocs, (long long)bytes, spike);
+            for (int i = 0; i < nlead; i++)
+                fprintf(f, ",%lld", has[i] ? (long long)lead[i] : 0LL);
+            fputc('\n', f);
+            continue;
+        }
+        char cell[64];
+        const char *col = spike && p->color ? C_RED : NULL;
+        if (col)
+            fputs(col, f);
+        snprintf(cell, sizeof cell, "%lld", (long long)seq);
+        print_pad(f, cell, wframe, 0);
+        if (many_threads) {
+            snprintf(cell, sizeof cell, "%ld", th);
+            print_pad(f, cell, 8, 1);
+        }
+        fmt_ns(cell, sizeof cell, (double)total);
+        print_pad(f, cell, 11, 1);
+        for (int i = 0; i < nlead; i++) {
+            if (has[i])
+                fmt_ns(cell, sizeof cell, (double)lead[i]);
+            else
+                snprintf(cell, sizeof cell, "-");
+            print_pad(f, cell, wlead[i], 1);
+        }
+        snprintf(cell, sizeof cell, "%lld", (long long)allocs);
+        print_pad(f, cell, 9, 1);
+        fmt_bytes(cell, sizeof cell, bytes);
+        print_pad(f, cell, 11, 1);
+        if (spike)
+            fputs("  <<", f);
+        if (col)
+            fputs(C_OFF, f);
+        fputc('\n', f);
+    }
+    sqlite3_finalize(st);
+
+    if (o->json) {
+        fputs(printed ? "\n]\n" : "]\n", f);
+    } else if (!o->csv) {
+        if (printed < eligible)
+            fprintf(f, "(%zu more frame%s hidden: --all shows them)\n", eligible - printed,
+                    eligible - printed == 1 ? "" : "s");
+        fputc('\n', f);
+        /* Always "frames" and "spikes": the footer's words are fixed for scripts. */
+        fprintf(f, "%zu frames | %zu spikes (>2x median)\n", ntot, nspikes);
+    }
+    free(col_of_key);
+    free(order);
+    free(sums);
+    free(buf);
+    free_keys(&k);
+    return 0;
+}

@@ -1,0 +1,264 @@
+/* main.c - piano-db: command dispatch, options and help. */
+#include "piano_db.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *usage_top =
+    "usage: piano-db COMMAND [options]   (piano-db COMMAND --help for details)\n"
+    "\n"
+    "Reads the runs piano stored. Commands:\n"
+    "  report [RUN|TAG]   per-function figures of a run (the latest by default)\n"
+    "  runs               the stored runs\n"
+    "  tag [NAME [RUN]]   name a run (the latest by default); alone, list the tags\n"
+    "  untag NAME         remove a tag\n"
+    "  diff [A B]         compare two runs (the two latest by default)\n"
+    "  rm RUN...          delete runs\n"
+    "  gc --keep N        delete all but the N newest runs and the tagged ones\n"
+    "\n"
+    "Every command takes --db FILE (default: $PIANO_DB, else ~/.piano/piano.db).\n"
+    "RUN is a run id (as `runs` shows), a run key, or a tag name, looked up in that order.\n"
+    "Exit status: 0 ok, 1 error (one line on stderr, starting 'piano-db: '), 2 bad usage,\n"
+    "3 diff --fail-above found a significant slowdown.\n"
+    "Colour only when stdout is a terminal and NO_COLOR is not set.\n";
+
+static const char *help_report =
+    "usage: piano-db report [RUN|TAG] [options]\n"
+    "\n"
+    "Per-function figures of one run (the latest by default), merged across threads:\n"
+    "calls, self time, p50/p99 of per-call self time, allocations and bytes allocated.\n"
+    "Rows are keyed by (name, file, line); a name present at two places shows as\n"
+    "'name (file:line)'. Names longer than 60 characters are cut in the table (not in JSON/CSV).\n"
+    "\n"
+    "Self-time correction: runs store the measured instrumentation cost per call\n"
+    "(overhead_ns). Shown self time is max(0, self - calls * overhead) and self p50/p99\n"
+    "are max(0, value - overhead). Inclusive (total) figures are shown as measured.\n"
+    "\n"
+    "Options:\n"
+    "  --db FILE        the database\n"
+    "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
+    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes}\n"
+    "  --csv            the same columns, with a header line\n"
+    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes (descending)\n"
+    "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
+    "  --all            show every row\n"
+    "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
+    "  --thread T       only thread T\n"
+    "  --uncorrected    raw self times, without the overhead correction\n"
+    "  --frames         one row per frame instead (see below)\n"
+    "  --spikes         with --frames: only frames over 2x the median total\n"
+    "\n"
+    "--frames lists every frame in order, streamed (--top N: the first N), with the\n"
+    "self time of the up to 6 functions with the most self time over those frames ('-':\n"
+    "did not run in that frame). Frames whose total is over 2x the median total are\n"
+    "marked '<<'. JSON: [{frame, thread, start_ns, total_ns, allocs, alloc_bytes,\n"
+    "functions: {name: self_ns}, spike}]. Frame figures are not overhead-corrected.\n";
+
+static const char *help_runs =
+    "usage: piano-db runs [--db FILE] [--json]\n"
+    "\n"
+    "The stored runs, newest first: id, tags, pid, parent run (a forked process's\n"
+    "parent, '-' if none), command, start (local time), duration, status (complete or\n"
+    "recovered), frames.\n"
+    "  --json   array of {run, tags, pid, parent, command, started, duration_ns, status,\n"
+    "           frames}; started is ns since the epoch, parent a run id or null.\n";
+
+static const char *help_tag =
+    "usage: piano-db tag NAME [RUN]   name RUN (default: the latest run)\n"
+    "       piano-db tag [--json]     list the tags\n"
+    "\n"
+    "A name is any text; tagging an existing name moves it to the new run.\n"
+    "Put -- before a name that starts with '-'. Prints: tagged 'NAME' -> RUN.\n";
+
+static const char *help_untag = "usage: piano-db untag NAME [--db FILE]\n\nRemoves the tag NAME.\n";
+
+static const char *help_diff =
+    "usage: piano-db diff [A [B]] [options]\n"
+    "\n"
+    "Compares the self time of two runs (default: the second latest as A, the latest as\n"
+    "B; with only A, B is the latest). Functions match by name and file; rows are sorted\n"
+    "by the absolute change; functions on one side only are marked (added)/(removed).\n"
+    "\n"
+    "Significance (column Sig.: slower, faster or -): a two-sided Mann-Whitney U test\n"
+    "on the two stored histograms of per-call self time, each bucket a group of ties,\n"
+    "normal approximation with tie and continuity correction. A change is significant\n"
+    "when p < 0.001 AND the median per-call self time moved by at least 2% in the same\n"
+    "direction (with many calls, any tiny shift has a small p; the 2% floor keeps\n"
+    "run-to-run noise out). A change only in the number of calls is not a per-call\n"
+    "slowdown: compare the calls columns.\n"
+    "\n"
+    "Options:\n"
+    "  --db FILE         the database\n"
+    "  --json            array of {function, file, calls_a, calls_b, self_ns_a, self_ns_b,\n"
+    "                    delta_ns, delta_pct, allocs_a, allocs_b, alloc_bytes_a,\n"
+    "                    alloc_bytes_b, change (same|slower|faster|added|removed),\n"
+    "                    significant, p_value, median_a_ns, median_b_ns}\n"
+    "  --csv             the same columns, with a header line\n"
+    "  --top N, --all    rows shown (default: all)\n"
+    "  --thread T        compare thread T of both runs only\n"
+    "  --uncorrected     raw self times (see report --help)\n"
+    "  --fail-above PCT  exit 3 when a function is significantly slower and its self\n"
+    "                    time grew by more than PCT percent\n";
+
+static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
+static const char *help_gc =
+    "usage: piano-db gc --keep N [--db FILE]\n\nDeletes every run but the N newest and the tagged ones.\n";
+
+typedef struct {
+    const char *name;
+    int (*fn)(pdb *, const pdb_opts *);
+    const char *allowed; /* option names, space separated and enclosed */
+    const char **help;
+} command;
+
+static const command commands[] = {
+    {"report", cmd_report,
+     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report},
+    {"runs", cmd_runs, " db json ", &help_runs},
+    {"tag", cmd_tag, " db json ", &help_tag},
+    {"untag", cmd_untag, " db ", &help_untag},
+    {"diff", cmd_diff, " db json csv top all thread uncorrected fail-above ", &help_diff},
+    {"rm", cmd_rm, " db ", &help_rm},
+    {"gc", cmd_gc, " db keep ", &help_gc},
+};
+
+static long parse_count(const char *cmd, const char *opt, const char *v)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 0)
+        pdb_usage_die("%s: %s wants a number >= 0, not '%s'", cmd, opt, v);
+    return n;
+}
+
+static int allowed(const command *c, const char *name)
+{
+    char key[80];
+    snprintf(key, sizeof key, " %s ", name);
+    return strstr(c->allowed, key) != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        pdb_usage_die("missing command (piano-db --help lists them)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(usage_top, stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        puts("piano-db 0.1.0");
+        return 0;
+    }
+    const command *c = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            c = &commands[i];
+    if (!c)
+        pdb_usage_die("unknown command '%s' (piano-db --help lists them)", argv[1]);
+
+    pdb_opts o;
+    memset(&o, 0, sizeof o);
+    o.cmd = c->name;
+    o.pos = calloc((size_t)argc, sizeof *o.pos);
+    if (!o.pos)
+        pdb_die("out of memory");
+    int only_pos = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || a[0] != '-' || a[1] == 0) {
+            o.pos[o.npos++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_pos = 1;
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(*c->help, stdout);
+            return 0;
+        }
+        if (a[1] != '-')
+            pdb_usage_die("%s: unknown option '%s' (piano-db %s --help)", c->name, a, c->name);
+        char name[64];
+        const char *val = NULL, *eq = strchr(a + 2, '=');
+        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (len >= sizeof name)
+            len = sizeof name - 1;
+        memcpy(name, a + 2, len);
+        name[len] = 0;
+        if (!allowed(c, name))
+            pdb_usage_die("%s: unknown option '--%s' (piano-db %s --help)", c->name, name, c->name);
+        int takes = !strcmp(name, "db") || !strcmp(name, "sort") || !strcmp(name, "top") ||
+                    !strcmp(name, "thread") || !strcmp(name, "fail-above") || !strcmp(name, "keep");
+        if (takes) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                pdb_usage_die("%s: --%s wants a value", c->name, name);
+        } else if (eq) {
+            pdb_usage_die("%s: --%s takes no value", c->name, name);
+        }
+        if (!strcmp(name, "db")) {
+            if (!*val)
+                pdb_usage_die("%s: --db wants a file", c->name);
+            o.db = val;
+        } else if (!strcmp(name, "json"))
+            o.json = 1;
+        else if (!strcmp(name, "csv"))
+            o.csv = 1;
+        else if (!strcmp(name, "all"))
+            o.all = 1;
+        else if (!strcmp(name, "threads"))
+            o.threads = 1;
+        else if (!strcmp(name, "frames"))
+            o.frames = 1;
+        else if (!strcmp(name, "spikes"))
+            o.spikes = 1;
+        else if (!strcmp(name, "uncorrected"))
+            o.uncorrected = 1;
+        else if (!strcmp(name, "sort")) {
+            static const char *keys = " self total calls p50 p99 allocs bytes ";
+            char key[64];
+            snprintf(key, sizeof key, " %s ", val);
+            if (!*val || strchr(val, ' ') || !strstr(keys, key))
+                pdb_usage_die("%s: unknown sort key '%s' (self|total|calls|p50|p99|allocs|bytes)",
+                              c->name, val);
+            o.sort = val;
+        } else if (!strcmp(name, "top")) {
+            o.top = parse_count(c->name, "--top", val);
+            o.top_set = 1;
+        } else if (!strcmp(name, "thread")) {
+            o.thread = parse_count(c->name, "--thread", val);
+            o.thread_set = 1;
+        } else if (!strcmp(name, "keep")) {
+            o.keep = parse_count(c->name, "--keep", val);
+            o.keep_set = 1;
+        } else if (!strcmp(name, "fail-above")) {
+            char *end;
+            errno = 0;
+            o.fail_above = strtod(val, &end);
+            if (errno || end == val || (*end && strcmp(end, "%")) || o.fail_above < 0)
+                pdb_usage_die("%s: --fail-above wants a percentage >= 0, not '%s'", c->name, val);
+            o.fail_set = 1;
+        }
+    }
+    if (o.spikes && !o.frames)
+        pdb_usage_die("report: --spikes goes with --frames");
+    if (o.frames && o.threads)
+        pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
+    if (o.json && o.csv)
+        pdb_usage_die("%s: --json and --csv exclude each other", c->name);
+
+    pdb p;
+    pdb_open(&p, o.db);
+    int rc = c->fn(&p, &o);
+    pdb_close(&p);
+    free(o.pos);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        pdb_die("cannot write the output: %s", strerror(errno));
+    return rc;
+}

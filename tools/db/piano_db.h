@@ -1,0 +1,165 @@
+/*
+ * piano_db.h - what the piano-db sources share: the open database, command
+ * options, run lookup, per-function aggregation, formatting and the
+ * significance test.
+ *
+ * Layout: main.c (dispatch, options, help), common.c (opening, runs, errors),
+ * aggregate.c (per-function figures of a run), report.c, frames.c, runs.c,
+ * tag.c, diff.c, admin.c (rm, gc), format.c (units, tables, JSON/CSV),
+ * stats.c (Mann-Whitney test on histograms).
+ */
+#ifndef PIANO_DB_H
+#define PIANO_DB_H
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes: 0 ok, 1 error, 2 bad usage, 3 diff --fail-above tripped. */
+enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3 };
+
+/* ---- options (main.c) ---- */
+typedef struct {
+    const char *cmd;
+    const char *db;
+    int json, csv, all, threads, frames, spikes, uncorrected;
+    const char *sort;
+    long top;
+    int top_set;
+    long thread;
+    int thread_set;
+    double fail_above;
+    int fail_set;
+    long keep;
+    int keep_set;
+    const char **pos;
+    int npos;
+} pdb_opts;
+
+/* ---- the open database (common.c) ---- */
+typedef struct {
+    sqlite3 *db;
+    char path[4096];
+    int color; /* stdout is a TTY and NO_COLOR is unset */
+} pdb;
+
+typedef struct {
+    int64_t id;
+    char *key, *parent_key, *command, *status;
+    int64_t pid, started_ns, duration_ns, frames_dropped;
+    double ns_per_tick, overhead_ns;
+} run_info;
+
+void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void pdb_usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+void pdb_open(pdb *p, const char *dbopt);
+void pdb_close(pdb *p);
+sqlite3_stmt *pdb_prepare(pdb *p, const char *sql);
+/* sqlite3_step that dies on errors; returns SQLITE_ROW or SQLITE_DONE. */
+int pdb_step(pdb *p, sqlite3_stmt *st);
+void pdb_bind_text(sqlite3_stmt *st, int i, const char *s);
+const char *pdb_col_text(sqlite3_stmt *st, int i); /* never NULL */
+
+/* Run id of a run id, run key or tag name; dies if none. */
+int64_t pdb_resolve_run(pdb *p, const char *arg);
+/* The n-th latest run (0 = latest) by start time, or -1. */
+int64_t pdb_latest_run(pdb *p, int nth);
+void pdb_run_load(pdb *p, int64_t id, run_info *r);
+void pdb_run_free(run_info *r);
+int64_t pdb_frame_count(pdb *p, int64_t run, long thread /* -1: all */);
+int64_t pdb_unfinished_count(pdb *p, int64_t run);
+
+/* ---- per-function figures (aggregate.c) ---- */
+typedef struct {
+    uint16_t b;
+    uint64_t c;
+} hbin;
+
+typedef struct {
+    char *name, *file;
+    int64_t line;
+    char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
+    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
+    hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
+    size_t nhist;
+} fnrow;
+
+typedef struct {
+    fnrow *v;
+    size_t n, cap;
+} fnset;
+
+enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4 };
+/* Figures of run r's functions (thread -1: all threads merged), one row per
+ * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids. */
+void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
+void fnset_free(fnset *s);
+/* Sorts by key (self|total|calls|p50|p99|allocs|bytes); returns 0, -1 for an unknown key. */
+int fnset_sort(fnset *s, const char *key);
+int64_t corrected_ns(int64_t raw, double overhead);
+
+/* ---- formatting (format.c) ---- */
+void fmt_ns(char *buf, size_t n, double ns);
+void fmt_delta_ns(char *buf, size_t n, double ns);
+void fmt_bytes(char *buf, size_t n, int64_t bytes);
+void fmt_time_local(char *buf, size_t n, int64_t epoch_ns);
+size_t utf8_width(const char *s);
+/* Copies s into buf, cutting to at most max display characters with "..." */
+void fmt_cut(char *buf, size_t n, const char *s, size_t max);
+void json_str(FILE *f, const char *s);
+void csv_str(FILE *f, const char *s);
+
+#define C_RED "\033[31m"
+#define C_GREEN "\033[32m"
+#define C_BOLD "\033[1m"
+#define C_OFF "\033[0m"
+
+/* A text table: column 0 and leftmask columns left-aligned, the others right-aligned. */
+typedef struct {
+    int ncols;
+    const char **hdr;
+    const int *minw; /* minimum widths (may be NULL) */
+    unsigned leftmask; /* bit c: column c (> 0) is left-aligned text */
+    char **cells;    /* nrows * ncols */
+    const char **rowcolor;
+    size_t nrows, cap;
+} table;
+void table_init(table *t, int ncols, const char **hdr, const int *minw);
+/* Adds a row of ncols strings (copied); color may be NULL. */
+void table_add(table *t, const char **cells, const char *color);
+void table_print(table *t, FILE *f, int use_color);
+void table_free(table *t);
+void print_pad(FILE *f, const char *s, size_t width, int right);
+
+/* ---- significance (stats.c) ---- */
+typedef struct {
+    double p_value;     /* two-sided, normal approximation with tie correction */
+    double z;           /* > 0: B tends larger (slower) */
+    double median_a_ns, median_b_ns;
+    double shift;       /* (median_b - median_a) / median_a, 0 if median_a is 0 */
+    int significant;    /* p < PDB_ALPHA and |shift| >= PDB_MIN_SHIFT */
+    int valid;          /* both sides have samples */
+} sig_result;
+#define PDB_ALPHA 0.001
+#define PDB_MIN_SHIFT 0.02
+/* Bucket values are ticks * ns_per_tick - overhead (clamped at 0). */
+sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, double ovh_a,
+                            const hbin *b, size_t nb, double nspt_b, double ovh_b);
+
+/* ---- commands ---- */
+int cmd_report(pdb *p, const pdb_opts *o);
+int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r);
+int cmd_runs(pdb *p, const pdb_opts *o);
+int cmd_tag(pdb *p, const pdb_opts *o);
+int cmd_untag(pdb *p, const pdb_opts *o);
+int cmd_diff(pdb *p, const pdb_opts *o);
+int cmd_rm(pdb *p, const pdb_opts *o);
+int cmd_gc(pdb *p, const pdb_opts *o);
+
+#endif
