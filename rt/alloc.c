@@ -1,0 +1,144 @@
+/*
+ * alloc.c - heap accounting: malloc and friends, interposed, forward to glibc
+ * and charge each allocation to the innermost instrumented call on the thread
+ * (through its calling context). C++ new/delete reach these through libstdc++.
+ *
+ * A program that defines malloc itself keeps its own: the executable's symbols
+ * win, and piano then counts nothing. Freed bytes are malloc_usable_size(),
+ * the only size glibc knows at free().
+ */
+#define _GNU_SOURCE
+#include "runtime.h"
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+
+#define PIANO_API __attribute__((visibility("default")))
+
+static inline struct piano_node *charged_node(struct piano_thread *ts)
+{
+    uint32_t d = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    return PIANO_NODES(ts) + PIANO_STACK(ts)[d].node;   /* node 0 (no call) when d == 0 */
+}
+
+static inline void count_alloc(size_t n)
+{
+    struct piano_thread *ts = piano_tls;
+    if (!ts || ts->busy)
+        return;
+    struct piano_node *node = charged_node(ts);
+    node->allocs++;
+    node->alloc_bytes += n;
+    ts->allocs++;
+    ts->alloc_bytes += n;
+}
+
+static inline void count_free(void *p)
+{
+    struct piano_thread *ts = piano_tls;
+    if (!p || !ts || ts->busy)
+        return;
+    size_t n = malloc_usable_size(p);
+    struct piano_node *node = charged_node(ts);
+    node->frees++;
+    node->free_bytes += n;
+    ts->frees++;
+    ts->free_bytes += n;
+}
+
+PIANO_API void *malloc(size_t n)
+{
+    void *p = __libc_malloc(n);
+    if (p)
+        count_alloc(n);
+    return p;
+}
+
+PIANO_API void free(void *p)
+{
+    count_free(p);
+    __libc_free(p);
+}
+
+PIANO_API void *calloc(size_t a, size_t b)
+{
+    void *p = __libc_calloc(a, b);
+    if (p)
+        count_alloc(a * b);
+    return p;
+}
+
+PIANO_API void *realloc(void *old, size_t n)
+{
+    size_t old_size = old ? malloc_usable_size(old) : 0;
+    void *p = __libc_realloc(old, n);
+    if (p || (old && n == 0)) {
+        /* realloc is one free (when there was a block) plus one allocation */
+        struct piano_thread *ts = piano_tls;
+        if (old && ts && !ts->busy) {
+            struct piano_node *node = charged_node(ts);
+            node->frees++;
+            node->free_bytes += old_size;
+            ts->frees++;
+            ts->free_bytes += old_size;
+        }
+        if (p)
+            count_alloc(n);
+    }
+    return p;
+}
+
+static int valid_alignment(size_t a)
+{
+    return a && (a & (a - 1)) == 0;
+}
+
+PIANO_API void *memalign(size_t align, size_t n)
+{
+    void *p = __libc_memalign(align, n);
+    if (p)
+        count_alloc(n);
+    return p;
+}
+
+PIANO_API void *aligned_alloc(size_t align, size_t n)
+{
+    if (!valid_alignment(align)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return memalign(align, n);
+}
+
+PIANO_API int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!valid_alignment(align) || align % sizeof(void *)) 
+        return EINVAL;
+    int saved = errno;
+    void *p = __libc_memalign(align, n);
+    errno = saved;
+    if (!p)
+        return ENOMEM;
+    count_alloc(n);
+    *out = p;
+    return 0;
+}
+
+PIANO_API void *valloc(size_t n)
+{
+    return memalign((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+PIANO_API void *pvalloc(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return memalign(page, (n + page - 1) & ~(page - 1));
+}

@@ -1,0 +1,51 @@
+/*
+ * hist.h - log-linear histograms of per-call times (in clock ticks).
+ *
+ * Values below 64 have a bucket each; above, each power of two is split in 64
+ * equal buckets, so a bucket's midpoint is within 1/128 (0.8%) of any value in
+ * it: p50/p99 read from these histograms are within 1% of the exact figures.
+ * 59 octaves x 64 buckets cover every uint64_t value; bucket numbers fit in 16 bits.
+ * The runtime keeps each octave as a lazily allocated page of 64 counters.
+ */
+#ifndef PIANO_HIST_H
+#define PIANO_HIST_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define PIANO_HIST_SUB_BITS 6
+#define PIANO_HIST_SUB 64                  /* buckets per octave page */
+#define PIANO_HIST_PAGES 59                /* octave pages that cover uint64_t */
+#define PIANO_HIST_BUCKETS (PIANO_HIST_PAGES * PIANO_HIST_SUB)
+#define PIANO_HIST_RECORD 10               /* bytes per {uint16 bucket, uint64 count} in a blob */
+
+/* Bucket of value v. Branch-free apart from the compare the compiler turns into a select. */
+static inline unsigned piano_hist_bucket(uint64_t v)
+{
+    unsigned o = 63u - (unsigned)__builtin_clzll(v | 1);   /* floor(log2 v) */
+    unsigned shift = o > 6 ? o - 6 : 0;
+    unsigned b = ((o > 5 ? o - 5 : 0) << 6) + (unsigned)((v >> shift) & 63);
+    return v < 64 ? (unsigned)v : b;
+}
+
+/* Midpoint of bucket b: the value reported for any sample in it. */
+uint64_t piano_hist_value(unsigned b);
+
+/* A decoded histogram: dense counts over all buckets (caller allocates and zeroes). */
+typedef struct {
+    uint64_t count[PIANO_HIST_BUCKETS];
+    uint64_t total;
+} piano_hist;
+
+/* Add a blob (as stored in stats.hist_*) into h. Returns 0, or -1 if the blob is malformed. */
+int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len);
+
+/* Encode the non-zero buckets of `counts` (PIANO_HIST_BUCKETS entries, or pages of
+ * 64 via the runtime's own walker) into out, which holds at least
+ * PIANO_HIST_BUCKETS * PIANO_HIST_RECORD bytes. Returns the blob's length. */
+size_t piano_hist_encode(const uint64_t *counts, unsigned first_bucket, unsigned n,
+                         unsigned char *out);
+
+/* Value (in ticks) at quantile q in [0,1] by nearest rank; 0 for an empty histogram. */
+uint64_t piano_hist_quantile(const piano_hist *h, double q);
+
+#endif

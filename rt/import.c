@@ -1,0 +1,595 @@
+/*
+ * import.c - turns a spool folder (spool.h) into one run in the database.
+ *
+ * Used by the runtime at exit for its own spool, and by piano-db for the
+ * spools of processes that died before they could store theirs. Everything
+ * for one run goes in one transaction; a run key already present means the
+ * spool was stored before (a crash between commit and clean-up), so it is
+ * not stored twice.
+ */
+#define _GNU_SOURCE
+#include "import.h"
+#include "hist.h"
+#include "spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+struct mapping {
+    unsigned char *p;
+    size_t len;
+};
+
+static int map_file(const char *path, struct mapping *m)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return -1;
+    m->p = p;
+    m->len = (size_t)st.st_size;
+    return 0;
+}
+
+static void unmap(struct mapping *m)
+{
+    if (m->p)
+        munmap(m->p, m->len);
+    m->p = NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    return mono_ns();
+#endif
+}
+
+/* Nanoseconds per tick of the run's clock. The run's own span calibrates best;
+ * when it is short (or the machine rebooted since), measure 20 ms here: the
+ * invariant TSC has one rate for the machine. */
+static double calibrate(const struct piano_spool_run *run, int complete)
+{
+    if (run->clock == PIANO_CLOCK_MONO)
+        return 1.0;
+    uint64_t t1 = ticks(), m1 = mono_ns();
+    if (complete && t1 > run->tick0 && m1 > run->mono0 + 20000000ull)
+        return (double)(m1 - run->mono0) / (double)(t1 - run->tick0);
+    uint64_t t0 = ticks(), m0 = mono_ns();
+    do
+        t1 = ticks(), m1 = mono_ns();
+    while (m1 - m0 < 20000000ull);
+    return (double)(m1 - m0) / (double)(t1 - t0);
+}
+
+static int64_t to_ns(uint64_t t, double npt)
+{
+    double v = (double)t * npt;
+    return v > 9.2e18 ? INT64_MAX : (int64_t)llround(v);
+}
+
+static int64_t since(uint64_t t, uint64_t t0, double npt)
+{
+    return t > t0 ? to_ns(t - t0, npt) : 0;
+}
+
+void piano_spool_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[4400];
+        while ((e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+struct frame_ref {
+    uint64_t end;
+    uint32_t thread, order;
+    const struct piano_frame_rec *rec;
+};
+
+static int by_end(const void *a, const void *b)
+{
+    const struct frame_ref *x = a, *y = b;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_number(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct agg {
+    uint64_t calls, self, allocs, alloc_bytes, frees, free_bytes;
+};
+
+/* Everything one import holds; freed in one place. */
+struct job {
+    sqlite3 *db;
+    sqlite3_stmt *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st, *frame_st;
+    struct mapping *maps;
+    size_t n_maps, cap_maps;
+    struct frame_ref *frames;
+    size_t n_frames, cap_frames;
+    struct agg *agg;
+    unsigned char *blob;
+    uint64_t frames_dropped, end_tick;
+};
+
+static int keep_map(struct job *j, struct mapping m)
+{
+    if (j->n_maps == j->cap_maps) {
+        size_t cap = j->cap_maps ? j->cap_maps * 2 : 64;
+        void *p = realloc(j->maps, cap * sizeof *j->maps);
+        if (!p)
+            return -1;
+        j->maps = p;
+        j->cap_maps = cap;
+    }
+    j->maps[j->n_maps++] = m;
+    return 0;
+}
+
+static int add_frame(struct job *j, const struct piano_frame_rec *r, uint32_t thread)
+{
+    if (j->n_frames == j->cap_frames) {
+        size_t cap = j->cap_frames ? j->cap_frames * 2 : 4096;
+        void *p = realloc(j->frames, cap * sizeof *j->frames);
+        if (!p)
+            return -1;
+        j->frames = p;
+        j->cap_frames = cap;
+    }
+    j->frames[j->n_frames] = (struct frame_ref){ r->start + r->total, thread, (uint32_t)j->n_frames, r };
+    j->n_frames++;
+    return 0;
+}
+
+#define STEP(st) (sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -1))
+
+/* Adds thread file t<N> of the spool: its contexts, per-function stats,
+ * calls in flight and frame chunks. */
+static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite3_int64 run,
+                         const struct piano_spool_run *hdr, double npt, char *err, size_t errn)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/t%u", dir, number);
+    struct mapping m = { 0 };
+    if (map_file(path, &m) != 0 || m.len < PIANO_THREAD_FILE_SIZE) {
+        unmap(&m);
+        return 0;   /* a thread that never got its state file: nothing recorded */
+    }
+    keep_map(j, m);
+    const struct piano_thread *ts = (const void *)m.p;
+    if (ts->magic != PIANO_SPOOL_MAGIC || ts->version != PIANO_SPOOL_VERSION) {
+        snprintf(err, errn, "%s is not a piano thread record", path);
+        return -1;
+    }
+    const struct piano_node *nodes = (const void *)(m.p + PIANO_OFF_NODES);
+    const struct piano_fnrec *fns = (const void *)(m.p + PIANO_OFF_FNS);
+    const uint64_t *pages = (const void *)(m.p + PIANO_OFF_PAGES);
+    const struct piano_slot *stack = (const void *)(m.p + PIANO_OFF_STACK);
+    char name[sizeof ts->name + 1];
+    memcpy(name, ts->name, sizeof ts->name);
+    name[sizeof ts->name] = 0;
+
+    sqlite3_bind_int64(j->thread_st, 1, run);
+    sqlite3_bind_int64(j->thread_st, 2, ts->thread);
+    sqlite3_bind_int64(j->thread_st, 3, ts->tid);
+    sqlite3_bind_text(j->thread_st, 4, name, -1, SQLITE_TRANSIENT);
+    if (STEP(j->thread_st))
+        return -1;
+
+    memset(j->agg, 0, PIANO_FN_CAP * sizeof *j->agg);
+    uint32_t n_nodes = ts->n_nodes < PIANO_NODE_CAP ? ts->n_nodes : PIANO_NODE_CAP;
+    uint32_t max_fn = 0;
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t lo = pass ? PIANO_NODE_CAP : 1, hi = pass ? PIANO_NODES_TOTAL : n_nodes;
+        if (pass && !ts->contexts_truncated)
+            break;
+        for (uint32_t i = lo; i < hi; i++) {
+            const struct piano_node *n = &nodes[i];
+            if (!n->fn || n->fn >= PIANO_FN_CAP)
+                continue;
+            struct agg *a = &j->agg[n->fn];
+            a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
+            a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
+            if (n->fn > max_fn)
+                max_fn = n->fn;
+            sqlite3_stmt *st = j->ctx_st;
+            sqlite3_bind_int64(st, 1, run);
+            sqlite3_bind_int64(st, 2, ts->thread);
+            sqlite3_bind_int64(st, 3, i);
+            if (n->parent && !pass && n->parent < n_nodes)
+                sqlite3_bind_int64(st, 4, n->parent);
+            else
+                sqlite3_bind_null(st, 4);
+            sqlite3_bind_int64(st, 5, n->fn);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)n->calls);
+            sqlite3_bind_int64(st, 7, to_ns(n->self, npt));
+            sqlite3_bind_int64(st, 8, to_ns(n->total, npt));
+            sqlite3_bind_int64(st, 9, (sqlite3_int64)n->allocs);
+            sqlite3_bind_int64(st, 10, (sqlite3_int64)n->alloc_bytes);
+            sqlite3_bind_int64(st, 11, (sqlite3_int64)n->frees);
+            sqlite3_bind_int64(st, 12, (sqlite3_int64)n->free_bytes);
+            if (STEP(st))
+                return -1;
+        }
+    }
+    uint32_t n_pages = ts->n_pages < PIANO_PAGE_CAP ? ts->n_pages : PIANO_PAGE_CAP;
+    for (uint32_t fn = 1; fn <= max_fn; fn++) {
+        const struct agg *a = &j->agg[fn];
+        if (!a->calls && !a->allocs && !a->frees)
+            continue;
+        sqlite3_stmt *st = j->stats_st;
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, ts->thread);
+        sqlite3_bind_int64(st, 3, fn);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)a->calls);
+        sqlite3_bind_int64(st, 5, to_ns(a->self, npt));
+        sqlite3_bind_int64(st, 6, to_ns(fns[fn].total, npt));
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)a->allocs);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)a->alloc_bytes);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)a->frees);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)a->free_bytes);
+        for (int k = 0; k < 2; k++) {
+            size_t len = 0;
+            for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
+                uint32_t p = fns[fn].hist[k][o];
+                if (p && p < n_pages)
+                    len += piano_hist_encode(pages + (size_t)p * 64, o * 64, 64, j->blob + len);
+            }
+            sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
+        }
+        if (STEP(st))
+            return -1;
+    }
+    uint64_t last = ts->last_tick;
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    for (uint32_t i = 1; i <= depth; i++)
+        if (stack[i].t0 > last)
+            last = stack[i].t0;
+    if (last > j->end_tick)
+        j->end_tick = last;
+    j->frames_dropped += ts->frames_dropped;
+
+    for (uint32_t k = 0; k < ts->chunks; k++) {
+        struct mapping c = { 0 };
+        snprintf(path, sizeof path, "%s/f%u.%u", dir, number, k);
+        if (map_file(path, &c) != 0 || c.len < sizeof(struct piano_chunk_hdr)) {
+            unmap(&c);
+            continue;
+        }
+        keep_map(j, c);
+        const struct piano_chunk_hdr *h = (const void *)c.p;
+        size_t used = h->used, at = sizeof *h;
+        if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h)
+            continue;
+        while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
+            const struct piano_frame_rec *r = (const void *)(c.p + at);
+            size_t size = sizeof *r + (size_t)r->nfns * sizeof(struct piano_frame_fn);
+            if (at + size > sizeof *h + used)
+                break;
+            if (add_frame(j, r, ts->thread))
+                return -1;
+            if (r->start + r->total > j->end_tick)
+                j->end_tick = r->start + r->total;
+            at += size;
+        }
+    }
+    /* The end of the run bounds what is still in flight. */
+    uint64_t end = hdr->status == 1 && hdr->end_tick ? hdr->end_tick : j->end_tick;
+    for (uint32_t i = 1; i <= depth; i++) {
+        sqlite3_stmt *st = j->unf_st;
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, ts->thread);
+        sqlite3_bind_int64(st, 3, i);
+        sqlite3_bind_int64(st, 4, stack[i].fn);
+        sqlite3_bind_int64(st, 5, since(stack[i].t0, hdr->tick0, npt));
+        sqlite3_bind_int64(st, 6, since(end, stack[i].t0, npt));
+        if (STEP(st))
+            return -1;
+    }
+    return 0;
+}
+
+static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/fns", dir);
+    struct mapping m = { 0 };
+    if (map_file(path, &m) != 0)
+        return 0;
+    size_t at = 0;
+    while (at + sizeof(struct piano_spool_fn) <= m.len) {
+        struct piano_spool_fn r;
+        memcpy(&r, m.p + at, sizeof r);
+        size_t size = sizeof r + r.name_len + r.file_len;
+        if (at + size > m.len || r.name_len > 4000 || r.file_len > 4000)
+            break;
+        const char *name = (const char *)m.p + at + sizeof r;
+        sqlite3_bind_int64(j->fn_st, 1, run);
+        sqlite3_bind_int64(j->fn_st, 2, r.id);
+        sqlite3_bind_text(j->fn_st, 3, name, (int)r.name_len, SQLITE_TRANSIENT);
+        sqlite3_bind_text(j->fn_st, 4, name + r.name_len, (int)r.file_len, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(j->fn_st, 5, r.line);
+        if (STEP(j->fn_st)) {
+            unmap(&m);
+            return -1;
+        }
+        at += size;
+    }
+    unmap(&m);
+    return 0;
+}
+
+static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, double npt)
+{
+    qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
+    for (size_t i = 0; i < j->n_frames; i++) {
+        const struct piano_frame_rec *r = j->frames[i].rec;
+        const struct piano_frame_fn *f = (const void *)(r + 1);
+        size_t len = 0;
+        for (uint32_t k = 0; k < r->nfns; k++) {
+            uint64_t self = (uint64_t)to_ns(f[k].self, npt);
+            for (int b = 0; b < 4; b++)
+                j->blob[len++] = (unsigned char)(f[k].fn >> (8 * b));
+            for (int b = 0; b < 8; b++)
+                j->blob[len++] = (unsigned char)(self >> (8 * b));
+        }
+        sqlite3_stmt *st = j->frame_st;
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i + 1);
+        sqlite3_bind_int64(st, 3, j->frames[i].thread);
+        sqlite3_bind_int64(st, 4, since(r->start, tick0, npt));
+        sqlite3_bind_int64(st, 5, to_ns(r->total, npt));
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)r->allocs);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)r->alloc_bytes);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)r->frees);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)r->free_bytes);
+        sqlite3_bind_blob(st, 10, j->blob, (int)len, SQLITE_STATIC);
+        if (STEP(st))
+            return -1;
+    }
+    return 0;
+}
+
+static void job_free(struct job *j)
+{
+    sqlite3_finalize(j->fn_st);
+    sqlite3_finalize(j->thread_st);
+    sqlite3_finalize(j->ctx_st);
+    sqlite3_finalize(j->stats_st);
+    sqlite3_finalize(j->unf_st);
+    sqlite3_finalize(j->frame_st);
+    for (size_t i = 0; i < j->n_maps; i++)
+        unmap(&j->maps[i]);
+    free(j->maps);
+    free(j->frames);
+    free(j->agg);
+    free(j->blob);
+}
+
+int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn)
+{
+    char path[4400];
+    struct piano_spool_run run;
+    snprintf(path, sizeof path, "%s/run", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, &run, sizeof run) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof run || run.magic != PIANO_SPOOL_MAGIC || run.version != PIANO_SPOOL_VERSION) {
+        snprintf(err, errn, "%s is missing or not a piano run record", path);
+        return -1;
+    }
+    run.key[sizeof run.key - 1] = 0;
+    run.parent_key[sizeof run.parent_key - 1] = 0;
+    run.cmd[sizeof run.cmd - 1] = 0;
+    complete = complete || run.status == 1;
+    double npt = calibrate(&run, complete);
+
+    struct job j = { .db = db };
+    j.agg = calloc(PIANO_FN_CAP, sizeof *j.agg);
+    /* A blob holds at most one histogram's records or one frame's functions. */
+    j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
+                                                                               : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
+    uint32_t *threads = NULL;
+    size_t n_threads = 0, cap_threads = 0;
+    int rc = -1;
+    if (!j.agg || !j.blob) {
+        snprintf(err, errn, "out of memory");
+        goto out;
+    }
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        goto sql_error;
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
+                           "clock, ns_per_tick) VALUES(?,?,?,?,?,0,?,?,?) ON CONFLICT(key) DO NOTHING",
+                           -1, &ins, NULL) != SQLITE_OK)
+        goto sql_error_rollback;
+    sqlite3_bind_text(ins, 1, run.key, -1, SQLITE_STATIC);
+    if (run.parent_key[0])
+        sqlite3_bind_text(ins, 2, run.parent_key, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 2);
+    sqlite3_bind_int64(ins, 3, run.pid);
+    sqlite3_bind_text(ins, 4, run.cmd, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 5, (sqlite3_int64)run.start_real_ns);
+    sqlite3_bind_text(ins, 6, complete ? "complete" : "recovered", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 7, run.clock == PIANO_CLOCK_TSC ? "tsc" : "monotonic", -1, SQLITE_STATIC);
+    sqlite3_bind_double(ins, 8, npt);
+    int step = sqlite3_step(ins);
+    sqlite3_finalize(ins);
+    if (step != SQLITE_DONE)
+        goto sql_error_rollback;
+    if (sqlite3_changes(db) == 0) {   /* stored before */
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        rc = 0;
+        goto out;
+    }
+    sqlite3_int64 run_id = sqlite3_last_insert_rowid(db);
+    if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO functions(run,id,name,file,line) VALUES(?,?,?,?,?)", -1,
+                           &j.fn_st, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name) VALUES(?,?,?,?)", -1, &j.thread_st,
+                           NULL) ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
+                           "alloc_bytes,frees,free_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &j.ctx_st, NULL) ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
+                           "free_bytes,hist_self,hist_total) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &j.stats_st, NULL) ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
+                           -1, &j.unf_st, NULL) ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,"
+                           "free_bytes,fns) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           -1, &j.frame_st, NULL))
+        goto sql_error_rollback;
+    if (import_functions(&j, dir, run_id))
+        goto sql_error_rollback;
+
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errn, "cannot read %s: %s", dir, strerror(errno));
+        goto rollback;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        if (e->d_name[0] != 't')
+            continue;
+        unsigned long n = strtoul(e->d_name + 1, &end, 10);
+        if (*end || end == e->d_name + 1)
+            continue;
+        if (n_threads == cap_threads) {
+            cap_threads = cap_threads ? cap_threads * 2 : 16;
+            uint32_t *p = realloc(threads, cap_threads * sizeof *threads);
+            if (!p)
+                break;
+            threads = p;
+        }
+        threads[n_threads++] = (uint32_t)n;
+    }
+    closedir(d);
+    qsort(threads, n_threads, sizeof *threads, by_number);
+    j.end_tick = run.tick0;
+    for (size_t i = 0; i < n_threads; i++) {
+        err[0] = 0;
+        if (import_thread(&j, dir, threads[i], run_id, &run, npt, err, errn)) {
+            if (err[0])
+                goto rollback;
+            goto sql_error_rollback;
+        }
+    }
+    if (insert_frames(&j, run_id, run.tick0, npt))
+        goto sql_error_rollback;
+    uint64_t end_tick = complete && run.end_tick ? run.end_tick : j.end_tick;
+    sqlite3_stmt *upd = NULL;
+    if (sqlite3_prepare_v2(db, "UPDATE runs SET duration_ns=?, frames_dropped=? WHERE id=?", -1, &upd, NULL))
+        goto sql_error_rollback;
+    sqlite3_bind_int64(upd, 1, since(end_tick, run.tick0, npt));
+    sqlite3_bind_int64(upd, 2, (sqlite3_int64)j.frames_dropped);
+    sqlite3_bind_int64(upd, 3, run_id);
+    step = sqlite3_step(upd);
+    sqlite3_finalize(upd);
+    if (step != SQLITE_DONE || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        goto sql_error_rollback;
+    rc = 1;
+    goto out;
+
+sql_error_rollback:
+    snprintf(err, errn, "%s", sqlite3_errmsg(db));
+rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+sql_error:
+    snprintf(err, errn, "%s", sqlite3_errmsg(db));
+out:
+    free(threads);
+    job_free(&j);
+    return rc;
+}
+
+int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn)
+{
+    char root[4200];
+    snprintf(root, sizeof root, "%s.spool", db_path);
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    int imported = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;   /* '.', '..', and spools still being made */
+        char dir[4400], lock[4500];
+        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        snprintf(lock, sizeof lock, "%s/lock", dir);
+        int fd = open(lock, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            close(fd);   /* its process is alive */
+            continue;
+        }
+        char why[512];
+        int r = piano_import_spool(db, dir, 0, why, sizeof why);
+        if (r >= 0) {
+            imported += r;
+            piano_spool_remove(dir);
+        } else {
+            snprintf(err, errn, "cannot recover %s: %s", dir, why);
+        }
+        close(fd);
+    }
+    closedir(d);
+    return imported;
+}

@@ -1,0 +1,38 @@
+/*
+ * piano_abi.h - the contract between PianoPass (which emits calls) and the
+ * runtime (which records them). The pass emits IR that matches this header;
+ * it does not include it. Change both sides together and bump PIANO_ABI_VERSION.
+ *
+ * For every instrumented function F the pass emits one `struct piano_site`
+ * in a per-module array, then:
+ *   - at F's entry:                         __piano_enter(&site)
+ *   - before every `ret`, before a
+ *     `musttail` call, and on the cleanup
+ *     path of C++ unwinding through F:      __piano_exit(&site)
+ * and a module constructor that calls __piano_register(sites, n).
+ * Hooks may run before that constructor: the runtime registers a site
+ * lazily the first time it sees it.
+ */
+#ifndef PIANO_ABI_H
+#define PIANO_ABI_H
+#include <stdint.h>
+
+#define PIANO_ABI_VERSION 1
+
+struct piano_site {
+    uint32_t id;        /* 0 until the runtime registers the site; then a dense id >= 1 */
+    uint32_t line;      /* line of the definition, 0 when the module has no debug info */
+    const char *name;   /* C: plain name; C++: full demangled signature */
+    const char *file;   /* source file of the definition (never NULL, may be "") */
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void __piano_register(struct piano_site *sites, uint32_t count, uint32_t abi_version);
+void __piano_enter(struct piano_site *site);
+void __piano_exit(struct piano_site *site);
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,97 @@
+/*
+ * piano_schema.h - the one definition of piano's SQLite schema, used by the
+ * runtime (which writes runs) and by piano-db (which reads them).
+ *
+ * All times are nanoseconds (INTEGER), converted from clock ticks when a run is
+ * stored. A "run" is one process. Function ids, thread numbers and context ids
+ * are local to their run.
+ *
+ * Histogram blobs (stats.hist_self, stats.hist_total) are sparse log-linear
+ * histograms of per-call times in clock ticks (see rt/hist.h): a packed array
+ * of records { uint16 bucket; uint64 count; } little-endian, 10 bytes each,
+ * buckets ascending. Multiply a bucket's value by runs.ns_per_tick for ns.
+ *
+ * Frame blobs (frames.fns): packed { uint32 fn; uint64 self_ns; } little-endian,
+ * 12 bytes each, one per function that ran in the frame.
+ *
+ * Schema changes: bump PIANO_SCHEMA_VERSION (stored as PRAGMA user_version) and
+ * teach piano_schema_open() to migrate; a database with a newer version is refused.
+ */
+#ifndef PIANO_SCHEMA_H
+#define PIANO_SCHEMA_H
+
+#define PIANO_SCHEMA_VERSION 1
+
+#define PIANO_SCHEMA_SQL \
+"CREATE TABLE IF NOT EXISTS runs(\n" \
+"  id          INTEGER PRIMARY KEY,\n" \
+"  key         TEXT NOT NULL UNIQUE,   -- '<pid>-<start ns>': names the run before it is stored\n" \
+"  parent_key  TEXT,                   -- key of the run this one was forked from\n" \
+"  pid         INTEGER NOT NULL,\n" \
+"  command     TEXT NOT NULL,          -- argv joined by spaces\n" \
+"  started_ns  INTEGER NOT NULL,       -- CLOCK_REALTIME at start, ns since the epoch\n" \
+"  duration_ns INTEGER NOT NULL,\n" \
+"  status      TEXT NOT NULL,          -- 'complete' (exit/return from main) or 'recovered' (imported after the process died)\n" \
+"  clock       TEXT NOT NULL,          -- 'tsc' or 'monotonic'\n" \
+"  ns_per_tick REAL NOT NULL,          -- calibration of the clock\n" \
+"  overhead_ns REAL NOT NULL DEFAULT 0,-- measured instrumentation cost per call, for correction\n" \
+"  frames_dropped INTEGER NOT NULL DEFAULT 0\n" \
+");\n" \
+"CREATE TABLE IF NOT EXISTS functions(\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  id   INTEGER NOT NULL,\n" \
+"  name TEXT NOT NULL,                 -- C: plain name; C++: demangled signature\n" \
+"  file TEXT NOT NULL,\n" \
+"  line INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run, id)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS threads(\n" \
+"  run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL,            -- 0, 1, ... in order of first instrumented call\n" \
+"  tid    INTEGER NOT NULL,\n" \
+"  name   TEXT NOT NULL,\n" \
+"  PRIMARY KEY(run, thread)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS stats(     -- per run, thread and function\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
+"  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL,\n" \
+"  total_ns INTEGER NOT NULL,          -- inclusive; a recursive function counted at its outermost activation\n" \
+"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+"  hist_self BLOB, hist_total BLOB,\n" \
+"  PRIMARY KEY(run, thread, fn)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL, id INTEGER NOT NULL,\n" \
+"  parent INTEGER,                     -- NULL at a root (outermost instrumented call)\n" \
+"  fn INTEGER NOT NULL,\n" \
+"  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,\n" \
+"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run, thread, id)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS frames(\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  seq INTEGER NOT NULL,               -- 1, 2, ... in order of frame end across the run\n" \
+"  thread INTEGER NOT NULL,\n" \
+"  start_ns INTEGER NOT NULL,          -- since the run's start\n" \
+"  total_ns INTEGER NOT NULL,\n" \
+"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+"  fns BLOB NOT NULL,\n" \
+"  PRIMARY KEY(run, seq)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS unfinished( -- calls still in flight when the run ended\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL, depth INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
+"  start_ns INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run, thread, depth)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS tags(\n" \
+"  name TEXT PRIMARY KEY,\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
+");\n"
+
+#endif

@@ -1,0 +1,979 @@
+/*
+ * runtime.c - piano's recorder: the hooks PianoPass calls (__piano_enter,
+ * __piano_exit, __piano_register), per-thread state, frames, fork and exit.
+ *
+ * Per call, __piano_enter pushes a slot on the thread's shadow stack and finds
+ * the calling context; __piano_exit pops it and adds its ticks to the context,
+ * to the function's two histograms (self and inclusive) and to the frame. No
+ * lock, no syscall, no allocation on that path: everything lives in one
+ * memory-mapped file per thread (spool.h), so a crash loses only calls in flight.
+ * At exit the process imports its spool into SQLite (import.c).
+ */
+#define _GNU_SOURCE
+#include "hist.h"
+#include "import.h"
+#include "piano_abi.h"
+#include "runtime.h"
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PIANO_API __attribute__((visibility("default")))
+
+__thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
+static __thread int tls_ended __attribute__((tls_model("initial-exec")));
+
+/* Process-wide state. Written during init, fork and exit; read on slow paths. */
+static struct {
+    _Atomic int state;          /* 0 not started, 1 starting, 2 ready */
+    int off;                    /* record nothing (disabled, or the spool could not be made) */
+    int finished;
+    int use_tsc;
+    char db_path[4096];
+    char dir[4200];             /* this run's spool folder */
+    int lock_fd, fns_fd;
+    struct piano_spool_run run;
+    _Atomic uint32_t next_fn;
+    _Atomic uint32_t next_thread;
+    const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
+    pthread_mutex_t threads_lock;
+    struct piano_thread *threads;
+    pthread_key_t thread_key;
+} g = { .lock_fd = -1, .fns_fd = -1, .threads_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Hot-path copies of two process flags, kept apart from g's written fields. */
+static int g_off_fast;
+static int g_tsc_fast = 1;
+/* Whether function id may open a frame (all when PIANO_FRAME is unset). */
+static unsigned char g_frame_fn[PIANO_FN_CAP];
+
+/* ---------------------------------------------------------------- clock */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t piano_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (LIKELY(g_tsc_fast))
+        return __rdtsc();
+#endif
+    return mono_ns();
+}
+
+/* The cycle counter is usable when it ticks at a constant rate in every
+ * power state (CPUID "invariant TSC"); otherwise CLOCK_MONOTONIC. */
+static int tsc_usable(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
+        __get_cpuid(0x80000007, &a, &b, &c, &d))
+        return (d >> 8) & 1;
+#endif
+    return 0;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void say(const char *fmt, const char *a, const char *b)
+{
+    char line[8400];
+    int n = snprintf(line, sizeof line, fmt, a, b);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(2, line, (size_t)n);
+    (void)w;
+}
+
+static int write_all(int fd, const void *p, size_t n, off_t off)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = pwrite(fd, c, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w, n -= (size_t)w, off += w;
+    }
+    return 0;
+}
+
+static void save_run_header(void)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/run", g.dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    write_all(fd, &g.run, sizeof g.run, 0);
+    close(fd);
+}
+
+static void read_command(char *out, uint32_t *len, size_t cap)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        n = 0;
+    while (n > 0 && out[n - 1] == 0)
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+    out[n] = 0;
+    *len = (uint32_t)n;
+}
+
+/* Records a function name in the fns file: one append, atomic for the reader. */
+static void write_fn_record(uint32_t id, uint32_t line, const char *name, const char *file)
+{
+    char buf[8192];
+    struct piano_spool_fn r = { id, line, (uint32_t)strlen(name), (uint32_t)strlen(file) };
+    if (r.name_len > 4000)
+        r.name_len = 4000;
+    if (r.file_len > 4000)
+        r.file_len = 4000;
+    memcpy(buf, &r, sizeof r);
+    memcpy(buf + sizeof r, name, r.name_len);
+    memcpy(buf + sizeof r + r.name_len, file, r.file_len);
+    ssize_t w = write(g.fns_fd, buf, sizeof r + r.name_len + r.file_len);
+    (void)w;
+}
+
+/* PIANO_FRAME matching: comma-separated names; `=name` exact, otherwise a
+ * substring of the qualified name without parameters. */
+static int frame_pattern_matches(const char *name)
+{
+    if (!g.frame_pattern)
+        return 1;
+    char bare[4096];
+    snprintf(bare, sizeof bare, "%s", name);
+    for (char *p = bare; *p; p++) {
+        if (*p == '(' && strncmp(p, "(anonymous namespace)", 21) != 0) {
+            *p = 0;
+            break;
+        }
+    }
+    const char *p = g.frame_pattern;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char pat[512];
+        if (n >= sizeof pat)
+            n = sizeof pat - 1;
+        memcpy(pat, p, n);
+        pat[n] = 0;
+        if (pat[0] == '=' ? strcmp(bare, pat + 1) == 0 : (pat[0] && strstr(bare, pat) != NULL))
+            return 1;
+        p += n + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- spool */
+
+/* Makes this run's spool folder atomically: built under a dot name with its
+ * lock held, then renamed, so a recovering piano-db never sees it half made. */
+static int make_spool(const char *parent_key)
+{
+    char root[4200], tmp[4300], lock[4400];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    memset(&g.run, 0, sizeof g.run);
+    g.run.magic = PIANO_SPOOL_MAGIC;
+    g.run.version = PIANO_SPOOL_VERSION;
+    g.run.pid = (uint32_t)getpid();
+    g.run.start_real_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    snprintf(g.run.key, sizeof g.run.key, "%u-%llu", g.run.pid, (unsigned long long)g.run.start_real_ns);
+    if (parent_key)
+        snprintf(g.run.parent_key, sizeof g.run.parent_key, "%s", parent_key);
+    g.run.clock = g.use_tsc ? PIANO_CLOCK_TSC : PIANO_CLOCK_MONO;
+    g.run.mono0 = mono_ns();
+    g.run.tick0 = piano_now();
+    read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
+
+    snprintf(root, sizeof root, "%s.spool", g.db_path);
+    if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+        say("piano: cannot create %s: %s; this run is not recorded", root, strerror(errno));
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s/.%s", root, g.run.key);
+    snprintf(g.dir, sizeof g.dir, "%s/%s", root, g.run.key);
+    if (mkdir(tmp, 0700) != 0) {
+        say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
+        return -1;
+    }
+    snprintf(lock, sizeof lock, "%s/lock", tmp);
+    g.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX) != 0 || rename(tmp, g.dir) != 0) {
+        say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(errno));
+        return -1;
+    }
+    char fns[4300];
+    snprintf(fns, sizeof fns, "%s/fns", g.dir);
+    g.fns_fd = open(fns, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (g.fns_fd < 0) {
+        say("piano: cannot create %s: %s; this run is not recorded", fns, strerror(errno));
+        return -1;
+    }
+    save_run_header();
+    return 0;
+}
+
+static void atfork_prepare(void);
+static void atfork_parent(void);
+static void atfork_child(void);
+static void thread_ended(void *arg);
+
+static void piano_start(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&g.state, &expected, 1)) {
+        while (atomic_load(&g.state) != 2)
+            ;
+        return;
+    }
+    int saved = errno;
+    const char *disable = getenv("PIANO_DISABLE");
+    /* setuid/setgid programs must not let the environment choose files. */
+    if (getauxval(AT_SECURE) || (disable && *disable && strcmp(disable, "0") != 0))
+        g.off = 1;
+    g.use_tsc = tsc_usable();
+    g_tsc_fast = g.use_tsc;
+    atomic_store(&g.next_fn, 2);
+    if (!g.off && !piano_store_default_path(g.db_path, sizeof g.db_path)) {
+        say("piano: %s%sno PIANO_DB and no HOME; this run is not recorded", "", "");
+        g.off = 1;
+    }
+    const char *frame = getenv("PIANO_FRAME");
+    g.frame_pattern = frame && *frame ? frame : NULL;
+    if (!g.off && make_spool(NULL) != 0)
+        g.off = 1;
+    if (!g.off) {
+        write_fn_record(PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
+        pthread_key_create(&g.thread_key, thread_ended);
+        pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    }
+    g_off_fast = g.off;
+    errno = saved;
+    atomic_store(&g.state, 2);
+}
+
+__attribute__((constructor(101))) static void piano_constructor(void)
+{
+    piano_start();
+}
+
+/* ---------------------------------------------------------------- threads */
+
+static void stack_bounds(struct piano_thread *ts)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        ts->stack_lo = (uintptr_t)addr;
+        ts->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* Maps a fresh state file for thread number n. Falls back to anonymous memory
+ * (written out at thread or process end) when the disk is nearly full, since a
+ * write to a sparse mapping that the disk cannot back would raise SIGBUS. */
+static struct piano_thread *map_thread(uint32_t n, int *anon)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/t%u", g.dir, n);
+    struct statvfs vfs;
+    *anon = 1;
+    if (statvfs(g.dir, &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_THREAD_FILE_SIZE + (1ull << 30)) {
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0) {
+            void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_NORESERVE, fd, 0);
+            close(fd);
+            if (p != MAP_FAILED) {
+                /* Faults on this sparse file must not read ahead: it is all holes. */
+                madvise(p, PIANO_THREAD_FILE_SIZE, MADV_RANDOM);
+                *anon = 0;
+                return p;
+            }
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static struct piano_thread *thread_start(void)
+{
+    if (tls_ended)
+        return NULL;
+    if (atomic_load(&g.state) != 2)
+        piano_start();
+    if (g.off || g.finished)
+        return NULL;
+    int saved = errno;
+    uint32_t n = atomic_fetch_add(&g.next_thread, 1);
+    int anon;
+    struct piano_thread *ts = map_thread(n, &anon);
+    if (!ts) {
+        tls_ended = 1;
+        errno = saved;
+        return NULL;
+    }
+    ts->magic = PIANO_SPOOL_MAGIC;
+    ts->version = PIANO_SPOOL_VERSION;
+    ts->thread = n;
+    ts->tid = (uint32_t)syscall(SYS_gettid);
+    prctl(PR_GET_NAME, ts->name, 0, 0, 0);
+    ts->name[sizeof ts->name - 1] = 0;
+    ts->anon = (uint32_t)anon;
+    ts->epoch = 1;
+    ts->n_nodes = 1;   /* node 0: the root, parent of outermost calls */
+    ts->n_pages = 1;   /* page 0: swallows samples when pages run out */
+    PIANO_STACK(ts)[0].sp = UINTPTR_MAX;  /* the sentinel is above every frame */
+    stack_bounds(ts);
+    pthread_mutex_lock(&g.threads_lock);
+    ts->next = g.threads;
+    g.threads = ts;
+    pthread_mutex_unlock(&g.threads_lock);
+    pthread_setspecific(g.thread_key, ts);
+    piano_tls = ts;
+    errno = saved;
+    return ts;
+}
+
+static void chunk_finish(struct piano_thread *ts);
+static void dump_anon(struct piano_thread *ts);
+
+/* pthread key destructor: the thread is ending. Its file stays for the import. */
+static void thread_ended(void *arg)
+{
+    struct piano_thread *ts = arg;
+    int saved = errno;
+    piano_tls = NULL;
+    tls_ended = 1;
+    if (!ts)
+        return;
+    pthread_mutex_lock(&g.threads_lock);
+    for (struct piano_thread **p = &g.threads; *p; p = &(*p)->next)
+        if (*p == ts) {
+            *p = ts->next;
+            break;
+        }
+    pthread_mutex_unlock(&g.threads_lock);
+    if (!g.finished) {
+        ts->dead = 1;
+        chunk_finish(ts);
+        if (ts->anon)
+            dump_anon(ts);
+        munmap(ts, PIANO_THREAD_FILE_SIZE);
+    }
+    errno = saved;
+}
+
+/* ---------------------------------------------------------------- registry */
+
+static uint32_t register_site(struct piano_site *site)
+{
+    if (atomic_load(&g.state) != 2)
+        piano_start();
+    uint32_t id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (id)
+        return id;
+    int saved = errno;
+    uint32_t fresh = atomic_fetch_add(&g.next_fn, 1);
+    if (fresh >= PIANO_FN_CAP)
+        fresh = PIANO_FN_OVERFLOW;
+    uint32_t expected = 0;
+    if (!__atomic_compare_exchange_n(&site->id, &expected, fresh, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        errno = saved;
+        return expected;   /* another thread registered it first */
+    }
+    if (fresh != PIANO_FN_OVERFLOW) {
+        const char *name = site->name ? site->name : "?";
+        g_frame_fn[fresh] = (unsigned char)frame_pattern_matches(name);
+        if (!g.off)
+            write_fn_record(fresh, site->line, name, site->file ? site->file : "");
+    }
+    errno = saved;
+    return fresh;
+}
+
+PIANO_API void __piano_register(struct piano_site *sites, uint32_t count, uint32_t abi_version)
+{
+    static int warned;
+    if (abi_version != PIANO_ABI_VERSION && !warned) {
+        warned = 1;
+        say("piano: a module was built for runtime ABI %s, this runtime is %s; rebuild it",
+            abi_version > PIANO_ABI_VERSION ? "newer" : "older", "older or newer");
+    }
+    for (uint32_t i = 0; i < count; i++)
+        if (!sites[i].id)
+            register_site(&sites[i]);
+}
+
+/* ---------------------------------------------------------------- contexts, pages */
+
+/* Finds or makes the context (parent, fn). Beyond PIANO_NODE_CAP contexts a
+ * function's new contexts share one orphan node, so per-function sums stay exact. */
+static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                    uint32_t parent, uint32_t fn)
+{
+    struct piano_node *nodes = PIANO_NODES(ts);
+    uint32_t *hash = PIANO_HASH(ts);
+    uint32_t h = (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & (PIANO_HASH_CAP - 1);
+    uint32_t n;
+    while ((n = hash[h]) != 0) {
+        if (nodes[n].parent == parent && nodes[n].fn == fn)
+            goto found;
+        h = (h + 1) & (PIANO_HASH_CAP - 1);
+    }
+    if (ts->n_nodes < PIANO_NODE_CAP) {
+        n = ts->n_nodes;
+        nodes[n].parent = parent;
+        nodes[n].fn = fn;
+        hash[h] = n;
+        ts->n_nodes = n + 1;
+    } else {
+        n = PIANO_NODE_CAP + fn;
+        nodes[n].parent = 0;
+        nodes[n].fn = fn;
+        ts->contexts_truncated++;
+    }
+found:
+    fr->last_parent = parent + 1;
+    fr->last_node = n;
+    return n;
+}
+
+static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                   int kind, unsigned octave)
+{
+    if (ts->n_pages >= PIANO_PAGE_CAP) {
+        ts->hist_dropped++;
+        return 0;
+    }
+    uint32_t p = ts->n_pages++;
+    fr->hist[kind][octave] = p;
+    return p;
+}
+
+static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, int kind, uint64_t v)
+{
+    unsigned b = piano_hist_bucket(v);
+    uint32_t p = fr->hist[kind][b >> 6];
+    if (UNLIKELY(!p))
+        p = hist_page(ts, fr, kind, b >> 6);
+    PIANO_PAGES(ts)[(size_t)p * 64 + (b & 63)]++;
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static void chunk_path(char *out, size_t n, const struct piano_thread *ts, uint32_t k)
+{
+    snprintf(out, n, "%s/f%u.%u", g.dir, ts->thread, k);
+}
+
+/* Ends the current chunk: unmaps it, or for an anonymous thread writes it out. */
+static void chunk_finish(struct piano_thread *ts)
+{
+    if (!ts->chunk)
+        return;
+    if (ts->anon) {
+        char path[4400];
+        chunk_path(path, sizeof path, ts, ts->chunks - 1);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        size_t len = sizeof(struct piano_chunk_hdr) + ts->chunk_used;
+        if (fd < 0 || write_all(fd, ts->chunk, len, 0) != 0) {
+            struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
+            (void)h;
+            say("piano: cannot write %s: %s; frames lost", path, strerror(errno));
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    munmap(ts->chunk, PIANO_CHUNK_SIZE);
+    ts->chunk = NULL;
+}
+
+/* Starts chunk number ts->chunks. Returns 0, or -1 (the frame is dropped). */
+static int chunk_start(struct piano_thread *ts)
+{
+    int saved = errno;
+    chunk_finish(ts);
+    void *p = MAP_FAILED;
+    if (!ts->anon) {
+        char path[4400];
+        chunk_path(path, sizeof path, ts, ts->chunks);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* Reserve the blocks now: a full disk then fails here, not as SIGBUS later. */
+        if (fd >= 0 && posix_fallocate(fd, 0, PIANO_CHUNK_SIZE) == 0)
+            p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+    } else {
+        p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    errno = saved;
+    if (p == MAP_FAILED)
+        return -1;
+    struct piano_chunk_hdr *h = p;
+    h->magic = PIANO_SPOOL_MAGIC;
+    h->used = 0;
+    ts->chunk = p;
+    ts->chunk_used = 0;
+    ts->chunks++;
+    return 0;
+}
+
+static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32_t depth)
+{
+    ts->frame_depth = depth;
+    ts->epoch++;
+    ts->n_touched = 0;
+    ts->frame_allocs = ts->allocs;
+    ts->frame_alloc_bytes = ts->alloc_bytes;
+    ts->frame_frees = ts->frees;
+    ts->frame_free_bytes = ts->free_bytes;
+}
+
+static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
+{
+    size_t need = sizeof(struct piano_frame_rec) + (size_t)ts->n_touched * sizeof(struct piano_frame_fn);
+    ts->frame_depth = 0;
+    ts->last_tick = t;
+    if (need > PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr)) {
+        ts->frames_dropped++;
+        return;
+    }
+    if (!ts->chunk || sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE)
+        if (chunk_start(ts) != 0) {
+            ts->frames_dropped++;
+            return;
+        }
+    unsigned char *at = ts->chunk + sizeof(struct piano_chunk_hdr) + ts->chunk_used;
+    struct piano_frame_rec *r = (struct piano_frame_rec *)at;
+    r->start = t0;
+    r->total = t - t0;
+    r->allocs = ts->allocs - ts->frame_allocs;
+    r->alloc_bytes = ts->alloc_bytes - ts->frame_alloc_bytes;
+    r->frees = ts->frees - ts->frame_frees;
+    r->free_bytes = ts->free_bytes - ts->frame_free_bytes;
+    r->nfns = ts->n_touched;
+    struct piano_frame_fn *f = (struct piano_frame_fn *)(r + 1);
+    const uint32_t *touched = PIANO_TOUCHED(ts);
+    struct piano_fnrec *fns = PIANO_FNS(ts);
+    for (uint32_t i = 0; i < ts->n_touched; i++) {
+        f[i].fn = touched[i];
+        f[i].pad = 0;
+        f[i].self = fns[touched[i]].frame_self;
+    }
+    ts->chunk_used += (uint32_t)need;
+    /* Publish the record only once it is whole. */
+    __atomic_store_n(&((struct piano_chunk_hdr *)ts->chunk)->used, ts->chunk_used, __ATOMIC_RELEASE);
+    ts->frames++;
+    ts->epoch++;   /* later calls outside a frame must not count towards this one */
+    ts->n_touched = 0;
+}
+
+/* ---------------------------------------------------------------- the hooks */
+
+/* Closes the call in slot d at tick t. */
+static inline void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
+{
+    struct piano_slot *s = &stack[d];
+    uint64_t total = t - s->t0;
+    uint64_t self = total > s->child ? total - s->child : 0;
+    stack[d - 1].child += total;
+    struct piano_node *n = PIANO_NODES(ts) + s->node;
+    n->calls++;
+    n->self += self;
+    n->total += total;
+    struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
+    uint32_t active = --fr->active;
+    fr->total += active ? 0 : total;
+    hist_add(ts, fr, PIANO_HIST_SELF, self);
+    hist_add(ts, fr, PIANO_HIST_TOTAL, total);
+    if (UNLIKELY(fr->epoch != ts->epoch)) {
+        fr->epoch = ts->epoch;
+        fr->frame_self = 0;
+        PIANO_TOUCHED(ts)[ts->n_touched++] = s->fn;
+    }
+    fr->frame_self += self;
+    ts->depth = d - 1;
+    if (UNLIKELY(d == ts->frame_depth))
+        frame_close(ts, s->t0, t);
+}
+
+/* Stack positions a and b belong to the same stack: both on the thread's own
+ * stack or both elsewhere (a signal stack, a coroutine's). Only then does an
+ * address order say which call is deeper. */
+static inline int same_stack(const struct piano_thread *ts, uintptr_t a, uintptr_t b)
+{
+    int in_a = a >= ts->stack_lo && a < ts->stack_hi;
+    int in_b = b >= ts->stack_lo && b < ts->stack_hi;
+    return in_a == in_b;
+}
+
+/* A new call at stack position sp whose caller's slot is not above it: the
+ * slots at or below sp were left by longjmp (or an exception through code
+ * without unwind tables). Close them now. Returns the new depth. */
+static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint64_t t = piano_now();
+    uint32_t d = ts->depth;
+    while (d > 0 && stack[d].sp <= sp && same_stack(ts, stack[d].sp, sp)) {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    return d;
+}
+
+static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_t fn, uintptr_t sp,
+                                                uint64_t t)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t d = ts->depth;
+    while (d > 0 && stack[d].sp < sp && same_stack(ts, stack[d].sp, sp)) {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    if (d > 0 && stack[d].fn == fn)
+        close_slot(ts, stack, d, t);
+    /* Otherwise this exit has no matching entry (the entry ran before the
+     * thread's state existed, or on another context): ignore it. */
+}
+
+static __attribute__((noinline)) struct piano_thread *enter_slow(void)
+{
+    return thread_start();
+}
+
+PIANO_API void __piano_enter(struct piano_site *site)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts)) {
+        if (g_off_fast)
+            return;
+        ts = enter_slow();
+        if (!ts)
+            return;
+    }
+    uint32_t fn = site->id;
+    if (UNLIKELY(!fn))
+        fn = register_site(site);
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d >= PIANO_STACK_CAP)) {
+        ts->depth = d + 1;
+        ts->deep_calls++;
+        return;
+    }
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    if (UNLIKELY(stack[d].sp <= sp))
+        d = drop_abandoned(ts, sp);
+    struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
+    uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
+    uint32_t node = fr->last_node;
+    if (UNLIKELY(fr->last_parent != parent + 1))
+        node = context_of(ts, fr, parent, fn);
+    fr->active++;
+    struct piano_slot *s = &stack[d + 1];
+    s->node = node;
+    s->fn = fn;
+    s->sp = sp;
+    s->child = 0;
+    ts->depth = d + 1;
+    if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
+        frame_open(ts, d + 1);
+    s->t0 = piano_now();
+}
+
+PIANO_API void __piano_exit(struct piano_site *site)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts))
+        return;
+    uint64_t t = piano_now();
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d > PIANO_STACK_CAP)) {
+        ts->depth = d - 1;
+        return;
+    }
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t fn = site->id;
+    if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
+        exit_slow(ts, fn, sp, t);
+        return;
+    }
+    close_slot(ts, stack, d, t);
+}
+
+/* ---------------------------------------------------------------- fork */
+
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&g.threads_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&g.threads_lock);
+}
+
+/* Zeroes what a thread has recorded while keeping its calls in flight, which
+ * go on in the child from the moment of the fork. */
+static void reset_counts(struct piano_thread *ts, uint64_t now)
+{
+    uint32_t nfn = atomic_load(&g.next_fn);
+    if (nfn > PIANO_FN_CAP)
+        nfn = PIANO_FN_CAP;
+    struct piano_node *nodes = PIANO_NODES(ts);
+    for (uint32_t i = 0; i < ts->n_nodes; i++)
+        memset(&nodes[i].calls, 0, sizeof *nodes - offsetof(struct piano_node, calls));
+    if (ts->contexts_truncated)
+        for (uint32_t i = 0; i < nfn; i++)
+            memset(&nodes[PIANO_NODE_CAP + i].calls, 0, sizeof *nodes - offsetof(struct piano_node, calls));
+    struct piano_fnrec *fns = PIANO_FNS(ts);
+    for (uint32_t i = 0; i < nfn; i++) {
+        fns[i].total = 0;
+        fns[i].frame_self = 0;
+        memset(fns[i].hist, 0, sizeof fns[i].hist);
+    }
+    memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * 64 * sizeof(uint64_t));
+    ts->n_pages = 1;
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    for (uint32_t i = 1; i <= depth; i++) {
+        stack[i].t0 = now;
+        stack[i].child = 0;
+    }
+    ts->allocs = ts->alloc_bytes = ts->frees = ts->free_bytes = 0;
+    ts->frame_allocs = ts->frame_alloc_bytes = ts->frame_frees = ts->frame_free_bytes = 0;
+    ts->frames = ts->frames_dropped = ts->deep_calls = ts->hist_dropped = ts->contexts_truncated = 0;
+    ts->epoch++;
+    ts->n_touched = 0;
+    ts->chunks = 0;
+    ts->chunk_used = 0;
+    ts->thread = 0;
+    ts->tid = (uint32_t)syscall(SYS_gettid);
+}
+
+/* Moves the forking thread's state into the child's own file, mapped at the
+ * same address so that nothing pointing into it changes. */
+static int clone_state(struct piano_thread *ts)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/t0", g.dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    uint32_t nfn = atomic_load(&g.next_fn);
+    if (nfn > PIANO_FN_CAP)
+        nfn = PIANO_FN_CAP;
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    struct { uint64_t off, len; } parts[] = {
+        { 0, 4096 },
+        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
+        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
+        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
+          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
+        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
+        { PIANO_OFF_HASH, (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t) },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].len && write_all(fd, (char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off)) {
+            close(fd);
+            return -1;
+        }
+    void *p = mmap(ts, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
+                   fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? -1 : 0;
+}
+
+static void atfork_child(void)
+{
+    pthread_mutex_init(&g.threads_lock, NULL);
+    if (g.off || g.finished)
+        return;
+    int saved = errno;
+    struct piano_thread *self = piano_tls;
+    /* The other threads do not exist here; their files belong to the parent. */
+    for (struct piano_thread *t = g.threads, *next; t; t = next) {
+        next = t->next;
+        if (t == self)
+            continue;
+        if (t->chunk)
+            munmap(t->chunk, PIANO_CHUNK_SIZE);
+        munmap(t, PIANO_THREAD_FILE_SIZE);
+    }
+    g.threads = NULL;
+    if (self && self->chunk) {
+        if (self->anon)
+            munmap(self->chunk, PIANO_CHUNK_SIZE);
+        else
+            munmap(self->chunk, PIANO_CHUNK_SIZE);
+        self->chunk = NULL;
+    }
+    char parent_key[64], parent_fns[4300];
+    snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
+    snprintf(parent_fns, sizeof parent_fns, "%s/fns", g.dir);
+    close(g.lock_fd);   /* the parent's lock stays held through the parent's descriptor */
+    close(g.fns_fd);
+    g.lock_fd = g.fns_fd = -1;
+    if (make_spool(parent_key) != 0) {
+        g.off = g_off_fast = 1;
+        piano_tls = NULL;
+        errno = saved;
+        return;
+    }
+    /* The child knows every function the parent registered. */
+    int in = open(parent_fns, O_RDONLY | O_CLOEXEC);
+    if (in >= 0) {
+        char buf[65536];
+        ssize_t n;
+        while ((n = read(in, buf, sizeof buf)) > 0) {
+            ssize_t w = write(g.fns_fd, buf, (size_t)n);
+            (void)w;
+        }
+        close(in);
+    }
+    atomic_store(&g.next_thread, 1);
+    if (self) {
+        if (!self->anon && clone_state(self) != 0) {
+            say("piano: cannot copy thread state into %s: %s; the child is not recorded", g.dir,
+                strerror(errno));
+            g.off = g_off_fast = 1;
+            piano_tls = NULL;
+            errno = saved;
+            return;
+        }
+        reset_counts(self, piano_now());
+        self->next = NULL;
+        g.threads = self;
+    }
+    errno = saved;
+}
+
+/* ---------------------------------------------------------------- exit */
+
+/* Writes an anonymous thread state into its file (used regions only). */
+static void dump_anon(struct piano_thread *ts)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/t%u", g.dir, ts->thread);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    uint32_t nfn = atomic_load(&g.next_fn);
+    if (nfn > PIANO_FN_CAP)
+        nfn = PIANO_FN_CAP;
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    struct { uint64_t off, len; } parts[] = {
+        { 0, 4096 },
+        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
+        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
+        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
+          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
+        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
+        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * 64 * sizeof(uint64_t) },
+    };
+    int bad = ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0;
+    for (size_t i = 0; !bad && i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].len && write_all(fd, (char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))
+            bad = 1;
+    if (bad)
+        say("piano: cannot write %s: %s; that thread's figures are lost", path, strerror(errno));
+    close(fd);
+}
+
+/* Stores this run: called once, at exit (a library destructor runs after the
+ * program's own atexit handlers and static destructors). */
+static void piano_finish(void)
+{
+    if (atomic_load(&g.state) != 2 || g.off || g.finished)
+        return;
+    int saved = errno;
+    struct piano_thread *self = piano_tls;
+    if (self)
+        self->busy = 1;
+    g.run.end_tick = piano_now();
+    g.run.status = 1;
+    g.finished = 1;
+    save_run_header();
+    pthread_mutex_lock(&g.threads_lock);
+    for (struct piano_thread *t = g.threads; t; t = t->next) {
+        if (t->anon) {
+            if (t->chunk)
+                chunk_finish(t);
+            dump_anon(t);
+        }
+    }
+    pthread_mutex_unlock(&g.threads_lock);
+    char err[512] = "";
+    sqlite3 *db = piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    if (!db) {
+        say("piano: %s; the run stays in %s", err, g.dir);
+    } else {
+        int r = piano_import_spool(db, g.dir, 1, err, sizeof err);
+        if (r < 0)
+            say("piano: cannot store the run: %s; it stays in %s", err, g.dir);
+        else
+            piano_spool_remove(g.dir);
+        sqlite3_close(db);
+    }
+    if (self)
+        self->busy = 0;
+    errno = saved;
+}
+
+__attribute__((destructor(101))) static void piano_destructor(void)
+{
+    piano_finish();
+}

@@ -1,0 +1,21 @@
+/*
+ * runtime.h - what the runtime's files share: the per-thread state pointer and
+ * the fixed layout of a thread's mapping (spool.h).
+ */
+#ifndef PIANO_RUNTIME_H
+#define PIANO_RUNTIME_H
+#include "spool.h"
+#include <stddef.h>
+
+#define PIANO_STACK(ts) ((struct piano_slot *)((char *)(ts) + PIANO_OFF_STACK))
+#define PIANO_NODES(ts) ((struct piano_node *)((char *)(ts) + PIANO_OFF_NODES))
+#define PIANO_FNS(ts) ((struct piano_fnrec *)((char *)(ts) + PIANO_OFF_FNS))
+#define PIANO_PAGES(ts) ((uint64_t *)((char *)(ts) + PIANO_OFF_PAGES))
+#define PIANO_HASH(ts) ((uint32_t *)((char *)(ts) + PIANO_OFF_HASH))
+#define PIANO_TOUCHED(ts) ((uint32_t *)((char *)(ts) + PIANO_OFF_TOUCHED))
+
+/* The calling thread's state; NULL before its first instrumented call, after it
+ * ended, or when piano is off. initial-exec: one instruction to reach it. */
+extern __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
+
+#endif

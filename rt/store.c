@@ -1,0 +1,147 @@
+/* store.c - open piano's database and make sure its schema is the one in piano_schema.h. */
+#include "store.h"
+#include "piano_schema.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *piano_store_default_path(char *buf, size_t n)
+{
+    const char *env = getenv("PIANO_DB");
+    if (env && *env) {
+        snprintf(buf, n, "%s", env);
+        return buf;
+    }
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return NULL;
+    snprintf(buf, n, "%s/.piano/piano.db", home);
+    return buf;
+}
+
+int piano_store_exec(sqlite3 *db, const char *sql)
+{
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* Creates the folder that will hold path, mode 0700 for the last component. */
+static int make_parent(const char *path, char *err, size_t errn)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return 0;
+    /* Create missing ancestors, then the folder itself. */
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, errn, "cannot create folder %s: %s", dir, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errn, "cannot create folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
+{
+    sqlite3 *db = NULL;
+    struct stat st;
+    if (mode == PIANO_STORE_READ && stat(path, &st) != 0) {
+        snprintf(err, errn, "no database at %s", path);
+        return NULL;
+    }
+    if (mode == PIANO_STORE_WRITE) {
+        if (make_parent(path, err, errn))
+            return NULL;
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            snprintf(err, errn, "cannot open %s: %s", path, strerror(errno));
+            return NULL;
+        }
+        close(fd);
+    }
+    /* Even readers open read-write: WAL recovery and busy handling need it. */
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errn, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 60000);
+    sqlite3_extended_result_codes(db, 1);
+    int version = -1;
+    sqlite3_stmt *st_v = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_v, NULL);
+    if (rc == SQLITE_OK && sqlite3_step(st_v) == SQLITE_ROW)
+        version = sqlite3_column_int(st_v, 0);
+    else
+        rc = sqlite3_errcode(db);
+    sqlite3_finalize(st_v);
+    if (version < 0) {
+        snprintf(err, errn, "%s is not a piano database (%s)", path, sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (version > PIANO_SCHEMA_VERSION) {
+        snprintf(err, errn, "%s has schema version %d, newer than this piano's %d: upgrade piano",
+                 path, version, PIANO_SCHEMA_VERSION);
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (version == 0) {
+        /* A fresh file: anything else in it means it is not ours. */
+        sqlite3_stmt *q = NULL;
+        int tables = 0;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            tables = sqlite3_column_int(q, 0);
+        else
+            tables = -1;
+        sqlite3_finalize(q);
+        if (tables != 0) {
+            snprintf(err, errn, "%s is not a piano database", path);
+            sqlite3_close(db);
+            return NULL;
+        }
+        if (mode == PIANO_STORE_READ) {
+            snprintf(err, errn, "no runs stored in %s yet", path);
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
+    piano_store_exec(db, "PRAGMA foreign_keys=ON");
+    if (piano_store_exec(db, "PRAGMA journal_mode=WAL") != SQLITE_OK) {
+        /* Another process may hold a lock while switching; WAL is persistent, so it is
+         * fine if the first writer set it. */
+    }
+    if (version == 0) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
+        if (piano_store_exec(db, "BEGIN IMMEDIATE") != SQLITE_OK ||
+            piano_store_exec(db, PIANO_SCHEMA_SQL) != SQLITE_OK ||
+            piano_store_exec(db, buf) != SQLITE_OK ||
+            piano_store_exec(db, "COMMIT") != SQLITE_OK) {
+            snprintf(err, errn, "cannot create the schema in %s: %s", path, sqlite3_errmsg(db));
+            piano_store_exec(db, "ROLLBACK");
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
+    return db;
+}
