@@ -14,6 +14,7 @@ typedef struct {
     int64_t delta;
     sig_result sig;
     int flagged; /* significant slowdown above --fail-above */
+    int ambiguous; /* the name is on more than one row: show its file */
 } drow;
 
 static int cmp_drow(const void *x, const void *y)
@@ -89,6 +90,12 @@ int cmd_diff(pdb *p, const pdb_opts *o)
                 d->flagged = 1;
         }
     }
+    /* Rows are still in (name, file) order here. */
+    for (size_t k = 0; k < n; k++) {
+        const char *nm = (rows[k].a ? rows[k].a : rows[k].b)->name;
+        for (size_t q = k + 1; q < n && !strcmp((rows[q].a ? rows[q].a : rows[q].b)->name, nm); q++)
+            rows[k].ambiguous = rows[q].ambiguous = 1;
+    }
     qsort(rows, n, sizeof *rows, cmp_drow);
     size_t shown = o->top_set && !o->all && (size_t)o->top < n ? (size_t)o->top : n;
 
@@ -158,10 +165,13 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         for (size_t k = 0; k < shown; k++) {
             const drow *d = &rows[k];
             const fnrow *any = d->a ? d->a : d->b;
-            char name[256], before[32] = "-", after[32] = "-", delta[32], allocs[32] = "-", ad[32];
-            /* The label says where when the name is ambiguous on either side. */
-            fmt_cut(name, sizeof name,
-                    (d->a && strcmp(d->a->label, d->a->name)) ? d->a->label : any->label, 60);
+            char name[256], label[1024], before[32] = "-", after[32] = "-", delta[32], allocs[32] = "-",
+                 ad[32];
+            if (d->ambiguous)
+                snprintf(label, sizeof label, "%s (%s)", any->name, any->file);
+            else
+                snprintf(label, sizeof label, "%s", any->name);
+            fmt_cut(name, sizeof name, label, 60);
             if (d->a)
                 fmt_ns(before, sizeof before, (double)d->a->self_ns);
             if (d->b) {

@@ -201,9 +201,12 @@ void table_print(table *t, FILE *f, int use_color)
 {
     size_t *w = xcalloc((size_t)t->ncols, sizeof *w);
     for (int c = 0; c < t->ncols; c++) {
-        size_t m = utf8_width(t->hdr[c]) + (c ? 2 : 0);
+        /* Column 0 carries two trailing spaces, so column 1 needs no gap of its own
+         * unless it is left-aligned (those print their gap first). */
+        size_t sep = (c == 0 || (c == 1 && !(t->leftmask & 2u))) ? 0 : 2;
+        size_t m = utf8_width(t->hdr[c]) + sep;
         for (size_t r = 0; r < t->nrows; r++) {
-            size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + (c ? 2 : 0);
+            size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + sep;
             if (cw > m)
                 m = cw;
         }

@@ -1,0 +1,360 @@
+/*
+ * make_fixture.c - builds piano databases with known figures for piano-db's tests.
+ * The schema comes from piano_store_open, rows from plain INSERTs.
+ *
+ *   make_fixture basic FILE      two runs (see below) for report/runs/tag/diff
+ *   make_fixture sig FILE        runs 'base', 'slower' (+10%), 'same' (same distribution)
+ *   make_fixture big FILE N      one run with N frames
+ *   make_fixture empty FILE      a piano database without runs
+ *   make_fixture v99 FILE        a piano database with user_version 99
+ *   make_fixture foreign FILE    an SQLite database that is not piano's
+ *   make_fixture junk FILE       4 KB of pseudo-random bytes
+ */
+#include "hist.h"
+#include "store.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sqlite3 *db;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "make_fixture: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
+    exit(1);
+}
+
+static void exec(const char *sql)
+{
+    if (piano_store_exec(db, sql) != SQLITE_OK)
+        die(sql);
+}
+
+static sqlite3_stmt *prep(const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        die(sql);
+    return st;
+}
+
+static void done(sqlite3_stmt *st)
+{
+    if (sqlite3_step(st) != SQLITE_DONE)
+        die("insert");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+static void open_db(const char *path)
+{
+    char err[512];
+    remove(path);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    if (!db) {
+        fprintf(stderr, "make_fixture: %s\n", err);
+        exit(1);
+    }
+}
+
+static void run(int id, const char *key, const char *parent, int pid, const char *cmd,
+                long long started, long long duration, const char *status, double nspt, double ovh)
+{
+    sqlite3_stmt *st = prep("INSERT INTO runs(id, key, parent_key, pid, command, started_ns, "
+                            "duration_ns, status, clock, ns_per_tick, overhead_ns) "
+                            "VALUES(?,?,?,?,?,?,?,?,'tsc',?,?)");
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC);
+    if (parent)
+        sqlite3_bind_text(st, 3, parent, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, pid);
+    sqlite3_bind_text(st, 5, cmd, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, started);
+    sqlite3_bind_int64(st, 7, duration);
+    sqlite3_bind_text(st, 8, status, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 9, nspt);
+    sqlite3_bind_double(st, 10, ovh);
+    done(st);
+    sqlite3_finalize(st);
+}
+
+static void fn(int run, int id, const char *name, const char *file, int line)
+{
+    sqlite3_stmt *st = prep("INSERT INTO functions(run, id, name, file, line) VALUES(?,?,?,?,?)");
+    sqlite3_bind_int(st, 1, run);
+    sqlite3_bind_int(st, 2, id);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, file, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, line);
+    done(st);
+    sqlite3_finalize(st);
+}
+
+static void thread(int run, int t, int tid, const char *name)
+{
+    sqlite3_stmt *st = prep("INSERT INTO threads(run, thread, tid, name) VALUES(?,?,?,?)");
+    sqlite3_bind_int(st, 1, run);
+    sqlite3_bind_int(st, 2, t);
+    sqlite3_bind_int(st, 3, tid);
+    sqlite3_bind_text(st, 4, name, -1, SQLITE_STATIC);
+    done(st);
+    sqlite3_finalize(st);
+}
+
+/* A histogram blob of `n` values (ticks), each with its count. */
+typedef struct {
+    unsigned char bytes[PIANO_HIST_BUCKETS * PIANO_HIST_RECORD];
+    size_t len;
+} blob;
+
+static uint64_t dense[PIANO_HIST_BUCKETS];
+
+static void encode(blob *b)
+{
+    b->len = piano_hist_encode(dense, 0, PIANO_HIST_BUCKETS, b->bytes);
+    memset(dense, 0, sizeof dense);
+}
+
+static void hist(blob *b, int n, const uint64_t *values, const uint64_t *counts)
+{
+    for (int i = 0; i < n; i++)
+        dense[piano_hist_bucket(values[i])] += counts[i];
+    encode(b);
+}
+
+static void stat_row(int run, int t, int f, long long calls, long long self, long long total,
+                     long long allocs, long long bytes, long long frees, long long fbytes,
+                     const blob *hs, const blob *ht)
+{
+    sqlite3_stmt *st = prep("INSERT INTO stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    long long v[] = {run, t, f, calls, self, total, allocs, bytes, frees, fbytes};
+    for (int i = 0; i < 10; i++)
+        sqlite3_bind_int64(st, i + 1, v[i]);
+    if (hs)
+        sqlite3_bind_blob(st, 11, hs->bytes, (int)hs->len, SQLITE_TRANSIENT);
+    if (ht)
+        sqlite3_bind_blob(st, 12, ht->bytes, (int)ht->len, SQLITE_TRANSIENT);
+    done(st);
+    sqlite3_finalize(st);
+}
+
+/* Same figures, self and total histograms each holding `calls` copies of one value. */
+static void stat1(int run, int t, int f, long long calls, long long self, long long total,
+                  long long allocs, long long bytes, uint64_t vself, uint64_t vtotal)
+{
+    blob hs, ht;
+    uint64_t c = (uint64_t)calls;
+    hist(&hs, 1, &vself, &c);
+    hist(&ht, 1, &vtotal, &c);
+    stat_row(run, t, f, calls, self, total, allocs, bytes, allocs, bytes, &hs, &ht);
+}
+
+static void put_fns(unsigned char *out, int n, const uint32_t *ids, const uint64_t *ns)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 4; k++)
+            out[i * 12 + k] = (unsigned char)(ids[i] >> (8 * k));
+        for (int k = 0; k < 8; k++)
+            out[i * 12 + 4 + k] = (unsigned char)(ns[i] >> (8 * k));
+    }
+}
+
+static sqlite3_stmt *frame_st;
+static void frame(int run, long long seq, int t, long long start, long long total, long long allocs,
+                  long long bytes, int n, const uint32_t *ids, const uint64_t *ns)
+{
+    unsigned char buf[12 * 16];
+    put_fns(buf, n, ids, ns);
+    if (!frame_st)
+        frame_st = prep("INSERT INTO frames VALUES(?,?,?,?,?,?,?,?,?,?)");
+    long long v[] = {run, seq, t, start, total, allocs, bytes, allocs, bytes};
+    for (int i = 0; i < 9; i++)
+        sqlite3_bind_int64(frame_st, i + 1, v[i]);
+    sqlite3_bind_blob(frame_st, 10, buf, n * 12, SQLITE_TRANSIENT);
+    done(frame_st);
+}
+
+/*
+ * Run 1 (older; ns_per_tick 0.5, overhead 0): parse, resolve, helper (a.c), old_fn.
+ * Run 2 (latest; forked from run 1; recovered; ns_per_tick 1, overhead 10 ns):
+ *   parse twice (ids 1 and 6, same name/file/line: merged), resolve, main,
+ *   helper in a.c and in b.c (two rows), parse_item; threads 0 'main', 1 'worker';
+ *   5 frames, frame 4 a spike; 2 unfinished calls.
+ */
+static void basic(void)
+{
+    exec("BEGIN");
+    run(1, "1000-1700000000000000000", NULL, 1000, "./app --fast", 1700000000000000000LL,
+        2500000000LL, "complete", 0.5, 0);
+    fn(1, 0, "parse", "parse.c", 20);
+    fn(1, 1, "resolve", "resolve.c", 5);
+    fn(1, 2, "helper", "a.c", 3);
+    fn(1, 3, "old_fn", "old.c", 1);
+    thread(1, 0, 1000, "main");
+    /* ticks of 0.5 ns: values are twice the ns */
+    stat1(1, 0, 0, 12, 341210000, 400000000, 840, 64000, 2 * 28110000, 2 * 30000000);
+    stat1(1, 0, 1, 47, 141130000, 141130000, 329, 24678, 2 * 2980000, 2 * 2980000);
+    stat1(1, 0, 2, 100, 3000, 3000, 0, 0, 60, 60);
+    stat1(1, 0, 3, 3, 900, 900, 1, 10, 600, 600);
+
+    run(2, "1001-1700000100000000000", "1000-1700000000000000000", 1001, "./app", 1700000100000000000LL,
+        1200000000LL, "recovered", 1.0, 10.0);
+    fn(2, 0, "main", "main.c", 10);
+    fn(2, 1, "parse", "parse.c", 20);
+    fn(2, 2, "resolve", "resolve.c", 5);
+    fn(2, 3, "helper", "a.c", 3);
+    fn(2, 4, "helper", "b.c", 7);
+    fn(2, 5, "parse_item", "parse.c", 40);
+    fn(2, 6, "parse", "parse.c", 20);
+    thread(2, 0, 1001, "main");
+    thread(2, 1, 1005, "worker \"w\"");
+    stat1(2, 0, 0, 1, 500000, 250000000, 3, 300, 500000, 250000000);
+    stat1(2, 0, 1, 10, 10040, 20000, 5, 2048, 1000, 2000);
+    stat1(2, 1, 6, 2, 10000, 12000, 1, 100, 5000, 6000);
+    stat1(2, 0, 2, 47, 141130000, 150000000, 329, 24678, 3000000, 3100000);
+    stat1(2, 0, 3, 100, 3000, 3000, 0, 0, 30, 30);
+    stat1(2, 0, 4, 50, 1000, 1000, 0, 0, 20, 20);
+    {
+        blob hs, ht;
+        uint64_t v[] = {800000, 1200000}, c[] = {100, 8};
+        hist(&hs, 2, v, c);
+        hist(&ht, 2, v, c);
+        stat_row(2, 1, 5, 108, 94580000, 94580000, 1620, 129331, 1600, 120000, &hs, &ht);
+    }
+    {
+        uint32_t ids[] = {1, 2, 5};
+        uint64_t f1[] = {28110000, 2980000, 870000};
+        uint64_t f2[] = {28500000, 3010000, 910000};
+        uint64_t f3[] = {27940000, 2950000, 850000};
+        uint64_t f4[] = {71220000, 3100000, 1050000};
+        frame(2, 1, 0, 1000, 48120000, 93, 21811, 3, ids, f1);
+        frame(2, 2, 0, 50000000, 49010000, 95, 22323, 3, ids, f2);
+        frame(2, 3, 0, 100000000, 47880000, 91, 21401, 3, ids, f3);
+        frame(2, 4, 0, 150000000, 102330000, 210, 49868, 3, ids, f4);
+        uint32_t ids5[] = {6, 1, 5};
+        uint64_t f5[] = {28000000, 300000, 890000};
+        frame(2, 5, 1, 260000000, 48550000, 94, 22016, 3, ids5, f5);
+    }
+    exec("INSERT INTO unfinished VALUES(2, 0, 0, 0, 1000, 5000), (2, 1, 0, 5, 2000, 700)");
+    exec("COMMIT");
+}
+
+/* xorshift64* and Box-Muller: reproducible log-normal draws. */
+static uint64_t rng = 88172645463325252ull;
+static double uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return ((rng * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double gauss(void)
+{
+    double u = uniform(), v = uniform();
+    if (u < 1e-300)
+        u = 1e-300;
+    return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+static void lognormal_hist(blob *b, int n, double median, double sigma)
+{
+    for (int i = 0; i < n; i++)
+        dense[piano_hist_bucket((uint64_t)llround(median * exp(sigma * gauss())))]++;
+    encode(b);
+}
+
+static void sig_run(int id, const char *key, const char *tag, double work_median)
+{
+    const int calls = 20000;
+    run(id, key, NULL, 2000 + id, "./bench", 1700000000000000000LL + id * 1000000000LL, 900000000LL,
+        "complete", 1.0, 0);
+    fn(id, 0, "work", "work.c", 1);
+    fn(id, 1, "steady", "work.c", 9);
+    thread(id, 0, 2000 + id, "main");
+    blob hs, ht;
+    lognormal_hist(&hs, calls, work_median, 0.3);
+    lognormal_hist(&ht, calls, work_median * 2, 0.3);
+    long long self = (long long)(calls * work_median * exp(0.045));
+    stat_row(id, 0, 0, calls, self, 2 * self, 0, 0, 0, 0, &hs, &ht);
+    lognormal_hist(&hs, calls, 5000, 0.3);
+    lognormal_hist(&ht, calls, 5000, 0.3);
+    self = (long long)(calls * 5000 * exp(0.045));
+    stat_row(id, 0, 1, calls, self, self, 0, 0, 0, 0, &hs, &ht);
+    sqlite3_stmt *st = prep("INSERT INTO tags VALUES(?, ?)");
+    sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, id);
+    done(st);
+    sqlite3_finalize(st);
+}
+
+static void sig(void)
+{
+    exec("BEGIN");
+    sig_run(1, "k1", "base", 10000);
+    sig_run(2, "k2", "slower", 11000);
+    sig_run(3, "k3", "same", 10000);
+    exec("COMMIT");
+}
+
+static void big(long long n)
+{
+    exec("BEGIN");
+    run(1, "3000-1", NULL, 3000, "./game", 1700000000000000000LL, n * 16000000LL, "complete", 1.0, 0);
+    fn(1, 0, "frame", "game.c", 1);
+    fn(1, 1, "update", "game.c", 20);
+    fn(1, 2, "render", "game.c", 40);
+    thread(1, 0, 3000, "main");
+    stat1(1, 0, 0, n, n * 1000, n * 16000000, 0, 0, 1000, 16000000);
+    stat1(1, 0, 1, n, n * 5000000, n * 5000000, n, n * 64, 5000000, 5000000);
+    stat1(1, 0, 2, n, n * 10999000, n * 10999000, 0, 0, 10999000, 10999000);
+    uint32_t ids[] = {0, 1, 2};
+    for (long long i = 1; i <= n; i++) {
+        uint64_t ns[] = {1000, 5000000 + (uint64_t)(i % 7), 10999000};
+        frame(1, i, 0, (i - 1) * 16000000, 16000000 + i % 7, 1, 64, 3, ids, ns);
+    }
+    exec("COMMIT");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: make_fixture basic|sig|big|empty|v99|foreign|junk FILE [N]\n");
+        return 2;
+    }
+    const char *kind = argv[1], *path = argv[2];
+    if (!strcmp(kind, "junk")) {
+        FILE *f = fopen(path, "wb");
+        if (!f)
+            return 1;
+        for (int i = 0; i < 4096; i++)
+            fputc((int)(uniform() * 256), f);
+        return fclose(f) != 0;
+    }
+    if (!strcmp(kind, "foreign")) {
+        remove(path);
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+            die("open");
+        exec("CREATE TABLE notes(x TEXT); INSERT INTO notes VALUES('hello')");
+        sqlite3_close(db);
+        return 0;
+    }
+    open_db(path);
+    if (!strcmp(kind, "basic"))
+        basic();
+    else if (!strcmp(kind, "sig"))
+        sig();
+    else if (!strcmp(kind, "big"))
+        big(argc > 3 ? atoll(argv[3]) : 1000000);
+    else if (!strcmp(kind, "v99"))
+        exec("PRAGMA user_version=99");
+    else if (strcmp(kind, "empty"))
+        die("unknown fixture");
+    if (frame_st)
+        sqlite3_finalize(frame_st);
+    if (sqlite3_close(db) != SQLITE_OK)
+        die("close");
+    return 0;
+}
