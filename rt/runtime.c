@@ -655,15 +655,17 @@ static inline int same_stack(const struct piano_thread *ts, uintptr_t a, uintptr
     return in_a == in_b;
 }
 
-/* A new call at stack position sp whose caller's slot is not above it: the
- * slots at or below sp were left by longjmp (or an exception through code
- * without unwind tables). Close them now. Returns the new depth. */
-static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp)
+/* A new call of fn at stack position sp whose caller's slot is not above it:
+ * the slots below sp (or fn's own at sp) were left by longjmp, or by an
+ * exception through code without unwind tables. Close them now. Returns the
+ * new depth. */
+static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp, uint32_t fn)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
     uint64_t t = piano_now();
     uint32_t d = ts->depth;
-    while (d > 0 && stack[d].sp <= sp && same_stack(ts, stack[d].sp, sp)) {
+    while (d > 0 && (stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)) &&
+           same_stack(ts, stack[d].sp, sp)) {
         close_slot(ts, stack, d, t);
         d--;
     }
@@ -711,8 +713,11 @@ PIANO_API void __piano_enter(struct piano_site *site)
     }
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
-    if (UNLIKELY(stack[d].sp <= sp))
-        d = drop_abandoned(ts, sp);
+    /* The caller's slot is normally above (an inlined call: at the same
+     * position). One below, or the same function at the same position, was
+     * left by longjmp. */
+    if (UNLIKELY(stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)))
+        d = drop_abandoned(ts, sp, fn);
     struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
     uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
     uint32_t node = fr->last_node;
