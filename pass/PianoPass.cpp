@@ -200,9 +200,11 @@ bool PianoPass::instrumentModule(Module &M) {
   piano_select *Raw = nullptr;
   char Err[512];
   if (piano_select_parse(Spec, &Raw, Err, sizeof Err) != 0) {
-    // clang turns this into one "error: piano: PIANO_FNS: ..." line and a
-    // failed compilation (no crash report, temporary outputs removed).
-    report_fatal_error(Twine("piano: ") + Err, /*gen_crash_diag=*/false);
+    // clang prints this as one "error: piano: PIANO_FNS: ..." line and the
+    // compilation fails cleanly (no crash report, no output file); opt
+    // prints it and exits 1. report_fatal_error would add a stack dump.
+    Ctx.emitError(Twine("piano: ") + Err);
+    return false;
   }
   SelectPtr Sel(Raw);
 
@@ -282,6 +284,14 @@ bool PianoPass::instrumentModule(Module &M) {
     CI->setDoesNotThrow();
   };
 
+  Constant *Personality = nullptr;
+  for (Function &F : M)
+    if (F.hasPersonalityFn() && !isScopedEHPersonality(classifyEHPersonality(
+                                    F.getPersonalityFn()))) {
+      Personality = F.getPersonalityFn();
+      break;
+    }
+
   for (size_t I = 0; I < Fns.size(); ++I) {
     Function &F = *Fns[I].F;
     DISubprogram *SP = F.getSubprogram();
@@ -301,6 +311,19 @@ bool PianoPass::instrumentModule(Module &M) {
             Ctx, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0,
             SP));
       emitHook(B, Enter, Site, SP);
+    }
+
+    // Functions that may unwind get a cleanup landing pad below. Without a
+    // personality EscapeEnumerator would pick the C one; reuse the module's
+    // (C++: __gxx_personality_v0) so C++ code needs nothing extra to link.
+    if (!F.doesNotThrow() && !F.hasPersonalityFn()) {
+      if (!Personality && StringRef(F.getName()).startswith("_Z"))
+        Personality = cast<Constant>(
+            M.getOrInsertFunction("__gxx_personality_v0",
+                                  FunctionType::get(I32, true))
+                .getCallee());
+      if (Personality)
+        F.setPersonalityFn(Personality);
     }
 
     // Exits: before each ret / resume (or the musttail call preceding a ret),

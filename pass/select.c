@@ -42,13 +42,30 @@ static void quote_item(char *buf, size_t buflen, const char *s, size_t len)
     buf[o] = '\0';
 }
 
-static int fail(char *err, size_t errlen, const char *item, size_t len,
+/* Error sink: where the message goes, and the whole PIANO_FNS value (quoted
+ * in messages when it has several items). */
+struct errbuf {
+    char *buf;
+    size_t len;
+    const char *spec;
+};
+
+static int fail(const struct errbuf *eb, const char *item, size_t len,
                 const char *why)
 {
-    char q[256];
+    const char *cur_spec = eb->spec;
+    char *err = eb->buf;
+    size_t errlen = eb->len;
+    char q[256], whole[320] = "";
     quote_item(q, sizeof q, item, len);
+    if (cur_spec && strlen(cur_spec) != len) {
+        char w[256];
+        quote_item(w, sizeof w, cur_spec, strlen(cur_spec));
+        snprintf(whole, sizeof whole, " in '%s'", w);
+    }
     if (err && errlen)
-        snprintf(err, errlen, "PIANO_FNS: malformed pattern '%s' (%s)", q, why);
+        snprintf(err, errlen, "PIANO_FNS: malformed pattern '%s'%s (%s)", q,
+                 whole, why);
     return -1;
 }
 
@@ -59,21 +76,21 @@ static int is_space(unsigned char c)
 }
 
 /* Parse one item [s, s+len) into *p. */
-static int parse_item(const char *s, size_t len, struct pattern *p, char *err,
-                      size_t errlen)
+static int parse_item(const char *s, size_t len, struct pattern *p,
+                      const struct errbuf *eb)
 {
     const char *item = s;
     size_t item_len = len;
 
     if (len == 0)
-        return fail(err, errlen, item, item_len, "empty item; " EXPECTED);
+        return fail(eb, item, item_len, "empty item; " EXPECTED);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (is_space(c))
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "whitespace is not allowed; " EXPECTED);
         if (c < 0x20 || c == 0x7f)
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "control character; " EXPECTED);
     }
 
@@ -83,10 +100,10 @@ static int parse_item(const char *s, size_t len, struct pattern *p, char *err,
         s++;
         len--;
         if (len == 0)
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "expected a pattern after '!'");
         if (s[0] == '!')
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "'!' may appear only once");
     }
 
@@ -99,14 +116,14 @@ static int parse_item(const char *s, size_t len, struct pattern *p, char *err,
         s++;
         len--;
         if (len == 0)
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "expected a name after '='");
         p->kind = K_EXACT;
     } else if (len >= 5 && memcmp(s, "file:", 5) == 0) {
         s += 5;
         len -= 5;
         if (len == 0)
-            return fail(err, errlen, item, item_len,
+            return fail(eb, item, item_len,
                         "expected a file name after 'file:'");
         p->kind = K_FILE;
     } else {
@@ -114,8 +131,8 @@ static int parse_item(const char *s, size_t len, struct pattern *p, char *err,
     }
     p->text = malloc(len + 1);
     if (!p->text) {
-        if (err && errlen)
-            snprintf(err, errlen, "PIANO_FNS: out of memory");
+        if (eb->buf && eb->len)
+            snprintf(eb->buf, eb->len, "PIANO_FNS: out of memory");
         return -1;
     }
     memcpy(p->text, s, len);
@@ -152,7 +169,8 @@ int piano_select_parse(const char *spec, struct piano_select **out, char *err,
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
         struct pattern *p = &sel->pats[sel->n];
-        if (parse_item(s, len, p, err, errlen) != 0) {
+        struct errbuf eb = {err, errlen, spec};
+        if (parse_item(s, len, p, &eb) != 0) {
             piano_select_free(sel);
             return -1;
         }

@@ -1,0 +1,45 @@
+#!/bin/bash
+# run-test.sh - tiny lit-like runner for test/pass (registered by
+# test/pass/CMakeLists.txt). Runs every "// RUN: ..." line of a test file with
+# bash -o pipefail after substituting:
+#   %clangxx %clang %opt %llvm-dis %FileCheck %plugin (= -fpass-plugin=PATH)
+#   %pluginpath %stub (stub_rt.c) %pianocc %pianocxx %s (the file) %t (temp prefix)
+# Usage: CLANG=... CLANGXX=... OPT=... LLVM_DIS=... FILECHECK=... PLUGIN=...
+#        PIANO_CC=... PIANO_CXX=... run-test.sh TESTFILE TMPDIR
+set -u
+file=$1
+tmpdir=$2
+mkdir -p "$tmpdir"
+t="$tmpdir/$(basename "$file")"
+stub="$(cd "$(dirname "$0")" && pwd)/stub_rt.c"
+unset PIANO_FNS PIANO_VERBOSE
+n=0
+while IFS= read -r line; do
+  case "$line" in
+    *"RUN: "*) cmd=${line#*RUN: } ;;
+    *) continue ;;
+  esac
+  cmd=${cmd//\%clangxx/$CLANGXX}
+  cmd=${cmd//\%clang/$CLANG}
+  cmd=${cmd//\%opt/$OPT}
+  cmd=${cmd//\%llvm-dis/$LLVM_DIS}
+  cmd=${cmd//\%FileCheck/$FILECHECK}
+  cmd=${cmd//\%pluginpath/$PLUGIN}
+  cmd=${cmd//\%plugin/-fpass-plugin=$PLUGIN}
+  cmd=${cmd//\%stub/$stub}
+  cmd=${cmd//\%pianocxx/$PIANO_CXX}
+  cmd=${cmd//\%pianocc/$PIANO_CC}
+  cmd=${cmd//\%s/$file}
+  cmd=${cmd//\%t/$t}
+  n=$((n + 1))
+  echo "RUN[$n]: $cmd"
+  if ! bash -o pipefail -c "$cmd"; then
+    echo "FAILED: RUN line $n of $file" >&2
+    exit 1
+  fi
+done < "$file"
+if [ "$n" = 0 ]; then
+  echo "no RUN lines in $file" >&2
+  exit 1
+fi
+echo "PASS: $file ($n RUN lines)"
