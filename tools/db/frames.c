@@ -292,8 +292,13 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
         if (o->spikes && !spike)
             continue;
         eligible++;
-        if (printed >= limit)
+        if (printed >= limit) {
+            if (!o->spikes) {
+                eligible = ntot; /* every frame is eligible: no need to read on */
+                break;
+            }
             continue;
+        }
         printed++;
         size_t n = decode_fns(p, &k, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6),
                               &buf, &bufcap, seq);

@@ -1,0 +1,370 @@
+#!/bin/sh
+# cli_test.sh SECTION PIANO_DB MAKE_FIXTURE WORKDIR
+# Runs piano-db against fixture databases with known figures and compares its
+# output exactly. Sections: report frames runs tags diff errors big.
+set -u
+SECTION=$1 P=$2 FX=$3 W=$4
+export TZ=UTC NO_COLOR=1 LC_ALL=C
+unset PIANO_DB
+rm -rf "$W" && mkdir -p "$W" || exit 1
+FAILS=0
+
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+
+# expect NAME CMD... : stdout of CMD must equal stdin, exit status 0.
+expect() {
+    name=$1; shift
+    cat > "$W/expected"
+    "$@" > "$W/out" 2> "$W/err"
+    rc=$?
+    if [ $rc -ne 0 ]; then fail "$name: exit $rc: $(cat "$W/err")"; return; fi
+    if ! cmp -s "$W/expected" "$W/out"; then
+        fail "$name: output differs"
+        diff -u "$W/expected" "$W/out"
+    fi
+}
+
+# expect_rc NAME RC CMD... : exit status RC; stdout must equal stdin.
+expect_rc() {
+    name=$1 want=$2; shift 2
+    cat > "$W/expected"
+    "$@" > "$W/out" 2> "$W/err"
+    rc=$?
+    [ $rc -eq "$want" ] || fail "$name: exit $rc, wanted $want"
+    if ! cmp -s "$W/expected" "$W/out"; then
+        fail "$name: output differs"
+        diff -u "$W/expected" "$W/out"
+    fi
+}
+
+# error NAME 'MESSAGE' CMD... : non-zero exit, nothing on stdout, one stderr line 'piano-db: MESSAGE'.
+error() {
+    name=$1 msg=$2; shift 2
+    "$@" > "$W/out" 2> "$W/err"
+    rc=$?
+    [ $rc -ne 0 ] || fail "$name: exit 0"
+    [ -s "$W/out" ] && fail "$name: wrote to stdout: $(head -c 200 "$W/out")"
+    [ "$(wc -l < "$W/err")" -eq 1 ] || fail "$name: stderr is not one line: $(cat "$W/err")"
+    [ "$(cat "$W/err")" = "piano-db: $msg" ] || fail "$name: stderr '$(cat "$W/err")', wanted 'piano-db: $msg'"
+}
+
+B=$W/basic.db
+"$FX" basic "$B" || exit 1
+
+case $SECTION in
+report)
+expect report_default "$P" report --db "$B" <<'EOF'
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB
+parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
+main                    1   499.99us   501.75us   501.75us        3       300B
+parse                  12    19.92us   994.00ns     5.01us        6      2.1KB
+helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
+helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+
+5 frames
+2 calls unfinished (run ended inside them)
+recovered run: the process died and its figures were imported afterwards
+EOF
+# parse: ids 1 and 6 merged (10 calls at 1000 ticks + 2 at 5000); p50 = bucket
+# midpoint 1004 - 10 ns overhead, p99 = 5024 - 10; self 20040 - 12 * 10.
+expect report_json "$P" report --db "$B" --json <<'EOF'
+[
+  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141129530, "total_ns": 150000000, "p50_ns": 2998262, "p99_ns": 2998262, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678},
+  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94578920, "total_ns": 94580000, "p50_ns": 798710, "p99_ns": 1204214, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
+  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499990, "total_ns": 250000000, "p50_ns": 501750, "p99_ns": 501750, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 19920, "total_ns": 32000, "p50_ns": 994, "p99_ns": 5014, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
+  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 2000, "total_ns": 3000, "p50_ns": 20, "p99_ns": 20, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0},
+  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 500, "total_ns": 1000, "p50_ns": 10, "p99_ns": 10, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0}
+]
+EOF
+expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes
+resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678
+parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000
+EOF
+expect report_top_sort "$P" report --db "$B" --top 3 --sort calls <<'EOF'
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
+helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
+helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+(3 more functions hidden: --top N or --all shows them)
+
+5 frames
+2 calls unfinished (run ended inside them)
+recovered run: the process died and its figures were imported afterwards
+EOF
+# run 1 by id, by key; ticks of 0.5 ns; no overhead.
+expect report_run1 "$P" report --db "$B" 1000-1700000000000000000 <<'EOF'
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+parse                  12   341.21ms    28.18ms    28.18ms      840     62.5KB
+resolve                47   141.13ms     2.97ms     2.97ms      329     24.1KB
+helper                100     3.00us    30.00ns    30.00ns        0         0B
+old_fn                  3   900.00ns   302.00ns   302.00ns        1        10B
+
+0 frames
+EOF
+"$P" report --db "$B" 1 > "$W/by_id" && "$P" report --db "$B" 1000-1700000000000000000 > "$W/by_key" &&
+    cmp -s "$W/by_id" "$W/by_key" || fail "report by id and by key differ"
+expect report_threads "$P" report --db "$B" --threads --sort self <<'EOF'
+Thread 0 (tid 1001, main)
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB
+main                    1   499.99us   501.75us   501.75us        3       300B
+parse                  10     9.94us   994.00ns   994.00ns        5      2.0KB
+helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
+helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+4 frames
+
+Thread 1 (tid 1005, worker "w")
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
+parse                   2     9.98us     5.01us     5.01us        1       100B
+1 frames
+
+5 frames
+2 calls unfinished (run ended inside them)
+recovered run: the process died and its figures were imported afterwards
+EOF
+expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
+[
+  {"thread": 1, "tid": 1005, "name": "worker \"w\"", "functions": [
+    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94578920, "total_ns": 94580000, "p50_ns": 798710, "p99_ns": 1204214, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
+    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9980, "total_ns": 12000, "p50_ns": 5014, "p99_ns": 5014, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100}
+  ]}
+]
+EOF
+# No colour codes in a pipe, even with NO_COLOR unset.
+env -u NO_COLOR "$P" report --db "$B" | grep -q "$(printf '\033')" && fail "colour in a pipe"
+"$P" report --help | grep -q 'max(0, self - calls \* overhead)' || fail "report --help lacks the correction"
+;;
+
+frames)
+expect frames_table "$P" report --db "$B" --frames <<'EOF'
+Frame    Thread      Total      parse    resolve  parse_item   Allocs      Bytes
+--------------------------------------------------------------------------------
+1             0    48.12ms    28.11ms     2.98ms    870.00us       93     21.3KB
+2             0    49.01ms    28.50ms     3.01ms    910.00us       95     21.8KB
+3             0    47.88ms    27.94ms     2.95ms    850.00us       91     20.9KB
+4             0   102.33ms    71.22ms     3.10ms      1.05ms      210     48.7KB  <<
+5             1    48.55ms    28.30ms          -    890.00us       94     21.5KB
+
+5 frames | 1 spikes (>2x median)
+EOF
+expect frames_spikes_thread "$P" report --db "$B" --frames --spikes --thread 0 <<'EOF'
+Frame        Total      parse    resolve  parse_item   Allocs      Bytes
+------------------------------------------------------------------------
+4         102.33ms    71.22ms     3.10ms      1.05ms      210     48.7KB  <<
+
+4 frames | 1 spikes (>2x median)
+EOF
+expect frames_top "$P" report --db "$B" --frames --top 2 --thread 0 <<'EOF'
+Frame        Total      parse    resolve  parse_item   Allocs      Bytes
+------------------------------------------------------------------------
+1          48.12ms    28.11ms     2.98ms    870.00us       93     21.3KB
+2          49.01ms    28.50ms     3.01ms    910.00us       95     21.8KB
+(2 more frames hidden: --all shows them)
+
+4 frames | 1 spikes (>2x median)
+EOF
+# Frame 5 holds ids 6 and 1, both parse.c:20: one key, summed.
+expect frames_json "$P" report --db "$B" --frames --json <<'EOF'
+[
+  {"frame": 1, "thread": 0, "start_ns": 1000, "total_ns": 48120000, "allocs": 93, "alloc_bytes": 21811, "functions": {"parse": 28110000, "resolve": 2980000, "parse_item": 870000}, "spike": false},
+  {"frame": 2, "thread": 0, "start_ns": 50000000, "total_ns": 49010000, "allocs": 95, "alloc_bytes": 22323, "functions": {"parse": 28500000, "resolve": 3010000, "parse_item": 910000}, "spike": false},
+  {"frame": 3, "thread": 0, "start_ns": 100000000, "total_ns": 47880000, "allocs": 91, "alloc_bytes": 21401, "functions": {"parse": 27940000, "resolve": 2950000, "parse_item": 850000}, "spike": false},
+  {"frame": 4, "thread": 0, "start_ns": 150000000, "total_ns": 102330000, "allocs": 210, "alloc_bytes": 49868, "functions": {"parse": 71220000, "resolve": 3100000, "parse_item": 1050000}, "spike": true},
+  {"frame": 5, "thread": 1, "start_ns": 260000000, "total_ns": 48550000, "allocs": 94, "alloc_bytes": 22016, "functions": {"parse": 28300000, "parse_item": 890000}, "spike": false}
+]
+EOF
+expect frames_empty_run "$P" report --db "$B" --frames 1 <<'EOF'
+Frame        Total   Allocs      Bytes
+--------------------------------------
+
+0 frames | 0 spikes (>2x median)
+EOF
+;;
+
+runs)
+expect runs_table "$P" runs --db "$B" <<'EOF'
+Run    Tags   PID  Parent  Command                   Started  Duration  Status     Frames
+-----------------------------------------------------------------------------------------
+2      -     1001       1  ./app         2023-11-14 22:15:00     1.20s  recovered       5
+1      -     1000       -  ./app --fast  2023-11-14 22:13:20     2.50s  complete        0
+EOF
+expect runs_json "$P" runs --db "$B" --json <<'EOF'
+[
+  {"run": 2, "tags": [], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5},
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+]
+EOF
+expect rm_one "$P" rm --db "$B" 2 <<'EOF'
+removed run 2
+EOF
+expect runs_after_rm "$P" runs --db "$B" --json <<'EOF'
+[
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+]
+EOF
+;;
+
+tags)
+Q="it's \"q\" ✓; DROP TABLE runs; --"
+expect tag_latest "$P" tag --db "$B" "$Q" <<'EOF'
+tagged 'it's "q" ✓; DROP TABLE runs; --' -> 2
+EOF
+expect tag_run1 "$P" tag --db "$B" "base line" 1 <<'EOF'
+tagged 'base line' -> 1
+EOF
+expect tag_dash "$P" tag --db "$B" -- -x 1 <<'EOF'
+tagged '-x' -> 1
+EOF
+expect tag_list_json "$P" tag --db "$B" --json <<'EOF'
+[
+  {"tag": "-x", "run": 1},
+  {"tag": "base line", "run": 1},
+  {"tag": "it's \"q\" ✓; DROP TABLE runs; --", "run": 2}
+]
+EOF
+expect tag_list "$P" tag --db "$B" <<'EOF'
+Tag                              Run              Started  Command
+-----------------------------------------------------------------------
+-x                                 1  2023-11-14 22:13:20  ./app --fast
+base line                          1  2023-11-14 22:13:20  ./app --fast
+it's "q" ✓; DROP TABLE runs; --    2  2023-11-14 22:15:00  ./app
+EOF
+"$P" report --db "$B" "$Q" --json > "$W/by_tag" && "$P" report --db "$B" 2 --json > "$W/by_id" &&
+    cmp -s "$W/by_tag" "$W/by_id" || fail "report by tag differs from report by id"
+expect tag_move "$P" tag --db "$B" "base line" 2 <<'EOF'
+tagged 'base line' -> 2
+EOF
+expect runs_tags "$P" runs --db "$B" --json <<'EOF'
+[
+  {"run": 2, "tags": ["base line", "it's \"q\" ✓; DROP TABLE runs; --"], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5},
+  {"run": 1, "tags": ["-x"], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+]
+EOF
+expect untag "$P" untag --db "$B" "$Q" <<'EOF'
+untagged 'it's "q" ✓; DROP TABLE runs; --'
+EOF
+error untag_again "no tag 'it's \"q\" ✓; DROP TABLE runs; --' in $B" "$P" untag --db "$B" "$Q"
+error report_untagged "no run or tag 'it's \"q\" ✓; DROP TABLE runs; --' in $B" "$P" report --db "$B" "$Q"
+# gc keeps the newest run and tagged ones: tag run 1, keep 1 -> nothing removed.
+expect gc_keeps_tagged "$P" gc --db "$B" --keep 1 <<'EOF'
+removed 0 runs
+EOF
+"$P" untag --db "$B" -- -x > /dev/null || fail "untag -x"
+expect gc_removes "$P" gc --db "$B" --keep 1 <<'EOF'
+removed 1 run
+EOF
+[ "$("$P" runs --db "$B" --json | grep -c '"run"')" -eq 1 ] || fail "gc left the wrong runs"
+;;
+
+diff)
+expect diff_default "$P" diff --db "$B" <<'EOF'
+Function                 Before      After      Delta   Allocs  A.Delta       Sig.
+----------------------------------------------------------------------------------
+parse                  341.21ms    19.92us  -341.19ms        6     -834     faster
+parse_item                    -    94.58ms   +94.58ms     1620    +1620    (added)
+main                          -   499.99us  +499.99us        3       +3    (added)
+helper (a.c)             3.00us     2.00us    -1.00us        0       +0     faster
+old_fn                 900.00ns          -  -900.00ns        -       -1  (removed)
+helper (b.c)                  -   500.00ns  +500.00ns        0       +0    (added)
+resolve                141.13ms   141.13ms  -470.00ns      329       +0          -
+
+before: run 1, after: run 2
+EOF
+"$P" diff --db "$B" --json 1 2 > "$W/dj" || fail "diff --json"
+grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "change": "removed"' "$W/dj" ||
+    fail "diff json: old_fn removed"
+grep -q '"function": "main", "file": "main.c", "calls_a": 0, "calls_b": 1, "self_ns_a": 0, "self_ns_b": 499990, "delta_ns": 499990, "delta_pct": null,' "$W/dj" ||
+    fail "diff json: main added"
+
+S=$W/sig.db
+"$FX" sig "$S" || exit 1
+# 'slower': work drawn from a log-normal with a 10% higher median; steady unchanged.
+expect diff_slower "$P" diff --db "$S" base slower <<'EOF'
+Function                 Before      After      Delta   Allocs  A.Delta       Sig.
+----------------------------------------------------------------------------------
+work                   209.21ms   230.13ms   +20.92ms        0       +0     slower
+steady                 104.60ms   104.60ms    +0.00ns        0       +0          -
+
+before: run 1, after: run 2
+EOF
+# 'same': fresh draws from the same distributions: nothing significant.
+"$P" diff --db "$S" base same --json > "$W/same" || fail "diff same"
+grep -q '"significant": true' "$W/same" && fail "same distribution flagged: $(cat "$W/same")"
+[ "$(grep -c '"change": "same"' "$W/same")" -eq 2 ] || fail "same distribution: $(cat "$W/same")"
+"$P" diff --db "$S" slower base --json | grep -q '"function": "work".*"change": "faster", "significant": true' ||
+    fail "reverse diff not faster"
+expect_rc fail_above_trips 3 "$P" diff --db "$S" base slower --fail-above 5 --json <<'EOF'
+[
+  {"function": "work", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 209205571, "self_ns_b": 230126129, "delta_ns": 20920558, "delta_pct": 10.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "change": "slower", "significant": true, "p_value": 6.09e-213, "median_a_ns": 9920, "median_b_ns": 10944},
+  {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
+]
+EOF
+[ "$(cat "$W/err")" = "piano-db: 1 function significantly slower by more than 5%: work (+10.0%)" ] ||
+    fail "fail-above message: $(cat "$W/err")"
+"$P" diff --db "$S" base slower --fail-above 20 > /dev/null; [ $? -eq 0 ] || fail "fail-above 20 tripped"
+"$P" diff --db "$S" base same --fail-above 0 > /dev/null; [ $? -eq 0 ] || fail "fail-above on noise tripped"
+"$P" diff --db "$S" slower base --fail-above 0 > /dev/null; [ $? -eq 0 ] || fail "fail-above on a speedup tripped"
+;;
+
+errors)
+"$FX" junk "$W/junk.db" && "$FX" foreign "$W/foreign.db" && "$FX" v99 "$W/v99.db" && "$FX" empty "$W/empty.db" || exit 1
+cp "$W/junk.db" "$W/junk.copy"
+for cmd in report runs tag diff; do
+    error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
+    error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
+    error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 1: upgrade piano" "$P" $cmd --db "$W/v99.db"
+done
+cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
+[ -e "$W/nope.db" ] && fail "a missing database was created"
+error empty_report "no runs stored in $W/empty.db yet" "$P" report --db "$W/empty.db"
+error empty_diff "diff needs two runs; $W/empty.db holds none" "$P" diff --db "$W/empty.db"
+error unknown_run "no run or tag '77' in $B" "$P" report --db "$B" 77
+error unknown_tag "no run or tag 'nosuch' in $B" "$P" diff --db "$B" 1 nosuch
+error rm_unknown "no run or tag '9' in $B" "$P" rm --db "$B" 1 9
+[ "$("$P" runs --db "$B" --json | grep -c '"run"')" -eq 2 ] || fail "rm with an unknown run removed something"
+error bad_option "report: unknown option '--bogus' (piano-db report --help)" "$P" report --db "$B" --bogus
+error bad_top "report: --top wants a number >= 0, not 'x'" "$P" report --db "$B" --top x
+error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|bytes)" "$P" report --db "$B" --sort foo
+error bad_command "unknown command 'frobnicate' (piano-db --help lists them)" "$P" frobnicate
+error no_command "missing command (piano-db --help lists them)" "$P"
+error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"
+error folder "$W is a folder, not a piano database" "$P" report --db "$W"
+# PIANO_DB is the default database.
+PIANO_DB=$B "$P" runs > /dev/null || fail "PIANO_DB not used"
+# A database whose pages are damaged past the header.
+"$FX" basic "$W/trunc.db" && head -c 3000 "$W/trunc.db" > "$W/t2.db" && mv "$W/t2.db" "$W/trunc.db"
+"$P" report --db "$W/trunc.db" > "$W/out" 2> "$W/err"
+rc=$?
+[ $rc -ne 0 ] && { [ "$(wc -l < "$W/err")" -eq 1 ] && grep -q '^piano-db: ' "$W/err" || fail "truncated: $(cat "$W/err")"; }
+;;
+
+big)
+N=${PIANO_DB_BIG_FRAMES:-1000000}
+"$FX" big "$W/big.db" "$N" || exit 1
+t0=$(date +%s%N)
+"$P" report --db "$W/big.db" > "$W/out" || fail "big report"
+t1=$(date +%s%N)
+echo "report on $N frames: $(( (t1 - t0) / 1000000 )) ms"
+tail -1 "$W/out" | grep -qx "$N frames" || fail "big report footer: $(tail -1 "$W/out")"
+t0=$(date +%s%N)
+"$P" report --db "$W/big.db" --frames --spikes > "$W/out" || fail "big frames"
+t1=$(date +%s%N)
+echo "report --frames --spikes on $N frames: $(( (t1 - t0) / 1000000 )) ms"
+tail -1 "$W/out" | grep -qx "$N frames | 0 spikes (>2x median)" || fail "big frames footer: $(tail -1 "$W/out")"
+;;
+*) echo "unknown section $SECTION"; exit 2 ;;
+esac
+
+[ $FAILS -eq 0 ] && echo "ok: $SECTION" && exit 0
+echo "$FAILS failure(s) in $SECTION"
+exit 1
