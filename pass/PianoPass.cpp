@@ -274,6 +274,10 @@ bool PianoPass::instrumentModule(Module &M) {
   for (FunctionCallee FC : {Enter, Exit, Register})
     if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
       Decl->addFnAttr(Attribute::NoUnwind);
+  // The hooks run on every call: reach them through the GOT, not a lazy PLT stub.
+  for (FunctionCallee FC : {Enter, Exit})
+    if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
+      Decl->addFnAttr(Attribute::NonLazyBind);
 
   auto emitHook = [&](IRBuilder<> &B, FunctionCallee Hook, Constant *Site,
                       DISubprogram *SP) {
@@ -282,6 +286,9 @@ bool PianoPass::instrumentModule(Module &M) {
       B.SetCurrentDebugLocation(DILocation::get(Ctx, SP->getLine(), 0, SP));
     CallInst *CI = B.CreateCall(Hook, {Site});
     CI->setDoesNotThrow();
+    // Never a sibling call: the runtime tells nested calls apart by the stack
+    // position at each hook, which a tail-called exit hook would misreport.
+    CI->setTailCallKind(CallInst::TCK_NoTail);
   };
 
   Constant *Personality = nullptr;
