@@ -143,7 +143,7 @@ static int by_number(const void *a, const void *b)
 }
 
 struct agg {
-    uint64_t calls, self, allocs, alloc_bytes, frees, free_bytes;
+    uint64_t calls, self, allocs, alloc_bytes, frees, free_bytes, child_calls;
 };
 
 /* Everything one import holds; freed in one place. */
@@ -239,6 +239,8 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
             if (n->fn > max_fn)
                 max_fn = n->fn;
+            if (!pass && n->parent && n->parent < n_nodes && nodes[n->parent].fn < PIANO_FN_CAP)
+                j->agg[nodes[n->parent].fn].child_calls += n->calls;
             sqlite3_stmt *st = j->ctx_st;
             sqlite3_bind_int64(st, 1, run);
             sqlite3_bind_int64(st, 2, ts->thread);
@@ -284,6 +286,7 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
             }
             sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
         }
+        sqlite3_bind_int64(st, 13, (sqlite3_int64)a->child_calls);
         if (STEP(st))
             return -1;
     }
@@ -449,7 +452,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
-                           "clock, ns_per_tick) VALUES(?,?,?,?,?,0,?,?,?) ON CONFLICT(key) DO NOTHING",
+                           "clock, ns_per_tick, overhead_ns) VALUES(?,?,?,?,?,0,?,?,?,?) ON CONFLICT(key) DO NOTHING",
                            -1, &ins, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     sqlite3_bind_text(ins, 1, run.key, -1, SQLITE_STATIC);
@@ -463,6 +466,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     sqlite3_bind_text(ins, 6, complete ? "complete" : "recovered", -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 7, run.clock == PIANO_CLOCK_TSC ? "tsc" : "monotonic", -1, SQLITE_STATIC);
     sqlite3_bind_double(ins, 8, npt);
+    sqlite3_bind_double(ins, 9, run.overhead_ticks > 0 && run.overhead_ticks < 1e6 ? run.overhead_ticks * npt : 0);
     int step = sqlite3_step(ins);
     sqlite3_finalize(ins);
     if (step != SQLITE_DONE)
@@ -483,7 +487,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
                            -1, &j.ctx_st, NULL) ||
         sqlite3_prepare_v2(db,
                            "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
-                           "free_bytes,hist_self,hist_total) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "free_bytes,hist_self,hist_total,child_calls) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &j.stats_st, NULL) ||
         sqlite3_prepare_v2(db,
                            "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",

@@ -60,6 +60,7 @@
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
 "  hist_self BLOB, hist_total BLOB,\n" \
+"  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \

@@ -113,6 +113,7 @@ struct piano_spool_run {
     uint32_t clock;          /* 0: tsc, 1: CLOCK_MONOTONIC in ns */
     uint32_t status;         /* 0: running, 1: complete */
     uint64_t end_tick;
+    double overhead_ticks;   /* measured cost of one instrumented call, outside its own time */
     uint32_t cmd_len, pad;
     char cmd[4096];
 };

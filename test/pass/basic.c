@@ -23,7 +23,8 @@
 // G-DAG: @llvm.global_ctors = appending global {{.*}} @__piano_module_ctor
 // G-DAG: declare void @__piano_enter(i8*){{.*}} [[NU:#[0-9]+]]
 // G-DAG: declare void @__piano_exit(i8*)
-// G-DAG: attributes [[NU]] = { nounwind }
+// G-DAG: notail call void @__piano_exit(
+// G-DAG: attributes [[NU]] = { nounwind nonlazybind }
 
 int early(int x) {
   if (x < 0)
