@@ -224,6 +224,11 @@ static int make_spool(const char *parent_key)
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
 
     snprintf(root, sizeof root, "%s.spool", g.db_path);
+    char why[512];
+    if (piano_store_make_parent(g.db_path, why, sizeof why) != 0) {
+        say("piano: %s; this run is not recorded%s", why, "");
+        return -1;
+    }
     if (mkdir(root, 0700) != 0 && errno != EEXIST) {
         say("piano: cannot create %s: %s; this run is not recorded", root, strerror(errno));
         return -1;

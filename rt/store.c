@@ -29,7 +29,7 @@ int piano_store_exec(sqlite3 *db, const char *sql)
 }
 
 /* Creates the folder that will hold path, mode 0700 for the last component. */
-static int make_parent(const char *path, char *err, size_t errn)
+int piano_store_make_parent(const char *path, char *err, size_t errn)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -67,7 +67,7 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         return NULL;
     }
     if (mode == PIANO_STORE_WRITE) {
-        if (make_parent(path, err, errn))
+        if (piano_store_make_parent(path, err, errn))
             return NULL;
         int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0) {

@@ -18,6 +18,10 @@ enum { PIANO_STORE_READ = 0, PIANO_STORE_WRITE = 1 };
  * one-line reason in err (size errn). */
 sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
 
+/* Creates the folders above path (the last one 0700). Returns 0, or -1 with a
+ * one-line reason in err. */
+int piano_store_make_parent(const char *path, char *err, size_t errn);
+
 /* Runs sql (no results) and returns the SQLite result code. */
 int piano_store_exec(sqlite3 *db, const char *sql);
 

@@ -1,0 +1,116 @@
+/* test_hist.c - the log-linear histograms: bucket bounds, the 1% error bound
+ * on quantiles, blob round trips. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hist.h"
+
+/* Every value maps into a bucket whose reported value is within 1/128 of it. */
+static void bucket_value_within_one_percent(void **state)
+{
+    (void)state;
+    uint64_t v = 1;
+    for (int i = 0; i < 200000; i++) {
+        unsigned b = piano_hist_bucket(v);
+        assert_true(b < PIANO_HIST_BUCKETS);
+        double rep = (double)piano_hist_value(b);
+        assert_true(fabs(rep - (double)v) <= (double)v / 128.0 + 0.5);
+        v += 1 + v / 1000;
+    }
+    assert_int_equal(piano_hist_bucket(0), 0);
+    assert_int_equal(piano_hist_bucket(63), 63);
+    assert_int_equal(piano_hist_bucket(64), 64);
+    assert_true(piano_hist_bucket(UINT64_MAX) < PIANO_HIST_BUCKETS);
+}
+
+/* Buckets are monotone in the value. */
+static void buckets_are_monotone(void **state)
+{
+    (void)state;
+    unsigned last = 0;
+    for (uint64_t v = 0; v < 1u << 20; v++) {
+        unsigned b = piano_hist_bucket(v);
+        assert_true(b >= last);
+        last = b;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 from the histogram are within 1% of the exact nearest-rank
+ * quantiles, for a skewed distribution spanning six decades. */
+static void quantiles_within_one_percent(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    uint64_t *v = malloc(N * sizeof *v);
+    piano_hist *h = calloc(1, sizeof *h);
+    srand(42);
+    for (int i = 0; i < N; i++) {
+        double u = (rand() + 1.0) / ((double)RAND_MAX + 2.0);
+        v[i] = (uint64_t)(20.0 * exp(14.0 * u * u));   /* 20 .. ~24 million */
+        h->count[piano_hist_bucket(v[i])]++;
+        h->total++;
+    }
+    qsort(v, N, sizeof *v, cmp_u64);
+    double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        uint64_t exact = v[(size_t)ceil(qs[k] * N) - 1];
+        uint64_t est = piano_hist_quantile(h, qs[k]);
+        assert_true(fabs((double)est - (double)exact) <= 0.01 * (double)exact);
+    }
+    free(v);
+    free(h);
+}
+
+/* Encoding then decoding a histogram gives it back; malformed blobs are refused. */
+static void blob_round_trip(void **state)
+{
+    (void)state;
+    uint64_t counts[128] = { 0 };
+    counts[0] = 5;
+    counts[70] = 1ull << 40;
+    counts[127] = 3;
+    unsigned char blob[128 * PIANO_HIST_RECORD];
+    size_t len = piano_hist_encode(counts, 640, 128, blob);
+    assert_int_equal(len, 3 * PIANO_HIST_RECORD);
+    piano_hist *h = calloc(1, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, blob, len), 0);
+    assert_int_equal(h->count[640], 5);
+    assert_int_equal(h->count[710], 1ull << 40);
+    assert_int_equal(h->count[767], 3);
+    assert_int_equal(h->total, 8 + (1ull << 40));
+    assert_int_equal(piano_hist_add_blob(h, blob, len - 1), -1);
+    unsigned char bad[PIANO_HIST_RECORD] = { 0xff, 0xff };
+    assert_int_equal(piano_hist_add_blob(h, bad, sizeof bad), -1);
+    free(h);
+}
+
+static void empty_histogram_quantile_is_zero(void **state)
+{
+    (void)state;
+    piano_hist *h = calloc(1, sizeof *h);
+    assert_int_equal(piano_hist_quantile(h, 0.5), 0);
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bucket_value_within_one_percent),
+        cmocka_unit_test(buckets_are_monotone),
+        cmocka_unit_test(quantiles_within_one_percent),
+        cmocka_unit_test(blob_round_trip),
+        cmocka_unit_test(empty_histogram_quantile_is_zero),
+    };
+    return cmocka_run_group_tests_name("hist", tests, NULL, NULL);
+}
