@@ -57,26 +57,27 @@ expect report_default "$P" report --db "$B" <<'EOF'
 Function            Calls       Self        p50        p99   Allocs      Bytes
 ------------------------------------------------------------------------------
 resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB
-parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
-main                    1   499.99us   501.75us   501.75us        3       300B
-parse                  12    19.92us   994.00ns     5.01us        6      2.1KB
-helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
-helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+parse_item            108    94.58ms   798.72us     1.20ms     1620    126.3KB
+main                    1   499.41us   501.17us   501.17us        3       300B
+parse                  12    18.96us   914.00ns     4.93us        6      2.1KB
+helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B
+helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 
 5 frames
 2 calls unfinished (run ended inside them)
 recovered run: the process died and its figures were imported afterwards
 EOF
-# parse: ids 1 and 6 merged (10 calls at 1000 ticks + 2 at 5000); p50 = bucket
-# midpoint 1004 - 10 ns overhead, p99 = 5024 - 10; self 20040 - 12 * 10.
+# parse: ids 1 and 6 merged (10 calls at 1000 ticks + 2 at 5000, 108 child calls);
+# p50 = bucket midpoint 1004 - 10 ns * 108/12, p99 = 5024 - 90; self 20040 - 108 * 10.
+# helper (b.c): 200 child calls cost more than its self time: clamped at 0.
 expect report_json "$P" report --db "$B" --json <<'EOF'
 [
-  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141129530, "total_ns": 150000000, "p50_ns": 2998262, "p99_ns": 2998262, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678},
-  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94578920, "total_ns": 94580000, "p50_ns": 798710, "p99_ns": 1204214, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
-  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499990, "total_ns": 250000000, "p50_ns": 501750, "p99_ns": 501750, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300},
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 19920, "total_ns": 32000, "p50_ns": 994, "p99_ns": 5014, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
-  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 2000, "total_ns": 3000, "p50_ns": 20, "p99_ns": 20, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0},
-  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 500, "total_ns": 1000, "p50_ns": 10, "p99_ns": 10, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0}
+  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678},
+  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
+  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 914, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
+  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0},
+  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0}
 ]
 EOF
 expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
@@ -87,9 +88,9 @@ EOF
 expect report_top_sort "$P" report --db "$B" --top 3 --sort calls <<'EOF'
 Function            Calls       Self        p50        p99   Allocs      Bytes
 ------------------------------------------------------------------------------
-parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
-helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
-helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+parse_item            108    94.58ms   798.72us     1.20ms     1620    126.3KB
+helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B
+helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 (3 more functions hidden: --top N or --all shows them)
 
 5 frames
@@ -114,17 +115,17 @@ Thread 0 (tid 1001, main)
 Function            Calls       Self        p50        p99   Allocs      Bytes
 ------------------------------------------------------------------------------
 resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB
-main                    1   499.99us   501.75us   501.75us        3       300B
-parse                  10     9.94us   994.00ns   994.00ns        5      2.0KB
-helper (a.c:3)        100     2.00us    20.00ns    20.00ns        0         0B
-helper (b.c:7)         50   500.00ns    10.00ns    10.00ns        0         0B
+main                    1   499.41us   501.17us   501.17us        3       300B
+parse                  10     9.04us   904.00ns   904.00ns        5      2.0KB
+helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B
+helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 4 frames
 
 Thread 1 (tid 1005, worker "w")
 Function            Calls       Self        p50        p99   Allocs      Bytes
 ------------------------------------------------------------------------------
-parse_item            108    94.58ms   798.71us     1.20ms     1620    126.3KB
-parse                   2     9.98us     5.01us     5.01us        1       100B
+parse_item            108    94.58ms   798.72us     1.20ms     1620    126.3KB
+parse                   2     9.92us     4.98us     4.98us        1       100B
 1 frames
 
 5 frames
@@ -134,14 +135,14 @@ EOF
 expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
 [
   {"thread": 1, "tid": 1005, "name": "worker \"w\"", "functions": [
-    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94578920, "total_ns": 94580000, "p50_ns": 798710, "p99_ns": 1204214, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
-    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9980, "total_ns": 12000, "p50_ns": 5014, "p99_ns": 5014, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100}
+    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
+    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100}
   ]}
 ]
 EOF
 # No colour codes in a pipe, even with NO_COLOR unset.
 env -u NO_COLOR "$P" report --db "$B" | grep -q "$(printf '\033')" && fail "colour in a pipe"
-"$P" report --help | grep -q 'max(0, self - calls \* overhead)' || fail "report --help lacks the correction"
+"$P" report --help | grep -q 'max(0, self - child_calls \* overhead)' || fail "report --help lacks the correction"
 ;;
 
 frames)
@@ -269,20 +270,20 @@ diff)
 expect diff_default "$P" diff --db "$B" <<'EOF'
 Function                 Before      After      Delta   Allocs  A.Delta       Sig.
 ----------------------------------------------------------------------------------
-parse                  341.21ms    19.92us  -341.19ms        6     -834     faster
+parse                  341.21ms    18.96us  -341.19ms        6     -834     faster
 parse_item                    -    94.58ms   +94.58ms     1620    +1620    (added)
-main                          -   499.99us  +499.99us        3       +3    (added)
-helper (a.c)             3.00us     2.00us    -1.00us        0       +0     faster
+main                          -   499.41us  +499.41us        3       +3    (added)
 old_fn                 900.00ns          -  -900.00ns        -       -1  (removed)
-helper (b.c)                  -   500.00ns  +500.00ns        0       +0    (added)
-resolve                141.13ms   141.13ms  -470.00ns      329       +0          -
+helper (a.c)             3.00us     3.00us    +0.00ns        0       +0          -
+helper (b.c)                  -     0.00ns    +0.00ns        0       +0    (added)
+resolve                141.13ms   141.13ms    +0.00ns      329       +0          -
 
 before: run 1, after: run 2
 EOF
 "$P" diff --db "$B" --json 1 2 > "$W/dj" || fail "diff --json"
 grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "change": "removed"' "$W/dj" ||
     fail "diff json: old_fn removed"
-grep -q '"function": "main", "file": "main.c", "calls_a": 0, "calls_b": 1, "self_ns_a": 0, "self_ns_b": 499990, "delta_ns": 499990, "delta_pct": null,' "$W/dj" ||
+grep -q '"function": "main", "file": "main.c", "calls_a": 0, "calls_b": 1, "self_ns_a": 0, "self_ns_b": 499410, "delta_ns": 499410, "delta_pct": null,' "$W/dj" ||
     fail "diff json: main added"
 
 S=$W/sig.db

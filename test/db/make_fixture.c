@@ -124,11 +124,17 @@ static void hist(blob *b, int n, const uint64_t *values, const uint64_t *counts)
     encode(b);
 }
 
+static long long child_calls; /* for the next stat_row */
+
 static void stat_row(int run, int t, int f, long long calls, long long self, long long total,
                      long long allocs, long long bytes, long long frees, long long fbytes,
                      const blob *hs, const blob *ht)
 {
-    sqlite3_stmt *st = prep("INSERT INTO stats VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    sqlite3_stmt *st = prep("INSERT INTO stats(run, thread, fn, calls, self_ns, total_ns, allocs, "
+                            "alloc_bytes, frees, free_bytes, hist_self, hist_total, child_calls) "
+                            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    sqlite3_bind_int64(st, 13, child_calls);
+    child_calls = 0;
     long long v[] = {run, t, f, calls, self, total, allocs, bytes, frees, fbytes};
     for (int i = 0; i < 10; i++)
         sqlite3_bind_int64(st, i + 1, v[i]);
@@ -168,7 +174,8 @@ static void frame(int run, long long seq, int t, long long start, long long tota
     unsigned char buf[12 * 16];
     put_fns(buf, n, ids, ns);
     if (!frame_st)
-        frame_st = prep("INSERT INTO frames VALUES(?,?,?,?,?,?,?,?,?,?)");
+        frame_st = prep("INSERT INTO frames(run, seq, thread, start_ns, total_ns, allocs, "
+                        "alloc_bytes, frees, free_bytes, fns) VALUES(?,?,?,?,?,?,?,?,?,?)");
     long long v[] = {run, seq, t, start, total, allocs, bytes, allocs, bytes};
     for (int i = 0; i < 9; i++)
         sqlite3_bind_int64(frame_st, i + 1, v[i]);
@@ -179,7 +186,8 @@ static void frame(int run, long long seq, int t, long long start, long long tota
 /*
  * Run 1 (older; ns_per_tick 0.5, overhead 0): parse, resolve, helper (a.c), old_fn.
  * Run 2 (latest; forked from run 1; recovered; ns_per_tick 1, overhead 10 ns):
- *   parse twice (ids 1 and 6, same name/file/line: merged), resolve, main,
+ *   parse twice (ids 1 and 6, same name/file/line: merged; 108 child calls), resolve,
+ *   main (59 child calls),
  *   helper in a.c and in b.c (two rows), parse_item; threads 0 'main', 1 'worker';
  *   5 frames, frame 4 a spike; 2 unfinished calls.
  */
@@ -210,11 +218,16 @@ static void basic(void)
     fn(2, 6, "parse", "parse.c", 20);
     thread(2, 0, 1001, "main");
     thread(2, 1, 1005, "worker \"w\"");
+    /* child_calls: the overhead (10 ns) of those calls is taken off the caller's self time */
+    child_calls = 59;
     stat1(2, 0, 0, 1, 500000, 250000000, 3, 300, 500000, 250000000);
+    child_calls = 100;
     stat1(2, 0, 1, 10, 10040, 20000, 5, 2048, 1000, 2000);
+    child_calls = 8;
     stat1(2, 1, 6, 2, 10000, 12000, 1, 100, 5000, 6000);
     stat1(2, 0, 2, 47, 141130000, 150000000, 329, 24678, 3000000, 3100000);
     stat1(2, 0, 3, 100, 3000, 3000, 0, 0, 30, 30);
+    child_calls = 200; /* correction beyond its self time: clamped at 0 */
     stat1(2, 0, 4, 50, 1000, 1000, 0, 0, 20, 20);
     {
         blob hs, ht;
@@ -237,7 +250,8 @@ static void basic(void)
         uint64_t f5[] = {28000000, 300000, 890000};
         frame(2, 5, 1, 260000000, 48550000, 94, 22016, 3, ids5, f5);
     }
-    exec("INSERT INTO unfinished VALUES(2, 0, 0, 0, 1000, 5000), (2, 1, 0, 5, 2000, 700)");
+    exec("INSERT INTO unfinished(run, thread, depth, fn, start_ns, elapsed_ns) "
+         "VALUES(2, 0, 0, 0, 1000, 5000), (2, 1, 0, 5, 2000, 700)");
     exec("COMMIT");
 }
 
@@ -283,7 +297,7 @@ static void sig_run(int id, const char *key, const char *tag, double work_median
     lognormal_hist(&ht, calls, 5000, 0.3);
     self = (long long)(calls * 5000 * exp(0.045));
     stat_row(id, 0, 1, calls, self, self, 0, 0, 0, 0, &hs, &ht);
-    sqlite3_stmt *st = prep("INSERT INTO tags VALUES(?, ?)");
+    sqlite3_stmt *st = prep("INSERT INTO tags(name, run) VALUES(?, ?)");
     sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, id);
     done(st);

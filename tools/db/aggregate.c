@@ -8,10 +8,14 @@
  * identical keys are merged. diff keys by (name, file) so that edits moving a
  * function's line still match it.
  *
- * Self-time correction (AGG_CORRECTED): runs.overhead_ns is the measured cost
- * of instrumenting one call. Corrected self = max(0, self - calls * overhead);
- * corrected p50/p99 of self = max(0, value - overhead). Inclusive figures are
- * shown as measured.
+ * Self-time correction (AGG_CORRECTED): runs.overhead_ns is the measured time
+ * one instrumented call adds to its CALLER beyond its own measured time (see
+ * measure_overhead in rt/runtime.c), and stats.child_calls counts the
+ * instrumented calls a function made directly. So:
+ *   corrected self    = max(0, self - child_calls * overhead)
+ *   corrected p50/p99 = max(0, value - overhead * child_calls / calls)
+ * (each call is shifted by the average overhead of its children). Inclusive
+ * figures are shown as measured.
  */
 #include "piano_db.h"
 #include "hist.h"
@@ -37,7 +41,9 @@ typedef struct {
 
 static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
 {
-    double ovh = (flags & AGG_CORRECTED) ? r->overhead_ns : 0;
+    double ovh = (flags & AGG_CORRECTED) && row->calls > 0
+                     ? r->overhead_ns * (double)row->child_calls / (double)row->calls : 0;
+    row->shift_ns = ovh;
     row->p50_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.50), r->ns_per_tick);
     row->p99_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.99), r->ns_per_tick);
     row->p50_total_ns = ticks_to_ns(piano_hist_quantile(m->total, 0.50), r->ns_per_tick);
@@ -47,7 +53,7 @@ static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
             row->p50_ns = corrected_ns(row->p50_ns, ovh);
             row->p99_ns = corrected_ns(row->p99_ns, ovh);
         }
-        row->self_ns = corrected_ns(row->self_ns, (double)row->calls * ovh);
+        row->self_ns = corrected_ns(row->self_ns, (double)row->child_calls * r->overhead_ns);
     }
     if (flags & AGG_KEEP_HIST) {
         size_t n = 0;
@@ -73,12 +79,15 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
 {
     memset(out, 0, sizeof *out);
     int by_line = (flags & AGG_BY_LINE) != 0;
-    sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-        "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total "
-        "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
-        "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
-        "ORDER BY f.name, f.file, f.line");
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
+             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s "
+             "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
+             "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
+             "ORDER BY f.name, f.file, f.line",
+             p->has_child_calls ? "s.child_calls" : "0");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
     merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0};
@@ -106,6 +115,7 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
         cur->alloc_bytes += sqlite3_column_int64(st, 7);
         cur->frees += sqlite3_column_int64(st, 8);
         cur->free_bytes += sqlite3_column_int64(st, 9);
+        cur->child_calls += sqlite3_column_int64(st, 12);
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, 10 + h);
             size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);

@@ -97,6 +97,11 @@ void pdb_open(pdb *p, const char *dbopt)
         pdb_die("%s is not a readable piano database (%s)", p->path, m);
     }
     sqlite3_finalize(st_q);
+    sqlite3_stmt *cc = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') "
+                                      "WHERE name = 'child_calls'");
+    if (pdb_step(p, cc) == SQLITE_ROW)
+        p->has_child_calls = sqlite3_column_int(cc, 0) > 0;
+    sqlite3_finalize(cc);
     err[0] = 0;
     if (piano_import_recover(p->db, p->path, err, sizeof err) < 0) {
         /* Stored runs are still worth showing: warn on one line and go on. */

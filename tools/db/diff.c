@@ -82,9 +82,9 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         d->b = c >= 0 ? &sb.v[j++] : NULL;
         d->delta = (d->b ? d->b->self_ns : 0) - (d->a ? d->a->self_ns : 0);
         if (d->a && d->b) {
-            double oa = o->uncorrected ? 0 : ra.overhead_ns, ob = o->uncorrected ? 0 : rb.overhead_ns;
-            d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, oa, d->b->hist,
-                                      d->b->nhist, rb.ns_per_tick, ob);
+            /* Each side's calls are shifted by their own overhead correction. */
+            d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, d->a->shift_ns,
+                                      d->b->hist, d->b->nhist, rb.ns_per_tick, d->b->shift_ns);
             if (o->fail_set && d->sig.significant && d->sig.z > 0 && d->a->self_ns > 0 &&
                 (double)d->delta * 100.0 / (double)d->a->self_ns > o->fail_above)
                 d->flagged = 1;

@@ -72,6 +72,8 @@ static void load_keys(pdb *p, int64_t run, fnkeys *k)
             snprintf(k->labels[i], n, "%s (%s:%lld)", names[i], files[i], (long long)lines[i]);
         else
             snprintf(k->labels[i], n, "%s", names[i]);
+    }
+    for (int i = 0; i < k->nkeys; i++) {
         free(names[i]);
         free(files[i]);
     }

@@ -30,9 +30,11 @@ static const char *help_report =
     "Rows are keyed by (name, file, line); a name present at two places shows as\n"
     "'name (file:line)'. Names longer than 60 characters are cut in the table (not in JSON/CSV).\n"
     "\n"
-    "Self-time correction: runs store the measured instrumentation cost per call\n"
-    "(overhead_ns). Shown self time is max(0, self - calls * overhead) and self p50/p99\n"
-    "are max(0, value - overhead). Inclusive (total) figures are shown as measured.\n"
+    "Self-time correction: runs store the measured time one instrumented call adds to\n"
+    "its caller (overhead), and per function the instrumented calls it made directly\n"
+    "(child_calls). Shown self time is max(0, self - child_calls * overhead); self\n"
+    "p50/p99 are max(0, value - overhead * child_calls / calls). Inclusive (total)\n"
+    "figures are shown as measured. --uncorrected shows raw figures everywhere.\n"
     "\n"
     "Options:\n"
     "  --db FILE        the database\n"
@@ -177,6 +179,7 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(*c->help, stdout);
+            free(o.pos);
             return 0;
         }
         if (a[1] != '-')

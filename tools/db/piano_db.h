@@ -41,6 +41,7 @@ typedef struct {
     sqlite3 *db;
     char path[4096];
     int color; /* stdout is a TTY and NO_COLOR is unset */
+    int has_child_calls; /* stats.child_calls exists (databases made before it lack it) */
 } pdb;
 
 typedef struct {
@@ -84,7 +85,8 @@ typedef struct {
     char *name, *file;
     int64_t line;
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
-    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
+    double shift_ns; /* overhead taken off each call's self time (0 uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
     size_t nhist;

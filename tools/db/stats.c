@@ -9,7 +9,7 @@
  *     var(U) = n1*n2/12 * ((N+1) - sum(t^3 - t) / (N*(N-1))).
  * z = (U_b - n1*n2/2 -/+ 0.5) / sqrt(var(U)) (continuity correction), and
  * p = erfc(|z| / sqrt 2). Bucket values are converted to ns with each run's
- * ns_per_tick (and corrected by its overhead) so runs with different clock
+ * ns_per_tick (and shifted by the function's overhead correction) so runs with different clock
  * calibrations still compare.
  *
  * With millions of calls even a trivial shift gets a tiny p, so a change is
