@@ -388,8 +388,34 @@ static struct piano_thread *thread_start(void)
 
 static void chunk_finish(struct piano_thread *ts);
 static void dump_anon(struct piano_thread *ts);
+static void close_all(struct piano_thread *ts, uint64_t t);
 
-/* pthread key destructor: the thread is ending. Its file stays for the import. */
+/* Reads the thread's name again: it may have been set after its first call. */
+static void refresh_name(struct piano_thread *ts, int self)
+{
+    char name[sizeof ts->name] = "";
+    if (self) {
+        prctl(PR_GET_NAME, name, 0, 0, 0);
+    } else {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%u/comm", ts->tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, name, sizeof name - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n <= 0)
+            return;
+        name[n] = 0;
+        name[strcspn(name, "\n")] = 0;
+    }
+    name[sizeof name - 1] = 0;
+    if (name[0])
+        memcpy(ts->name, name, sizeof name);
+}
+
+/* pthread key destructor: the thread is ending. Calls it still has in flight
+ * (left by pthread_exit, cancellation, or a longjmp nothing reconciled) end
+ * with it. Its file stays for the import. */
 static void thread_ended(void *arg)
 {
     struct piano_thread *ts = arg;
@@ -398,6 +424,10 @@ static void thread_ended(void *arg)
     tls_ended = 1;
     if (!ts)
         return;
+    if (!g.finished) {
+        close_all(ts, piano_now());
+        refresh_name(ts, 1);
+    }
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread **p = &g.threads; *p; p = &(*p)->next)
         if (*p == ts) {
@@ -623,8 +653,9 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
 
 /* ---------------------------------------------------------------- the hooks */
 
-/* Closes the call in slot d at tick t. */
-static inline void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
+/* Closes the call in slot d at tick t. Inlined into __piano_exit: this is
+ * the per-call path. */
+static inline __attribute__((always_inline)) void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
 {
     struct piano_slot *s = &stack[d];
     uint64_t total = t - s->t0;
@@ -690,6 +721,16 @@ static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_
         close_slot(ts, stack, d, t);
     /* Otherwise this exit has no matching entry (the entry ran before the
      * thread's state existed, or on another context): ignore it. */
+}
+
+/* Closes every call in flight on ts at tick t (its thread is ending). */
+static void close_all(struct piano_thread *ts, uint64_t t)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    if (ts->depth > PIANO_STACK_CAP)
+        ts->depth = PIANO_STACK_CAP;
+    for (uint32_t d = ts->depth; d > 0; d--)
+        close_slot(ts, stack, d, t);
 }
 
 static __attribute__((noinline)) struct piano_thread *enter_slow(void)
@@ -998,6 +1039,7 @@ static void piano_finish(void)
     save_run_header();
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread *t = g.threads; t; t = t->next) {
+        refresh_name(t, t == self);
         if (t->anon) {
             if (t->chunk)
                 chunk_finish(t);

@@ -8,25 +8,46 @@
 #   // PIANO_FNS: pattern            (default: unset, i.e. every function)
 #   // CFLAGS: extra flags           (e.g. -pthread)
 #   // ENV: VAR=value ...            (environment of the run)
-#   // EXIT: N                       (expected exit status, default 0)
+#   // EXIT: N                       (expected exit status, default 0; a signal N is 128+N)
+#   // SO: lib/a.c ...               (shared libraries built with the same wrapper and
+#                                     linked: lib/a.c becomes ./liba.so, found at run time)
+#   // PLUGIN: lib/b.c ...           (the same, not linked: for dlopen("./libb.so"))
+# Paths in SO and PLUGIN are relative to the case's folder. The case runs in a
+# fresh folder that also holds the program (prog) and its outputs (out, err).
 set -u
-build=$1 src=$2 opt=$3
+build=$(cd "$1" && pwd) src=$2 opt=$3
 name=$(basename "${src%.*}")
-dir=$(dirname "$src")
+dir=$(cd "$(dirname "$src")" && pwd) src=$dir/$(basename "$src")
 work=$(mktemp -d "${TMPDIR:-/tmp}/piano-e2e-$name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 header() { sed -n "s|^// $1: ||p" "$src" | head -1; }
 fns=$(header PIANO_FNS) cflags=$(header CFLAGS) envs=$(header ENV) want_exit=$(header EXIT)
-case "$src" in *.cpp) cc=$build/bin/piano-c++ ;; *) cc=$build/bin/piano-cc ;; esac
+sos=$(header SO) plugins=$(header PLUGIN)
+compiler() { case "$1" in *.cpp | *.cc) echo "$build/bin/piano-c++" ;; *) echo "$build/bin/piano-cc" ;; esac; }
+cc=$(compiler "$src")
 export PIANO_DB=$work/piano.db
 fail() { echo "FAIL [$name $opt]: $*" >&2; exit 1; }
+ulimit -c 0   # cases that crash on purpose leave no core files
+
+# compile OUT SRC FLAGS...: with the case's PIANO_FNS (unset when it has none)
+compile() {
+  local out=$1 in=$2; shift 2
+  if [ -n "$fns" ]; then
+    PIANO_FNS=$fns "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
+  else
+    env -u PIANO_FNS "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
+  fi
+}
+links=()
+for so in $sos $plugins; do
+  base=$(basename "${so%.*}")
+  # shellcheck disable=SC2086
+  compile "$work/lib$base.so" "$dir/$so" -shared -fPIC $cflags || { cat "$work/cc.err"; fail "compile $so"; }
+done
+for so in $sos; do links+=("-L$work" "-l$(basename "${so%.*}")" "-Wl,-rpath,$work"); done
 
 # shellcheck disable=SC2086
-if [ -n "$fns" ]; then
-  PIANO_FNS=$fns $cc $opt -g $cflags "$src" -o "$work/prog" -lm 2>"$work/cc.err" || { cat "$work/cc.err"; fail "compile"; }
-else
-  env -u PIANO_FNS $cc $opt -g $cflags "$src" -o "$work/prog" -lm 2>"$work/cc.err" || { cat "$work/cc.err"; fail "compile"; }
-fi
+compile "$work/prog" "$src" $cflags "${links[@]}" || { cat "$work/cc.err"; fail "compile"; }
 cd "$work" || exit 1
 # shellcheck disable=SC2086
 env $envs ./prog >"$work/out" 2>"$work/err"
@@ -42,7 +63,24 @@ fig() { q "SELECT coalesce(sum(s.$2),0) FROM stats s JOIN functions f ON f.run=s
 expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 expect_range() { awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN{exit !(v>=lo && v<=hi)}' || fail "$1: $2 not in [$3, $4]"; }
 db() { "$build/bin/piano-db" "$@"; }
-export -f q run fig expect expect_range fail db 2>/dev/null
+# sane_times [RUN]: no time is negative or longer than the run; self within inclusive
+sane_times() {
+  local r=${1:-$(run)}
+  expect "run $r has a duration" "$(q "SELECT duration_ns > 0 FROM runs WHERE id=$r")" 1
+  expect "run $r: stats times within the run" "$(q "SELECT count(*) FROM stats s JOIN runs r ON r.id=s.run
+    WHERE s.run=$r AND (s.self_ns < 0 OR s.total_ns < 0 OR s.self_ns > s.total_ns OR s.total_ns > r.duration_ns)")" 0
+  expect "run $r: context times within the run" "$(q "SELECT count(*) FROM contexts c JOIN runs r ON r.id=c.run
+    WHERE c.run=$r AND (c.self_ns < 0 OR c.total_ns < 0 OR c.self_ns > c.total_ns OR c.total_ns > r.duration_ns * (c.calls > 0))")" 0
+  expect "run $r: frames within the run" "$(q "SELECT count(*) FROM frames f JOIN runs r ON r.id=f.run
+    WHERE f.run=$r AND (f.start_ns < 0 OR f.total_ns < 0 OR f.start_ns + f.total_ns > r.duration_ns)")" 0
+  expect "run $r: unfinished within the run" "$(q "SELECT count(*) FROM unfinished u JOIN runs r ON r.id=u.run
+    WHERE u.run=$r AND (u.start_ns < 0 OR u.elapsed_ns < 0 OR u.start_ns + u.elapsed_ns > r.duration_ns + 1)")" 0
+}
+# unfinished [RUN]: the names of the calls in flight at the end, by thread and depth
+unfinished() { q "SELECT f.name FROM unfinished u JOIN functions f ON f.run=u.run AND f.id=u.fn
+  WHERE u.run=${1:-$(run)} ORDER BY u.thread, u.depth" | tr '\n' ' ' | sed 's/ $//'; }
+export -f q run fig expect expect_range fail db sane_times unfinished 2>/dev/null
+[ -f "$dir/$name.check" ] || fail "no $name.check"
 # shellcheck source=/dev/null
 . "$dir/$name.check"
 echo "ok [$name $opt]"
