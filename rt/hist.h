@@ -18,13 +18,13 @@
 #define PIANO_HIST_BUCKETS (PIANO_HIST_PAGES * PIANO_HIST_SUB)
 #define PIANO_HIST_RECORD 10               /* bytes per {uint16 bucket, uint64 count} in a blob */
 
-/* Bucket of value v. Branch-free apart from the compare the compiler turns into a select. */
+/* Bucket of value v: with o = floor(log2(v | 64)), i.e. at least 6, the top
+ * seven bits of v are m = v >> (o - 6), and b = 64 * (o - 6) + m. Values
+ * below 128 land in bucket v; each octave above has 64 buckets. No branches. */
 static inline unsigned piano_hist_bucket(uint64_t v)
 {
-    unsigned o = 63u - (unsigned)__builtin_clzll(v | 1);   /* floor(log2 v) */
-    unsigned shift = o > 6 ? o - 6 : 0;
-    unsigned b = ((o > 5 ? o - 5 : 0) << 6) + (unsigned)((v >> shift) & 63);
-    return v < 64 ? (unsigned)v : b;
+    unsigned o = 63u - (unsigned)__builtin_clzll(v | 64);
+    return (o << 6) + (unsigned)(v >> (o - 6)) - 384u;
 }
 
 /* Midpoint of bucket b: the value reported for any sample in it. */
