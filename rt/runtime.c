@@ -804,14 +804,76 @@ PIANO_API void __piano_exit(struct piano_site *site)
 
 /* ---------------------------------------------------------------- fork */
 
+/* The forking thread's state file is shared with the child until the child
+ * has copied it: the parent's forking thread waits for that (a byte, or EOF
+ * if the child dies first) before it records anything more. */
+static int fork_pipe[2] = { -1, -1 };
+
 static void atfork_prepare(void)
 {
     pthread_mutex_lock(&g.threads_lock);
+    int saved = errno;
+    if (piano_tls && !g.off && !g.finished && pipe2(fork_pipe, O_CLOEXEC) != 0)
+        fork_pipe[0] = fork_pipe[1] = -1;
+    errno = saved;
 }
 
 static void atfork_parent(void)
 {
+    int saved = errno;
+    if (fork_pipe[0] >= 0) {
+        close(fork_pipe[1]);
+        char c;
+        while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        close(fork_pipe[0]);
+        fork_pipe[0] = fork_pipe[1] = -1;
+    }
+    errno = saved;
     pthread_mutex_unlock(&g.threads_lock);
+}
+
+/* Tells the parent that the child no longer reads the parent's files. */
+static void fork_release_parent(void)
+{
+    if (fork_pipe[0] < 0)
+        return;
+    close(fork_pipe[0]);
+    ssize_t w = write(fork_pipe[1], "", 1);
+    (void)w;
+    close(fork_pipe[1]);
+    fork_pipe[0] = fork_pipe[1] = -1;
+}
+
+/* Appends the whole records of the parent's fns file to ours: the parent's
+ * other threads may be appending a record right now. */
+static void copy_fns(const char *from)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return;
+    char buf[65536];
+    size_t have = 0;
+    ssize_t n;
+    while ((n = read(in, buf + have, sizeof buf - have)) > 0) {
+        have += (size_t)n;
+        size_t at = 0;
+        while (have - at >= sizeof(struct piano_spool_fn)) {
+            struct piano_spool_fn r;
+            memcpy(&r, buf + at, sizeof r);
+            size_t size = sizeof r + r.name_len + r.file_len;
+            if (have - at < size)
+                break;
+            at += size;
+        }
+        if (at) {
+            ssize_t w = write(g.fns_fd, buf, at);
+            (void)w;
+        }
+        memmove(buf, buf + at, have - at);
+        have -= at;
+    }
+    close(in);
 }
 
 /* Zeroes what a thread has recorded while keeping its calls in flight, which
@@ -891,9 +953,12 @@ static int clone_state(struct piano_thread *ts)
 static void atfork_child(void)
 {
     pthread_mutex_init(&g.threads_lock, NULL);
-    if (g.off || g.finished)
-        return;
     int saved = errno;
+    if (g.off || g.finished) {
+        fork_release_parent();
+        errno = saved;
+        return;
+    }
     struct piano_thread *self = piano_tls;
     /* The other threads do not exist here; their files belong to the parent. */
     for (struct piano_thread *t = g.threads, *next; t; t = next) {
@@ -919,25 +984,18 @@ static void atfork_child(void)
     close(g.fns_fd);
     g.lock_fd = g.fns_fd = -1;
     if (make_spool(parent_key) != 0) {
+        fork_release_parent();
         g.off = g_off_fast = 1;
         piano_tls = NULL;
         errno = saved;
         return;
     }
     /* The child knows every function the parent registered. */
-    int in = open(parent_fns, O_RDONLY | O_CLOEXEC);
-    if (in >= 0) {
-        char buf[65536];
-        ssize_t n;
-        while ((n = read(in, buf, sizeof buf)) > 0) {
-            ssize_t w = write(g.fns_fd, buf, (size_t)n);
-            (void)w;
-        }
-        close(in);
-    }
+    copy_fns(parent_fns);
     atomic_store(&g.next_thread, 1);
     if (self) {
         if (!self->anon && clone_state(self) != 0) {
+            fork_release_parent();
             say("piano: cannot copy thread state into %s: %s; the child is not recorded", g.dir,
                 strerror(errno));
             g.off = g_off_fast = 1;
@@ -945,10 +1003,12 @@ static void atfork_child(void)
             errno = saved;
             return;
         }
+        fork_release_parent();
         reset_counts(self, piano_now());
         self->next = NULL;
         g.threads = self;
     }
+    fork_release_parent();
     errno = saved;
 }
 

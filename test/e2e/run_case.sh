@@ -19,7 +19,7 @@ build=$(cd "$1" && pwd) src=$2 opt=$3
 name=$(basename "${src%.*}")
 dir=$(cd "$(dirname "$src")" && pwd) src=$dir/$(basename "$src")
 work=$(mktemp -d "${TMPDIR:-/tmp}/piano-e2e-$name.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+[ -n "${PIANO_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 header() { sed -n "s|^// $1: ||p" "$src" | head -1; }
 fns=$(header PIANO_FNS) cflags=$(header CFLAGS) envs=$(header ENV) want_exit=$(header EXIT)
 sos=$(header SO) plugins=$(header PLUGIN)
