@@ -53,7 +53,7 @@ static struct {
     int use_tsc;
     char db_path[4096];
     char dir[4200];             /* this run's spool folder */
-    int lock_fd, fns_fd;
+    int lock_fd;
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -61,7 +61,7 @@ static struct {
     pthread_mutex_t threads_lock;
     struct piano_thread *threads;
     pthread_key_t thread_key;
-} g = { .lock_fd = -1, .fns_fd = -1, .threads_lock = PTHREAD_MUTEX_INITIALIZER };
+} g = { .lock_fd = -1, .threads_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Hot-path copies of two process flags, kept apart from g's written fields. */
 static int g_off_fast;
@@ -155,6 +155,21 @@ static void read_command(char *out, uint32_t *len, size_t cap)
     *len = (uint32_t)n;
 }
 
+/* Appends to this run's fns file. Opened for each append rather than kept
+ * open: a program that closes descriptors it did not open, then reuses the
+ * number, must never get piano's records in its own files. */
+static void append_fns(const void *buf, size_t n)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/fns", g.dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, buf, n);
+    (void)w;
+    close(fd);
+}
+
 /* Records a function name in the fns file: one append, atomic for the reader. */
 static void write_fn_record(uint32_t id, uint32_t line, const char *name, const char *file)
 {
@@ -167,8 +182,7 @@ static void write_fn_record(uint32_t id, uint32_t line, const char *name, const 
     memcpy(buf, &r, sizeof r);
     memcpy(buf + sizeof r, name, r.name_len);
     memcpy(buf + sizeof r + r.name_len, file, r.file_len);
-    ssize_t w = write(g.fns_fd, buf, sizeof r + r.name_len + r.file_len);
-    (void)w;
+    append_fns(buf, sizeof r + r.name_len + r.file_len);
 }
 
 /* PIANO_FRAME matching: comma-separated names; `=name` exact, otherwise a
@@ -241,17 +255,26 @@ static int make_spool(const char *parent_key)
     }
     snprintf(lock, sizeof lock, "%s/lock", tmp);
     g.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (g.lock_fd >= 0) {
+        /* Keep the lock's descriptor out of the low numbers a program reuses. */
+        int high = fcntl(g.lock_fd, F_DUPFD_CLOEXEC, 512);
+        if (high >= 0) {
+            close(g.lock_fd);
+            g.lock_fd = high;
+        }
+    }
     if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX) != 0 || rename(tmp, g.dir) != 0) {
         say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
     }
     char fns[4300];
     snprintf(fns, sizeof fns, "%s/fns", g.dir);
-    g.fns_fd = open(fns, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (g.fns_fd < 0) {
+    int fns_fd = open(fns, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fns_fd < 0) {
         say("piano: cannot create %s: %s; this run is not recorded", fns, strerror(errno));
         return -1;
     }
+    close(fns_fd);
     save_run_header();
     return 0;
 }
@@ -658,8 +681,12 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
 static inline __attribute__((always_inline)) void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
 {
     struct piano_slot *s = &stack[d];
-    uint64_t total = t - s->t0;
+    uint64_t t0 = s->t0;
+    uint64_t total = t - t0;
     uint64_t self = total > s->child ? total - s->child : 0;
+    /* A closed slot keeps its end: the slot above the top then holds the
+     * thread's latest exit, which bounds a run that dies (import.c). */
+    s->t0 = t;
     stack[d - 1].child += total;
     struct piano_node *n = PIANO_NODES(ts) + s->node;
     n->calls++;
@@ -678,7 +705,7 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     fr->frame_self += self;
     ts->depth = d - 1;
     if (UNLIKELY(d == ts->frame_depth))
-        frame_close(ts, s->t0, t);
+        frame_close(ts, t0, t);
 }
 
 /* Stack positions a and b belong to the same stack: both on the thread's own
@@ -866,10 +893,8 @@ static void copy_fns(const char *from)
                 break;
             at += size;
         }
-        if (at) {
-            ssize_t w = write(g.fns_fd, buf, at);
-            (void)w;
-        }
+        if (at)
+            append_fns(buf, at);
         memmove(buf, buf + at, have - at);
         have -= at;
     }
@@ -981,8 +1006,7 @@ static void atfork_child(void)
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     snprintf(parent_fns, sizeof parent_fns, "%s/fns", g.dir);
     close(g.lock_fd);   /* the parent's lock stays held through the parent's descriptor */
-    close(g.fns_fd);
-    g.lock_fd = g.fns_fd = -1;
+    g.lock_fd = -1;
     if (make_spool(parent_key) != 0) {
         fork_release_parent();
         g.off = g_off_fast = 1;
@@ -1025,7 +1049,7 @@ static void dump_anon(struct piano_thread *ts)
     uint32_t nfn = atomic_load(&g.next_fn);
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
-    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth + 1 : PIANO_STACK_CAP;   /* + the last closed slot */
     struct { uint64_t off, len; } parts[] = {
         { 0, 4096 },
         { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
