@@ -292,7 +292,9 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
     }
     uint64_t last = ts->last_tick;
     uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
-    for (uint32_t i = 1; i <= depth; i++)
+    /* The calls in flight started before the end, and so did the last call to
+     * end: its slot, just above the top, keeps its end tick (runtime.c). */
+    for (uint32_t i = 1; i <= depth + (depth < PIANO_STACK_CAP); i++)
         if (stack[i].t0 > last)
             last = stack[i].t0;
     if (last > j->end_tick)

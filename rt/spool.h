@@ -37,7 +37,7 @@ struct piano_slot {          /* one in-flight call */
     uint32_t node;           /* its calling context */
     uint32_t fn;
     uintptr_t sp;            /* stack position at entry: reconciles longjmp */
-    uint64_t t0;             /* entry tick */
+    uint64_t t0;             /* entry tick; once the call has ended, its end tick */
     uint64_t child;          /* ticks spent in instrumented children */
 };
 
