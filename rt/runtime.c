@@ -735,11 +735,52 @@ static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts
     return d;
 }
 
+/* Closes slot k, below the top: its call ended while the calls above it go on
+ * elsewhere (another context's stack). They move down one slot. */
+static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, uint32_t k, uint64_t t)
+{
+    uint32_t d = ts->depth;
+    struct piano_slot s = stack[k];
+    memmove(&stack[k], &stack[k + 1], (size_t)(d - k) * sizeof *stack);
+    stack[d] = s;
+    if (ts->frame_depth == k)
+        ts->frame_depth = d;
+    else if (ts->frame_depth > k)
+        ts->frame_depth--;
+    /* close_slot charges the slot below the top as the caller: charge the real one. */
+    uint64_t total = t - s.t0;
+    uint64_t child = stack[d - 1].child;
+    close_slot(ts, stack, d, t);
+    stack[d - 1].child = child;
+    stack[k - 1].child += total;
+}
+
+/* An exit that is not the top slot's. Its call's slot is the innermost slot of
+ * fn at sp. Slots above it on the same stack (deeper, or at the same position:
+ * inlined) are calls it made that did not return (longjmp, exceptions through
+ * code without unwind tables): they end with it. Slots above it on another
+ * stack (a coroutine's, a signal stack) go on. */
 static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_t fn, uintptr_t sp,
                                                 uint64_t t)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
-    uint32_t d = ts->depth;
+    uint32_t d = ts->depth, k = d;
+    while (k > 0 && !(stack[k].fn == fn && stack[k].sp == sp) &&
+           (!same_stack(ts, stack[k].sp, sp) || stack[k].sp <= sp))
+        k--;
+    if (k > 0 && stack[k].fn == fn && stack[k].sp == sp) {
+        for (uint32_t j = d; j >= k; j--) {
+            if (j != k && !same_stack(ts, stack[j].sp, sp))
+                continue;
+            if (j == ts->depth)
+                close_slot(ts, stack, j, t);
+            else
+                close_below_top(ts, stack, j, t);
+        }
+        return;
+    }
+    /* No slot at exactly sp (alloca moved the stack pointer): close the deeper
+     * slots, then the top one if it is fn's. */
     while (d > 0 && stack[d].sp < sp && same_stack(ts, stack[d].sp, sp)) {
         close_slot(ts, stack, d, t);
         d--;
