@@ -44,6 +44,9 @@
 
 __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
 static __thread int tls_ended __attribute__((tls_model("initial-exec")));
+/* This thread is starting piano or its own state: calls made meanwhile (a
+ * program's own instrumented malloc, reached from libc) are not recorded. */
+static __thread int tls_starting __attribute__((tls_model("initial-exec")));
 
 /* Process-wide state. Written during init, fork and exit; read on slow paths. */
 static struct {
@@ -288,10 +291,14 @@ static void piano_start(void)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&g.state, &expected, 1)) {
+        if (tls_starting)
+            return;   /* reentered from inside piano_start on this thread */
         while (atomic_load(&g.state) != 2)
             ;
         return;
     }
+    int was_starting = tls_starting;
+    tls_starting = 1;
     int saved = errno;
     const char *disable = getenv("PIANO_DISABLE");
     /* setuid/setgid programs must not let the environment choose files. */
@@ -315,6 +322,7 @@ static void piano_start(void)
     }
     g_off_fast = g.off;
     errno = saved;
+    tls_starting = was_starting;
     atomic_store(&g.state, 2);
 }
 
@@ -370,10 +378,20 @@ static struct piano_thread *map_thread(uint32_t n, int *anon)
     return p == MAP_FAILED ? NULL : p;
 }
 
+static struct piano_thread *thread_start_locked(void);
+
 static struct piano_thread *thread_start(void)
 {
-    if (tls_ended)
+    if (tls_ended || tls_starting)
         return NULL;
+    tls_starting = 1;
+    struct piano_thread *ts = thread_start_locked();
+    tls_starting = 0;
+    return ts;
+}
+
+static struct piano_thread *thread_start_locked(void)
+{
     if (atomic_load(&g.state) != 2)
         piano_start();
     if (g.off || g.finished)
@@ -1161,6 +1179,10 @@ static void piano_finish(void)
     g.run.overhead_ticks = measure_overhead();
     g.run.status = 1;
     g.finished = 1;
+    /* From here this thread records nothing: the import must not count its
+     * own calls (a program's instrumented malloc, used by SQLite). */
+    piano_tls = NULL;
+    tls_ended = 1;
     save_run_header();
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread *t = g.threads; t; t = t->next) {
