@@ -12,7 +12,9 @@
 #   // SO: lib/a.c ...               (shared libraries built with the same wrapper and
 #                                     linked: lib/a.c becomes ./liba.so, found at run time)
 #   // PLUGIN: lib/b.c ...           (the same, not linked: for dlopen("./libb.so"))
-# Paths in SO and PLUGIN are relative to the case's folder. The case runs in a
+#   // SETUP: shell command          (run in the case's folder before the program)
+# PIANO_KEEP=1 keeps the work folder. Paths in SO and PLUGIN are relative to
+# the case's folder. The case runs in a
 # fresh folder that also holds the program (prog) and its outputs (out, err).
 set -u
 build=$(cd "$1" && pwd) src=$2 opt=$3
@@ -49,6 +51,8 @@ for so in $sos; do links+=("-L$work" "-l$(basename "${so%.*}")" "-Wl,-rpath,$wor
 # shellcheck disable=SC2086
 compile "$work/prog" "$src" $cflags "${links[@]}" || { cat "$work/cc.err"; fail "compile"; }
 cd "$work" || exit 1
+setup=$(header SETUP)
+if [ -n "$setup" ]; then bash -c "$setup" >"$work/setup.out" 2>&1 || { cat "$work/setup.out"; fail "setup"; }; fi
 # shellcheck disable=SC2086
 env $envs ./prog >"$work/out" 2>"$work/err"
 status=$?
