@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""bench.py - piano's overhead benchmark (issue 5). Run through bench/run.sh.
+
+Builds every workload in four (five) ways, runs the variants ALTERNATING
+(plain, piano, disable, floor, uftrace, plain, piano, ...) for several rounds,
+and reports medians. Then: storing a 1M-frame run, memory, compile time.
+Everything printed is measured on this machine at run time.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BIN = os.path.join(ROOT, 'build', 'bin')
+PIANO_CC = os.path.join(BIN, 'piano-cc')
+PIANO_DB = os.path.join(BIN, 'piano-db')
+CLANG = os.environ.get('BENCH_CLANG', 'clang')
+UFTRACE = shutil.which('uftrace')
+TIME = '/usr/bin/time' if os.access('/usr/bin/time', os.X_OK) else None
+MiB = 1024 * 1024
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith('PIANO_')}
+    env.update(extra)
+    return env
+
+
+def sh(cmd, env=None, **kw):
+    r = subprocess.run(cmd, env=env or clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, **kw)
+    if r.returncode != 0:
+        sys.exit('bench: command failed (%d): %s\n%s%s' % (r.returncode, ' '.join(cmd), r.stdout, r.stderr))
+    return r
+
+
+def run_prog(cmd, env):
+    """Runs a workload; returns its BENCH fields plus exit_ns (end of main -> reaped),
+    and wall_ns."""
+    t0 = time.monotonic_ns()
+    with tempfile.TemporaryFile() as ef:
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=ef)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        ef.seek(0)
+        err = ef.read()
+    t1 = time.monotonic_ns()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit('bench: %s exited %d\n%s' % (' '.join(cmd), p.returncode, err.decode(errors='replace')))
+    m = re.search(rb'BENCH (.*)', out)
+    if not m:
+        sys.exit('bench: no BENCH line from %s\n%s' % (' '.join(cmd), out.decode(errors='replace')))
+    f = {k: int(v) for k, v in (kv.split(b'=') for kv in m.group(1).split())}
+    f = {k.decode(): v for k, v in f.items()}
+    f['exit_ns'] = t1 - f['end_ns']
+    f['wall_ns'] = t1 - t0
+    f['stderr'] = err.decode(errors='replace')
+    return f
+
+
+# ---------------------------------------------------------------- build
+
+class Build:
+    def __init__(self, out, quick):
+        self.out = out
+        self.quick = quick
+        os.makedirs(out, exist_ok=True)
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+    def cc(self, args, env=None):
+        sh(args, env=env)
+
+    def workload(self, name, src, extra=()):
+        """Builds name.{plain,piano,floor[,pg]} from src."""
+        common = ['-O2', '-I', os.path.join(HERE, 'src'), src, *extra]
+        self.cc([CLANG, *common, '-o', self.path(name + '.plain')])
+        self.cc([PIANO_CC, *common, '-o', self.path(name + '.piano')], env=clean_env(PIANO_FNS='wk_'))
+        self.cc([CLANG, '-O2', '-c', os.path.join(HERE, 'floor_hooks.c'), '-o', self.path('floor_hooks.o')])
+        self.cc([CLANG, '-finstrument-functions', *common, self.path('floor_hooks.o'),
+                 '-o', self.path(name + '.floor')])
+        if UFTRACE:
+            self.cc([CLANG, '-pg', *common, '-o', self.path(name + '.pg')])
+
+    def all(self):
+        src = os.path.join(HERE, 'src')
+        gen = os.path.join(HERE, 'gen.py')
+        sh([sys.executable, gen, 'many', '1000', self.path('many.c')])
+        self.workload('recursion', os.path.join(src, 'recursion.c'))
+        self.workload('frames', os.path.join(src, 'frames.c'))
+        self.workload('many', self.path('many.c'))
+        self.workload('threads', os.path.join(src, 'threads.c'), ['-pthread'])
+        self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
+
+
+# ---------------------------------------------------------------- runs
+
+VARIANTS = ['plain', 'piano', 'disable', 'floor'] + (['uftrace'] if UFTRACE else [])
+
+
+class Runner:
+    def __init__(self, b, tmp):
+        self.b = b
+        self.tmp = tmp
+        self.n = 0
+
+    def cmd_env(self, name, variant, args, db=None):
+        """The command and environment of one run; db: keep the piano database there."""
+        self.n += 1
+        if variant == 'plain':
+            return [self.b.path(name + '.plain'), *args], clean_env()
+        if variant == 'floor':
+            return [self.b.path(name + '.floor'), *args], clean_env()
+        if variant == 'uftrace':
+            d = os.path.join(self.tmp, 'uftrace.%d' % self.n)
+            return [UFTRACE, 'record', '--no-libcall', '-d', d, self.b.path(name + '.pg'), *args], clean_env()
+        dbf = db or os.path.join(self.tmp, 'run%d.db' % self.n)
+        env = clean_env(PIANO_DB=dbf)
+        if variant == 'disable':
+            env['PIANO_DISABLE'] = '1'
+        return [self.b.path(name + '.piano'), *args], env
+
+    def run(self, name, variant, args, db=None):
+        cmd, env = self.cmd_env(name, variant, args, db)
+        f = run_prog(cmd, env)
+        if variant in ('piano', 'disable') and f['stderr'].strip():
+            log('  note: %s stderr: %s' % (variant, f['stderr'].strip()[:300]))
+        if db is None:
+            self.cleanup()
+        return f
+
+    def cleanup(self):
+        for e in os.listdir(self.tmp):
+            if e.startswith(('run', 'uftrace.')):
+                p = os.path.join(self.tmp, e)
+                shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def alternate(r, name, sizes, rounds, cost='work_ns', keep_db=None):
+    """Runs every variant once per round, in turn. sizes: variant -> argv.
+    Returns variant -> list of BENCH dicts."""
+    res = {v: [] for v in VARIANTS}
+    for i in range(rounds):
+        for v in VARIANTS:
+            db = keep_db if (keep_db and v == 'piano' and i == 0) else None
+            res[v].append(r.run(name, v, sizes[v], db))
+        log('  %s round %d/%d: %s' % (name, i + 1, rounds, '  '.join(
+            '%s %.1fns' % (v, res[v][-1][cost] / res[v][-1]['calls']) for v in VARIANTS)))
+    return res
+
+
+def per_call(res, cost='work_ns'):
+    """variant -> median ns per call, and overhead over plain."""
+    pc = {v: med([x[cost] / x['calls'] for x in res[v]]) for v in res}
+    over = {v: pc[v] - pc['plain'] for v in pc}
+    return pc, over
+
+
+def piano_calls(db):
+    r = sh([PIANO_DB, 'report', '--db', db, '--json', '--all'])
+    return {row['function']: row['calls'] for row in json.loads(r.stdout)}
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--quick', action='store_true', help='fewer rounds, smaller workloads (~1.5 min)')
+    ap.add_argument('--rounds', type=int, help='rounds of alternating runs (default 5, --quick 3)')
+    ap.add_argument('--out', default=os.path.join(ROOT, 'build', 'bench'), help='build folder (build/bench)')
+    ap.add_argument('--skip-compile', action='store_true', help='skip the compile-time measurement')
+    a = ap.parse_args()
+    q = a.quick
+    rounds = a.rounds or (3 if q else 5)
+    t_start = time.monotonic()
+
+    b = Build(a.out, q)
+    log('bench: building workloads into %s' % a.out)
+    b.all()
+    tmp = tempfile.mkdtemp(prefix='piano-bench.')
+    r = Runner(b, tmp)
+    R = {'machine': machine(b), 'rounds': rounds, 'quick': q, 'uftrace': bool(UFTRACE)}
+
+    # sizes: (a) fib(N)  (b) frames  (c) repetitions of 1,001 calls  (d) per-thread fib(N)
+    fibn = 32 if q else 35
+    nframes = 1000000
+    reps = 5000 if q else 20000
+    tfib = 29 if q else 31
+    small = {'uftrace'}  # uftrace writes every call to disk: run it on less work
+    def sizes(big, little):
+        return {v: [str(little if v in small else big)] for v in VARIANTS}
+
+    work = {}
+    log('bench: (a) recursion fib(%d)' % fibn)
+    work['recursion'] = alternate(r, 'recursion', sizes(fibn, 26), rounds)
+    log('bench: (b) frame loop, %d frames' % nframes)
+    keep = os.path.join(tmp, 'keep-1M.db')
+    work['frames'] = alternate(r, 'frames', sizes(nframes, 100000), rounds, keep_db=keep)
+    log('bench: (c) 1,000 functions x %d' % reps)
+    work['many'] = alternate(r, 'many', sizes(reps, 500), rounds)
+
+    # correctness of the call counts we divide by: piano's own count must match.
+    check = {}
+    dbf = os.path.join(tmp, 'check.db')
+    for name, args, fn, expect in [('recursion', ['25'], 'wk_fib', 2 * 121393 - 1),
+                                   ('many', ['10'], 'wk_f999', 10)]:
+        cmd, env = r.cmd_env(name, 'piano', args, dbf)
+        run_prog(cmd, env)
+        got = piano_calls(dbf).get(fn)
+        check[name] = (got, expect)
+        if got != expect:
+            log('bench: WARNING: piano recorded %s calls of %s, expected %s' % (got, fn, expect))
+    got = piano_calls(keep)
+    check['frames'] = (sum(got.values()), 4 * nframes)
+
+    log('bench: (d) threads, per-thread fib(%d)' % tfib)
+    threads = {}
+    for t in (1, 2, 8):
+        sz = {v: [str(t), str(22 if v in small else tfib)] for v in VARIANTS}
+        threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
+
+    R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
+    R['memory'] = memory(r, q)
+    if not a.skip_compile:
+        R['compile'] = compile_time(b, 2000 if q else 5000, 2 if q else 3)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    R['check'] = check
+    R['workloads'] = {}
+    for name, res in work.items():
+        pc, over = per_call(res)
+        R['workloads'][name] = {'calls': res['piano'][0]['calls'], 'per_call': pc, 'over': over,
+                                'raw': {v: [x['work_ns'] for x in res[v]] for v in res}}
+    R['threads'] = {}
+    for t, res in threads.items():
+        pc, over = per_call(res, 'cpu_ns')
+        R['threads'][t] = {'calls': res['piano'][0]['calls'], 'per_call': pc, 'over': over}
+    R['seconds'] = time.monotonic() - t_start
+    report(R)
+    with open(os.path.join(a.out, 'results.json'), 'w') as f:
+        json.dump(R, f, indent=1, default=str)
+    log('bench: done in %.0f s; raw figures in %s' % (R['seconds'], os.path.join(a.out, 'results.json')))
+
+
+def machine(b):
+    model = ''
+    with open('/proc/cpuinfo') as f:
+        for line in f:
+            if line.startswith('model name'):
+                model = line.split(':', 1)[1].strip()
+                break
+    ts = [run_prog([b.path('rdtsc'), '10000000'], clean_env()) for _ in range(3)]
+    rd = med([x['work_ns'] / x['calls'] for x in ts])
+    cc = sh([CLANG, '--version']).stdout.splitlines()[0]
+    return {'nproc': os.cpu_count(), 'cpu': model, 'rdtsc_ns': rd, 'kernel': platform.release(), 'clang': cc,
+            'uftrace': sh([UFTRACE, '--version']).stdout.split('\n')[0] if UFTRACE else None}
+
+
+def storing(r, frames_res, keep, nframes, tmp):
+    """Import speed (exit time of piano minus PIANO_DISABLE on the 1M-frame run),
+    report time, database bytes per frame."""
+    ex_p = med([x['exit_ns'] for x in frames_res['piano']])
+    ex_d = med([x['exit_ns'] for x in frames_res['disable']])
+    rep = []
+    for _ in range(3):
+        t0 = time.monotonic_ns()
+        sh([PIANO_DB, 'report', '--db', keep])
+        rep.append(time.monotonic_ns() - t0)
+    rep_frames = []
+    for _ in range(3):
+        t0 = time.monotonic_ns()
+        sh([PIANO_DB, 'report', '--db', keep, '--frames', '--top', '10'])
+        rep_frames.append(time.monotonic_ns() - t0)
+    size_big = os.stat(keep).st_size
+    small_db = os.path.join(tmp, 'keep-1k.db')
+    cmd, env = r.cmd_env('frames', 'piano', ['1000'], small_db)
+    run_prog(cmd, env)
+    size_small = os.stat(small_db).st_size
+    return {'frames': nframes, 'exit_piano_ns': ex_p, 'exit_disable_ns': ex_d,
+            'import_ns': ex_p - ex_d, 'frames_per_s': nframes / ((ex_p - ex_d) / 1e9),
+            'report_ns': med(rep), 'report_frames_ns': med(rep_frames),
+            'db_bytes': size_big, 'db_bytes_1k': size_small,
+            'bytes_per_frame': (size_big - size_small) / (nframes - 1000)}
+
+
+def memory(r, q):
+    """Peak RSS: short vs long runs, and 1 vs 8 threads."""
+    out = {}
+    def rss(name, variant, args):
+        # /usr/bin/time -f %M: the whole process's peak, including the import after main.
+        # (Its own small fork is what exec inherits, not the harness's peak RSS.)
+        xs = []
+        for _ in range(2):
+            cmd, env = r.cmd_env(name, variant, args)
+            if TIME:
+                cmd = [TIME, '-f', 'TIMEKB %M', *cmd]
+            x = run_prog(cmd, env)
+            m = re.search(r'TIMEKB (\d+)', x['stderr'])
+            x['process_kb'] = int(m.group(1)) if m else -1
+            xs.append(x)
+            r.cleanup()
+        return {'main_kb': med([x['maxrss_kb'] for x in xs]), 'process_kb': med([x['process_kb'] for x in xs])}
+    log('bench: memory')
+    for v in ('plain', 'piano'):
+        out['frames_10k_' + v] = rss('frames', v, ['10000'])
+        out['frames_1M_' + v] = rss('frames', v, ['1000000'])
+        out['fib25_' + v] = rss('recursion', v, ['25'])
+        out['fib%d_' % (32 if q else 35) + v] = rss('recursion', v, ['32' if q else '35'])
+        out['threads1_' + v] = rss('threads', v, ['1', '27'])
+        out['threads8_' + v] = rss('threads', v, ['8', '27'])
+    per_thread = ((out['threads8_piano']['main_kb'] - out['threads1_piano']['main_kb']) -
+                  (out['threads8_plain']['main_kb'] - out['threads1_plain']['main_kb'])) / 7
+    out['per_thread_kb'] = per_thread
+    return out
+
+
+def compile_time(b, nfn, rounds):
+    """Compile a generated TU of nfn functions with clang -O2 vs piano-cc -O2 (PIANO_FNS='*'),
+    alternating; returns medians of wall and CPU (user+sys of the compiler processes)."""
+    src = b.path('compile_%d.c' % nfn)
+    sh([sys.executable, os.path.join(HERE, 'gen.py'), 'compile', str(nfn), src])
+    log('bench: compile time, %d functions, %d rounds' % (nfn, rounds))
+    res = {'clang': [], 'piano': []}
+    for i in range(rounds):
+        for v in ('clang', 'piano'):
+            cmd = [CLANG if v == 'clang' else PIANO_CC, '-O2', '-c', src, '-o', b.path('compile.o')]
+            env = clean_env(PIANO_FNS='*') if v == 'piano' else clean_env()
+            before = os.times()
+            t0 = time.monotonic()
+            sh(cmd, env=env)
+            wall = time.monotonic() - t0
+            after = os.times()
+            cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+            res[v].append((wall, cpu))
+        log('  compile round %d/%d: clang %.2fs, piano %.2fs' % (i + 1, rounds, res['clang'][-1][0], res['piano'][-1][0]))
+    o = {'functions': nfn}
+    for v in res:
+        o[v + '_wall_s'] = med([w for w, _ in res[v]])
+        o[v + '_cpu_s'] = med([c for _, c in res[v]])
+    o['ratio_wall'] = o['piano_wall_s'] / o['clang_wall_s']
+    o['ratio_cpu'] = o['piano_cpu_s'] / o['clang_cpu_s']
+    return o
+
+
+# ---------------------------------------------------------------- output
+
+def verdict(ok):
+    return 'MET' if ok else 'MISSED'
+
+
+def report(R):
+    m = R['machine']
+    p = print
+    p('')
+    p('piano benchmark: %s, nproc %d, %s; rdtsc %.1f ns; %d alternating rounds, medians%s' % (
+        m['cpu'], m['nproc'], m['clang'], m['rdtsc_ns'], R['rounds'], ' (--quick)' if R['quick'] else ''))
+    p('')
+    p('Per-call overhead: ns per instrumented call over the uninstrumented build (clang -O2)')
+    hdr = '%-22s %12s %9s %9s %9s %9s %9s %11s' % ('workload', 'calls/run', 'plain', 'piano', 'disable',
+                                                 'floor', 'uftrace', 'piano/floor')
+    p(hdr)
+    p('-' * len(hdr))
+    names = {'recursion': '(a) recursion', 'frames': '(b) frame loop', 'many': '(c) 1,000 functions'}
+    def row(label, w):
+        o = w['over']
+        p('%-22s %12d %8.2fn %8.2fn %8.2fn %8.2fn %9s %11.2f' % (
+            label, w['calls'], w['per_call']['plain'], o['piano'], o['disable'], o['floor'],
+            ('%8.1fn' % o['uftrace']) if 'uftrace' in o else '-', o['piano'] / o['floor']))
+    for k, w in R['workloads'].items():
+        row(names[k], w)
+    for t, w in R['threads'].items():
+        row('(d) %d thread%s (CPU)' % (t, 's' if t > 1 else ''), w)
+    p('(plain: ns per call of the uninstrumented build itself; other columns: ns added per call.)')
+    p('')
+    th = R['threads']
+    s = R['storing']
+    me = R['memory']
+    wa, wc = R['workloads']['recursion']['over'], R['workloads']['many']['over']
+    d8 = th[8]['over']['piano'] / th[1]['over']['piano'] - 1
+    d2 = th[2]['over']['piano'] / th[1]['over']['piano'] - 1
+    dis = max(w['over']['disable'] for w in R['workloads'].values())
+    p('Targets')
+    p('  piano/floor on recursion <= 1.25:        %.2f  %s' % (wa['piano'] / wa['floor'], verdict(wa['piano'] / wa['floor'] <= 1.25)))
+    p('  piano/floor with 1,000 functions <= 1.5: %.2f  %s' % (wc['piano'] / wc['floor'], verdict(wc['piano'] / wc['floor'] <= 1.5)))
+    p('  8 threads within 10%% of 1 (per call, CPU): %+.1f%% (2 threads: %+.1f%%)  %s' % (100 * d8, 100 * d2, verdict(abs(d8) <= 0.10)))
+    p('  PIANO_DISABLE < 2 ns/call (worst workload): %.2f ns  %s' % (dis, verdict(dis < 2)))
+    p('  storing >= 1,000,000 frames/s: %.0f frames/s (import %.0f ms for %d frames)  %s' % (
+        s['frames_per_s'], s['import_ns'] / 1e6, s['frames'], verdict(s['frames_per_s'] >= 1e6)))
+    p('  1M-frame report < 1 s: %.0f ms (report --frames --top 10: %.0f ms)  %s' % (
+        s['report_ns'] / 1e6, s['report_frames_ns'] / 1e6, verdict(s['report_ns'] < 1e9)))
+    p('  <= 8 MiB per thread: %.2f MiB (peak RSS, 8 threads vs 1, net of plain)  %s' % (
+        me['per_thread_kb'] / 1024, verdict(me['per_thread_kb'] <= 8 * 1024)))
+    if 'compile' in R:
+        c = R['compile']
+        p('  compile time +5%% max: %+.1f%% wall, %+.1f%% CPU (%d functions, clang %.2f s, piano %.2f s)  %s' % (
+            100 * (c['ratio_wall'] - 1), 100 * (c['ratio_cpu'] - 1), c['functions'], c['clang_wall_s'],
+            c['piano_wall_s'], verdict(c['ratio_cpu'] <= 1.05)))
+    p('')
+    p('Storing: database %.1f MiB for %d frames, %.1f bytes per frame of 4 functions; exit %.0f ms (piano) vs %.0f ms (disabled)' % (
+        s['db_bytes'] / MiB, s['frames'], s['bytes_per_frame'], s['exit_piano_ns'] / 1e6, s['exit_disable_ns'] / 1e6))
+    p('Memory (peak RSS, KiB: at end of main / whole process incl. exit import):')
+    for k, v in me.items():
+        if isinstance(v, dict):
+            p('  %-22s %8d %8d' % (k, v['main_kb'], v['process_kb']))
+    p('Call counts checked against piano-db report: %s' % ', '.join(
+        '%s %s/%s' % (k, g, e) for k, (g, e) in R['check'].items()))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,14 @@
+/* Cost of one __rdtsc() on this machine (back-to-back, dependent on nothing). */
+#include "bench_common.h"
+#include <x86intrin.h>
+
+int main(int argc, char **argv)
+{
+    uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000, acc = 0;
+    uint64_t w0 = clock_ns(CLOCK_MONOTONIC);
+    for (uint64_t i = 0; i < n; i++)
+        acc += __rdtsc();
+    uint64_t w1 = clock_ns(CLOCK_MONOTONIC);
+    bench_report(w1 - w0, 0, n, 0, acc & 1);
+    return 0;
+}
