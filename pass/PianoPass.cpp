@@ -42,14 +42,20 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
+#if LLVM_VERSION_MAJOR >= 22
+#include "llvm/Plugins/PassPlugin.h"
+#else
 #include "llvm/Passes/PassPlugin.h"
+#endif
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/EscapeEnumerator.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +74,12 @@ Type *voidPtrTy(LLVMContext &Ctx) {
 #else
   return Type::getInt8PtrTy(Ctx);
 #endif
+}
+
+// StringRef::startswith became starts_with (16) and went away (19); this
+// spelling works with every LLVM.
+bool startsWith(StringRef S, StringRef Prefix) {
+  return S.size() >= Prefix.size() && S.substr(0, Prefix.size()) == Prefix;
 }
 
 bool isPresplitCoroutine(const Function &F) {
@@ -95,7 +107,7 @@ FnNames namesOf(const Function &F) {
   if (!IRName.empty() && IRName[0] == '\1') // asm label
     IRName = IRName.drop_front();
   FnNames N{IRName.str(), IRName.str()};
-  if (!IRName.startswith("_Z"))
+  if (!startsWith(IRName, "_Z"))
     return N;
   ItaniumPartialDemangler D;
   std::string Mangled = IRName.str();
@@ -139,12 +151,12 @@ bool inSystemHeader(const Function &F, const std::string &File,
                     const std::string &MatchName) {
   if (F.getSubprogram()) {
     StringRef P(File);
-    return P.startswith("/usr/include") || P.startswith("/usr/lib") ||
-           P.startswith("/usr/local/include") || P.contains("/c++/");
+    return startsWith(P, "/usr/include") || startsWith(P, "/usr/lib") ||
+           startsWith(P, "/usr/local/include") || P.contains("/c++/");
   }
   StringRef N(MatchName);
-  return N.startswith("std::") || N.startswith("__gnu_cxx::") ||
-         N.startswith("__cxxabiv1::") || N.startswith("__");
+  return startsWith(N, "std::") || startsWith(N, "__gnu_cxx::") ||
+         startsWith(N, "__cxxabiv1::") || startsWith(N, "__");
 }
 
 bool isCandidate(const Function &F) {
@@ -154,7 +166,7 @@ bool isCandidate(const Function &F) {
     return false;
   if (F.hasFnAttribute(InstrumentedAttr))
     return false;
-  if (F.getName().startswith("__piano") || F.getName().startswith("\1__piano"))
+  if (startsWith(F.getName(), "__piano") || startsWith(F.getName(), "\1__piano"))
     return false;
   if (isPresplitCoroutine(F))
     return false;
@@ -324,7 +336,7 @@ bool PianoPass::instrumentModule(Module &M) {
     // personality EscapeEnumerator would pick the C one; reuse the module's
     // (C++: __gxx_personality_v0) so C++ code needs nothing extra to link.
     if (!F.doesNotThrow() && !F.hasPersonalityFn()) {
-      if (!Personality && StringRef(F.getName()).startswith("_Z"))
+      if (!Personality && startsWith(StringRef(F.getName()), "_Z"))
         Personality = cast<Constant>(
             M.getOrInsertFunction("__gxx_personality_v0",
                                   FunctionType::get(I32, true))
