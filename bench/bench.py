@@ -305,26 +305,32 @@ def storing(r, frames_res, keep, nframes, tmp):
 def memory(r, q):
     """Peak RSS: short vs long runs, and 1 vs 8 threads."""
     out = {}
-    def rss(name, variant, args):
-        # /usr/bin/time -f %M: the whole process's peak, including the import after main.
-        # (Its own small fork is what exec inherits, not the harness's peak RSS.)
+    def rss(name, variant, args, quick_exit=False):
+        # main_kb: VmHWM at the end of main. process_kb: /usr/bin/time -f %M, the whole
+        # process's peak including piano's import after main (time's own small fork is what
+        # exec inherits as ru_maxrss, not the harness's peak).
         xs = []
         for _ in range(2):
             cmd, env = r.cmd_env(name, variant, args)
+            if quick_exit:
+                env['BENCH_QUICK_EXIT'] = '1'
             if TIME:
                 cmd = [TIME, '-f', 'TIMEKB %M', *cmd]
             x = run_prog(cmd, env)
             m = re.search(r'TIMEKB (\d+)', x['stderr'])
-            x['process_kb'] = int(m.group(1)) if m else -1
+            x['process_kb'] = int(m.group(1)) if m and not quick_exit else -1
             xs.append(x)
             r.cleanup()
         return {'main_kb': med([x['maxrss_kb'] for x in xs]), 'process_kb': med([x['process_kb'] for x in xs])}
     log('bench: memory')
+    long_frames = '1000000' if q else '4000000'
+    long_fib = '32' if q else '36'
     for v in ('plain', 'piano'):
         out['frames_10k_' + v] = rss('frames', v, ['10000'])
         out['frames_1M_' + v] = rss('frames', v, ['1000000'])
+        out['frames_%sM_' % long_frames[0] + v + '_noimport'] = rss('frames', v, [long_frames], True)
         out['fib25_' + v] = rss('recursion', v, ['25'])
-        out['fib%d_' % (32 if q else 35) + v] = rss('recursion', v, ['32' if q else '35'])
+        out['fib%s_' % long_fib + v + '_noimport'] = rss('recursion', v, [long_fib], True)
         out['threads1_' + v] = rss('threads', v, ['1', '27'])
         out['threads8_' + v] = rss('threads', v, ['8', '27'])
     per_thread = ((out['threads8_piano']['main_kb'] - out['threads1_piano']['main_kb']) -
@@ -420,7 +426,7 @@ def report(R):
     p('Memory (peak RSS, KiB: at end of main / whole process incl. exit import):')
     for k, v in me.items():
         if isinstance(v, dict):
-            p('  %-22s %8d %8d' % (k, v['main_kb'], v['process_kb']))
+            p('  %-28s %8d %8s' % (k, v['main_kb'], v['process_kb'] if v['process_kb'] >= 0 else '-'))
     p('Call counts checked against piano-db report: %s' % ', '.join(
         '%s %s/%s' % (k, g, e) for k, (g, e) in R['check'].items()))
 
