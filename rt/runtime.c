@@ -499,6 +499,11 @@ static uint32_t register_site(struct piano_site *site)
     uint32_t fresh = atomic_fetch_add(&g.next_fn, 1);
     if (fresh >= PIANO_FN_CAP)
         fresh = PIANO_FN_OVERFLOW;
+    const char *name = site->name ? site->name : "?";
+    /* Set before the id is published: a thread that sees the id (acquire, in
+     * __piano_enter) sees whether it opens frames. */
+    if (fresh != PIANO_FN_OVERFLOW)
+        g_frame_fn[fresh] = (unsigned char)frame_pattern_matches(name);
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&site->id, &expected, fresh, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
@@ -506,8 +511,6 @@ static uint32_t register_site(struct piano_site *site)
         return expected;   /* another thread registered it first */
     }
     if (fresh != PIANO_FN_OVERFLOW) {
-        const char *name = site->name ? site->name : "?";
-        g_frame_fn[fresh] = (unsigned char)frame_pattern_matches(name);
         if (!g.off)
             write_fn_record(fresh, site->line, name, site->file ? site->file : "");
     }
@@ -834,7 +837,9 @@ PIANO_API void __piano_enter(struct piano_site *site)
         if (!ts)
             return;
     }
-    uint32_t fn = site->id;
+    /* Another thread may be registering the site: an atomic load (a plain mov
+     * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(!fn))
         fn = register_site(site);
     uint32_t d = ts->depth;
@@ -880,7 +885,7 @@ PIANO_API void __piano_exit(struct piano_site *site)
     }
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
-    uint32_t fn = site->id;
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
     if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
         exit_slow(ts, fn, sp, t);
         return;
