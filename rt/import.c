@@ -200,6 +200,7 @@ struct job {
     struct frame_ref *frames;
     size_t n_frames, cap_frames;
     struct agg *agg;
+    uint64_t *node_total;
     unsigned char *blob;
     uint64_t frames_dropped, end_tick;
 };
@@ -270,6 +271,15 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
 
     memset(j->agg, 0, PIANO_FN_CAP * sizeof *j->agg);
     uint32_t n_nodes = ts->n_nodes < PIANO_NODE_CAP ? ts->n_nodes : PIANO_NODE_CAP;
+    /* A context's inclusive time is its self time plus its children's. Summed
+     * here rather than on the per-call path, and right even for the context
+     * shared by calls deeper than PIANO_CTX_DEPTH, which nests in itself. A
+     * child is always made after its parent, so one backward pass does it. */
+    for (uint32_t i = 0; i < n_nodes; i++)
+        j->node_total[i] = nodes[i].self;
+    for (uint32_t i = n_nodes; i-- > 1;)
+        if (nodes[i].parent < i)
+            j->node_total[nodes[i].parent] += j->node_total[i];
     uint32_t max_fn = 0;
     for (uint32_t pass = 0; pass < 2; pass++) {
         uint32_t lo = pass ? PIANO_NODE_CAP : 1, hi = pass ? PIANO_NODES_TOTAL : n_nodes;
@@ -297,7 +307,7 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
             sqlite3_bind_int64(st, 5, n->fn);
             sqlite3_bind_int64(st, 6, (sqlite3_int64)n->calls);
             sqlite3_bind_int64(st, 7, to_ns(n->self, npt));
-            sqlite3_bind_int64(st, 8, to_ns(n->total, npt));
+            sqlite3_bind_int64(st, 8, to_ns(pass ? n->self : j->node_total[i], npt));
             sqlite3_bind_int64(st, 9, (sqlite3_int64)n->allocs);
             sqlite3_bind_int64(st, 10, (sqlite3_int64)n->alloc_bytes);
             sqlite3_bind_int64(st, 11, (sqlite3_int64)n->frees);
@@ -460,6 +470,7 @@ static void job_free(struct job *j)
     free(j->maps);
     free(j->frames);
     free(j->agg);
+    free(j->node_total);
     free(j->blob);
 }
 
@@ -484,13 +495,14 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
 
     struct job j = { .db = db };
     j.agg = calloc(PIANO_FN_CAP, sizeof *j.agg);
+    j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
     /* A blob holds at most one histogram's records or one frame's functions. */
     j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
     uint32_t *threads = NULL;
     size_t n_threads = 0, cap_threads = 0;
     int rc = -1;
-    if (!j.agg || !j.blob) {
+    if (!j.agg || !j.blob || !j.node_total) {
         snprintf(err, errn, "out of memory");
         goto out;
     }

@@ -43,7 +43,7 @@ struct piano_slot {          /* one in-flight call */
 
 struct piano_node {          /* one calling context */
     uint32_t parent, fn;
-    uint64_t calls, self, total;
+    uint64_t calls, self, total;   /* total: not kept per call; the import sums the tree */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
 };
 

@@ -309,7 +309,7 @@ expect_rc fail_above_trips 3 "$P" diff --db "$S" base slower --fail-above 5 --js
   {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
 ]
 EOF
-[ "$(cat "$W/err")" = "piano-db: 1 function significantly slower by more than 5%: work (+10.0%)" ] ||
+[ "$(cat "$W/err")" = "piano-db: 1 function significantly slower by more than 5%: work (median +10.3%)" ] ||
     fail "fail-above message: $(cat "$W/err")"
 "$P" diff --db "$S" base slower --fail-above 20 > /dev/null; [ $? -eq 0 ] || fail "fail-above 20 tripped"
 "$P" diff --db "$S" base same --fail-above 0 > /dev/null; [ $? -eq 0 ] || fail "fail-above on noise tripped"

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void (*pdb_die_hook)(const char *msg);
+
 static _Noreturn void vdie(int code, const char *fmt, va_list ap)
 {
     char msg[1024];
@@ -18,6 +20,8 @@ static _Noreturn void vdie(int code, const char *fmt, va_list ap)
     for (char *c = msg; *c; c++)
         if (*c == '\n' || *c == '\r')
             *c = ' ';
+    if (pdb_die_hook)
+        pdb_die_hook(msg);   /* does not return (the fuzzers longjmp) */
     fflush(stdout);
     fprintf(stderr, "piano-db: %s\n", msg);
     exit(code);
@@ -77,8 +81,21 @@ void pdb_open(pdb *p, const char *dbopt)
         pdb_die("no database: set PIANO_DB or HOME, or pass --db FILE");
     }
     struct stat st;
-    if (stat(p->path, &st) != 0)
-        pdb_die("no database at %s", p->path);
+    if (stat(p->path, &st) != 0) {
+        /* No database yet, but a run that died before it could make one may
+         * wait in the spool: create the database to take it in. */
+        char spool[sizeof p->path + 8];
+        snprintf(spool, sizeof spool, "%s.spool", p->path);
+        struct stat sp;
+        if (stat(spool, &sp) != 0 || !S_ISDIR(sp.st_mode))
+            pdb_die("no database at %s", p->path);
+        sqlite3 *db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
+        if (!db)
+            pdb_die("%s", err);
+        sqlite3_close(db);
+        if (stat(p->path, &st) != 0)
+            pdb_die("no database at %s", p->path);
+    }
     if (S_ISDIR(st.st_mode))
         pdb_die("%s is a folder, not a piano database", p->path);
     /* Write mode so that runs of crashed processes can be imported; a file we

@@ -17,6 +17,12 @@ typedef struct {
     int ambiguous; /* the name is on more than one row: show its file */
 } drow;
 
+/* Change of the per-call median self time from A to B, in percent. */
+static double median_change_pct(const drow *d)
+{
+    return (d->sig.median_b_ns - d->sig.median_a_ns) * 100.0 / d->sig.median_a_ns;
+}
+
 static int cmp_drow(const void *x, const void *y)
 {
     const drow *p = x, *q = y;
@@ -85,8 +91,11 @@ int cmd_diff(pdb *p, const pdb_opts *o)
             /* Each side's calls are shifted by their own overhead correction. */
             d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, d->a->shift_ns,
                                       d->b->hist, d->b->nhist, rb.ns_per_tick, d->b->shift_ns);
-            if (o->fail_set && d->sig.significant && d->sig.z > 0 && d->a->self_ns > 0 &&
-                (double)d->delta * 100.0 / (double)d->a->self_ns > o->fail_above)
+            /* The gate compares per-call medians, as the test does: a total
+             * moves with the number of calls and with preemption, a median
+             * does not. */
+            if (o->fail_set && d->sig.significant && d->sig.z > 0 && d->sig.median_a_ns > 0 &&
+                median_change_pct(d) > o->fail_above)
                 d->flagged = 1;
         }
     }
@@ -202,9 +211,8 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         if (!rows[k].flagged)
             continue;
         flagged++;
-        int w = snprintf(names + used, sizeof names - used, "%s%s (%+.1f%%)", used ? ", " : "",
-                         rows[k].b->name,
-                         (double)rows[k].delta * 100.0 / (double)rows[k].a->self_ns);
+        int w = snprintf(names + used, sizeof names - used, "%s%s (median %+.1f%%)", used ? ", " : "",
+                         rows[k].b->name, median_change_pct(&rows[k]));
         if (w > 0 && (size_t)w < sizeof names - used)
             used += (size_t)w;
     }

@@ -99,8 +99,9 @@ static const char *help_diff =
     "  --top N, --all    rows shown (default: all)\n"
     "  --thread T        compare thread T of both runs only\n"
     "  --uncorrected     raw self times (see report --help)\n"
-    "  --fail-above PCT  exit 3 when a function is significantly slower and its self\n"
-    "                    time grew by more than PCT percent\n";
+    "  --fail-above PCT  exit 3 when a function is significantly slower and its median\n"
+    "                    per-call self time grew by more than PCT percent (medians, not\n"
+    "                    totals: a total moves with the number of calls and preemption)\n";
 
 static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
 static const char *help_gc =
