@@ -108,14 +108,14 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
             cur->file = xstrdup(file);
             cur->line = line;
         }
-        cur->calls += sqlite3_column_int64(st, 3);
-        cur->self_ns += sqlite3_column_int64(st, 4);
-        cur->total_ns += sqlite3_column_int64(st, 5);
-        cur->allocs += sqlite3_column_int64(st, 6);
-        cur->alloc_bytes += sqlite3_column_int64(st, 7);
-        cur->frees += sqlite3_column_int64(st, 8);
-        cur->free_bytes += sqlite3_column_int64(st, 9);
-        cur->child_calls += sqlite3_column_int64(st, 12);
+        cur->calls = sat_add(cur->calls, sqlite3_column_int64(st, 3));
+        cur->self_ns = sat_add(cur->self_ns, sqlite3_column_int64(st, 4));
+        cur->total_ns = sat_add(cur->total_ns, sqlite3_column_int64(st, 5));
+        cur->allocs = sat_add(cur->allocs, sqlite3_column_int64(st, 6));
+        cur->alloc_bytes = sat_add(cur->alloc_bytes, sqlite3_column_int64(st, 7));
+        cur->frees = sat_add(cur->frees, sqlite3_column_int64(st, 8));
+        cur->free_bytes = sat_add(cur->free_bytes, sqlite3_column_int64(st, 9));
+        cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, 12));
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, 10 + h);
             size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);

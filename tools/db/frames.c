@@ -61,7 +61,8 @@ static void load_keys(pdb *p, int64_t run, fnkeys *k)
         k->ids[k->nids++] = (idmap){sqlite3_column_int64(st, 0), last};
     }
     sqlite3_finalize(st);
-    qsort(k->ids, k->nids, sizeof *k->ids, cmp_idmap);
+    if (k->nids > 1)   /* no functions: ids is NULL, which qsort must not get */
+        qsort(k->ids, k->nids, sizeof *k->ids, cmp_idmap);
     k->labels = xcalloc((size_t)k->nkeys + 1, sizeof *k->labels);
     for (int i = 0; i < k->nkeys; i++) {
         int dup = (i > 0 && strcmp(names[i - 1], names[i]) == 0) ||
@@ -135,7 +136,7 @@ static size_t decode_fns(pdb *p, const fnkeys *k, const unsigned char *b, size_t
             }
             (*buf)[n++] = (fnself){key, 0};
         }
-        (*buf)[j].self_ns += (int64_t)ns;
+        (*buf)[j].self_ns = sat_add((*buf)[j].self_ns, ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
     }
     return n;
 }
@@ -200,8 +201,10 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
             many_threads = 1;
         size_t n = decode_fns(p, &k, sqlite3_column_blob(st, 3), (size_t)sqlite3_column_bytes(st, 3),
                               &buf, &bufcap, seq);
-        for (size_t i = 0; i < n; i++)
-            sums[buf[i].key < 0 ? k.nkeys : buf[i].key] += buf[i].self_ns;
+        for (size_t i = 0; i < n; i++) {
+            int64_t *sum = &sums[buf[i].key < 0 ? k.nkeys : buf[i].key];
+            *sum = sat_add(*sum, buf[i].self_ns);
+        }
     }
     sqlite3_finalize(st);
 

@@ -52,6 +52,9 @@ typedef struct {
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* When set, pdb_die and pdb_usage_die call it with the message instead of
+ * exiting; it must not return (test/fuzz longjmps out). NULL in piano-db. */
+extern void (*pdb_die_hook)(const char *msg);
 void pdb_usage_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
@@ -105,6 +108,13 @@ void fnset_free(fnset *s);
 /* Sorts by key (self|total|calls|p50|p99|allocs|bytes); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 int64_t corrected_ns(int64_t raw, double overhead);
+/* a + b, held at INT64_MAX/INT64_MIN: stored figures are summed as read, and a
+ * corrupt database must not make that undefined (found by test/fuzz). */
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
 
 /* ---- formatting (format.c) ---- */
 void fmt_ns(char *buf, size_t n, double ns);
