@@ -1,0 +1,74 @@
+/* fuzz_blobs.c - libFuzzer target: the two blob decoders piano-db runs on
+ * every stored row, fed directly.
+ *
+ * The first input byte chooses: even, a histogram blob (stats.hist_self /
+ * hist_total: piano_hist_add_blob, then quantiles and the significance test
+ * over the decoded buckets); odd, a frame's fns blob (frames.fns: decode_fns
+ * of tools/db/frames.c, included here to reach the static decoder). A blob
+ * piano-db rejects ends in pdb_die, whose hook longjmps back.
+ *
+ * Seeds: test/fuzz/corpus/blobs (blobs taken from real runs). */
+#include "../../tools/db/frames.c"
+#include "hist.h"
+#include <setjmp.h>
+
+static jmp_buf env;
+
+static void jump_out(const char *msg)
+{
+    (void)msg;
+    longjmp(env, 1);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    pdb_die_hook = jump_out;
+    return 0;
+}
+
+static void hist_case(const uint8_t *b, size_t len)
+{
+    static piano_hist h;
+    memset(&h, 0, sizeof h);
+    if (piano_hist_add_blob(&h, b, len) != 0)
+        return;
+    uint64_t p50 = piano_hist_quantile(&h, 0.5), p99 = piano_hist_quantile(&h, 0.99);
+    if (h.total && p50 > p99)
+        abort();
+    /* the diff's significance test on the decoded histogram against itself */
+    static hbin bins[PIANO_HIST_BUCKETS];
+    size_t n = 0;
+    for (unsigned i = 0; i < PIANO_HIST_BUCKETS; i++)
+        if (h.count[i])
+            bins[n++] = (hbin){ (uint16_t)i, h.count[i] };
+    sig_result r = sig_mann_whitney(bins, n, 1.0, 0, bins, n, 1.5, 3.0);
+    (void)r;
+}
+
+static void fns_case(const uint8_t *b, size_t len)
+{
+    /* a run whose functions are ids 2..9, two of them sharing a key */
+    static idmap ids[] = { {2, 0}, {3, 1}, {4, 2}, {5, 2}, {6, 3}, {7, 4}, {8, 5}, {9, 6} };
+    fnkeys k = { ids, sizeof ids / sizeof ids[0], NULL, 7 };
+    static pdb p = { .path = "fuzz" };
+    static fnself *buf;   /* static: survives a longjmp */
+    static size_t cap;
+    if (!setjmp(env)) {
+        size_t n = decode_fns(&p, &k, b, len, &buf, &cap, 1);
+        for (size_t i = 0; i < n; i++)
+            if (buf[i].key < -1 || buf[i].key >= k.nkeys)
+                abort();
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] & 1)
+        fns_case(data + 1, size - 1);
+    else
+        hist_case(data + 1, size - 1);
+    return 0;
+}
