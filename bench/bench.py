@@ -155,7 +155,7 @@ def med(xs):
     return statistics.median(xs)
 
 
-def alternate(r, name, sizes, rounds, cost='work_ns', keep_db=None):
+def alternate(r, name, sizes, rounds, cost='cpu_ns', keep_db=None):
     """Runs every variant once per round, in turn. sizes: variant -> argv.
     Returns variant -> list of BENCH dicts."""
     res = {v: [] for v in VARIANTS}
@@ -168,7 +168,7 @@ def alternate(r, name, sizes, rounds, cost='work_ns', keep_db=None):
     return res
 
 
-def per_call(res, cost='work_ns'):
+def per_call(res, cost='cpu_ns'):
     """variant -> median ns per call, and overhead over plain."""
     pc = {v: med([x[cost] / x['calls'] for x in res[v]]) for v in res}
     over = {v: pc[v] - pc['plain'] for v in pc}
@@ -248,7 +248,9 @@ def main():
     R['workloads'] = {}
     for name, res in work.items():
         pc, over = per_call(res)
+        _, over_wall = per_call(res, 'work_ns')
         R['workloads'][name] = {'calls': res['piano'][0]['calls'], 'per_call': pc, 'over': over,
+                                'over_wall': over_wall,
                                 'raw': {v: [x['work_ns'] for x in res[v]] for v in res}}
     R['threads'] = {}
     for t, res in threads.items():
@@ -269,7 +271,7 @@ def machine(b):
                 model = line.split(':', 1)[1].strip()
                 break
     ts = [run_prog([b.path('rdtsc'), '10000000'], clean_env()) for _ in range(3)]
-    rd = med([x['work_ns'] / x['calls'] for x in ts])
+    rd = med([x['cpu_ns'] / x['calls'] for x in ts])
     cc = sh([CLANG, '--version']).stdout.splitlines()[0]
     return {'nproc': os.cpu_count(), 'cpu': model, 'rdtsc_ns': rd, 'kernel': platform.release(), 'clang': cc,
             'uftrace': sh([UFTRACE, '--version']).stdout.split('\n')[0] if UFTRACE else None}
@@ -380,17 +382,19 @@ def report(R):
     p('piano benchmark: %s, nproc %d, %s; rdtsc %.1f ns; %d alternating rounds, medians%s' % (
         m['cpu'], m['nproc'], m['clang'], m['rdtsc_ns'], R['rounds'], ' (--quick)' if R['quick'] else ''))
     p('')
-    p('Per-call overhead: ns per instrumented call over the uninstrumented build (clang -O2)')
-    hdr = '%-22s %12s %9s %9s %9s %9s %9s %11s' % ('workload', 'calls/run', 'plain', 'piano', 'disable',
-                                                 'floor', 'uftrace', 'piano/floor')
+    p('Per-call overhead: ns of thread CPU time added per instrumented call over the uninstrumented')
+    p('build (clang -O2); "piano wall": the same from wall-clock time (includes waiting on page faults/IO)')
+    hdr = '%-22s %12s %9s %9s %9s %9s %9s %11s %11s' % ('workload', 'calls/run', 'plain', 'piano', 'disable',
+                                                 'floor', 'uftrace', 'piano/floor', 'piano wall')
     p(hdr)
     p('-' * len(hdr))
     names = {'recursion': '(a) recursion', 'frames': '(b) frame loop', 'many': '(c) 1,000 functions'}
     def row(label, w):
         o = w['over']
-        p('%-22s %12d %8.2fn %8.2fn %8.2fn %8.2fn %9s %11.2f' % (
+        p('%-22s %12d %8.2fn %8.2fn %8.2fn %8.2fn %9s %11.2f %10s' % (
             label, w['calls'], w['per_call']['plain'], o['piano'], o['disable'], o['floor'],
-            ('%8.1fn' % o['uftrace']) if 'uftrace' in o else '-', o['piano'] / o['floor']))
+            ('%8.1fn' % o['uftrace']) if 'uftrace' in o else '-', o['piano'] / o['floor'],
+            ('%9.2fn' % w['over_wall']['piano']) if 'over_wall' in w else '-'))
     for k, w in R['workloads'].items():
         row(names[k], w)
     for t, w in R['threads'].items():
