@@ -4,8 +4,9 @@
 # bash -o pipefail after substituting:
 #   %clangxx %clang %opt %llvm-dis %FileCheck %plugin (= -fpass-plugin=PATH)
 #   %pluginpath %stub (stub_rt.c) %pianocc %pianocxx %s (the file) %t (temp prefix)
+#   %llvmmajor (the LLVM major the plugin is built for)
 # Usage: CLANG=... CLANGXX=... OPT=... LLVM_DIS=... FILECHECK=... PLUGIN=...
-#        PIANO_CC=... PIANO_CXX=... run-test.sh TESTFILE TMPDIR
+#        PIANO_CC=... PIANO_CXX=... LLVM_MAJOR=... run-test.sh TESTFILE TMPDIR
 set -u
 file=$1
 tmpdir=$2
@@ -19,6 +20,7 @@ while IFS= read -r line; do
     *"RUN: "*) cmd=${line#*RUN: } ;;
     *) continue ;;
   esac
+  cmd=${cmd//\%llvmmajor/$LLVM_MAJOR}
   cmd=${cmd//\%clangxx/$CLANGXX}
   cmd=${cmd//\%clang/$CLANG}
   cmd=${cmd//\%opt/$OPT}

@@ -6,7 +6,7 @@
 // NM: U __piano_exit
 // NM: U __piano_register
 // RUN: %pianocc -### -c %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=COMPILE
-// COMPILE: "-fpass-plugin={{/.*}}/PianoPass.so"
+// COMPILE: "-fpass-plugin={{/.*}}/lib/piano/llvm-[[MAJOR:[0-9]+]]/PianoPass.so"
 // COMPILE-NOT: piano_rt
 // RUN: %pianocc -### -O2 -DX=1 %s -o %t.exe 2>&1 | %FileCheck %s --check-prefix=BOTH
 // BOTH: "-D" "X=1"
@@ -44,6 +44,19 @@
 // RUN: ! %t.d/bin/piano-cc -c %s -o %t.3.o 2> %t.err
 // RUN: %FileCheck %s --check-prefix=MISSING < %t.err
 // MISSING: piano-cc: cannot find PianoPass.so next to {{.*}}/bin/piano-cc
+// Plugins for several LLVMs side by side: lib/piano/llvm-N/ wins over lib/.
+// RUN: rm -rf %t.m && mkdir -p %t.m/bin %t.m/lib/piano/llvm-%llvmmajor && cp %pianocc %t.m/bin/piano-cc
+// RUN: cp %pluginpath %t.m/lib/piano/llvm-%llvmmajor/ && echo piano-built-for-llvm=9 > %t.m/lib/PianoPass.so
+// RUN: %t.m/bin/piano-cc -### -c %s -o %t.3.o 2>&1 | %FileCheck %s --check-prefix=SIDE -DMAJOR=%llvmmajor
+// SIDE: "-fpass-plugin={{.*}}/lib/piano/llvm-[[MAJOR]]/PianoPass.so"
+// A plugin built for another LLVM is refused before clang runs.
+// RUN: rm -r %t.m/lib/piano && cp %pianocc %t.m/bin/piano-cc-%llvmmajor
+// RUN: ! %t.m/bin/piano-cc-%llvmmajor -c %s -o %t.3.o 2> %t.err
+// RUN: %FileCheck %s --check-prefix=OTHER -DMAJOR=%llvmmajor < %t.err
+// OTHER: piano-cc-[[MAJOR]]: {{.*}}/lib/PianoPass.so is built for LLVM 9, but piano-cc-[[MAJOR]] runs clang [[MAJOR]] ({{.*}}clang): install piano built with LLVM [[MAJOR]] (it adds lib/piano/llvm-[[MAJOR]]/), or use piano-cc-9
+// RUN: echo no marker > %t.m/lib/PianoPass.so && ! %t.m/bin/piano-cc -c %s -o %t.3.o 2> %t.err
+// RUN: %FileCheck %s --check-prefix=UNKNOWN < %t.err
+// UNKNOWN: is built for an unknown LLVM, but piano-cc runs clang
 
 int wrapped(int x) { return x; }
 int main(void) { return wrapped(0); }

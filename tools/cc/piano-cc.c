@@ -1,11 +1,17 @@
 /*
  * piano-cc.c - piano-cc and piano-c++: drop-in CC / CXX wrappers.
  *
- * They exec (no shell) the clang that PianoPass.so was built for, with
- *   -fpass-plugin=<lib>/PianoPass.so                   when something is compiled
+ * They exec (no shell) the clang of the LLVM they were built with (LLVM N),
+ * with
+ *   -fpass-plugin=<lib>/piano/llvm-N/PianoPass.so       when something is compiled
+ *      (or <lib>/PianoPass.so when there is no piano/llvm-N/ folder)
  *   -L<lib> -lpiano_rt -Wl,-rpath,<lib>               when something is linked
  * where <lib> is ../lib next to the wrapper's own executable (found through
  * /proc/self/exe), so the build tree and an installed prefix both work.
+ * A plugin built for another LLVM (its embedded "piano-built-for-llvm=M"
+ * differs) is refused with one line, before clang runs.
+ * Installed also as piano-cc-N / piano-c++-N, so that several builds (one per
+ * LLVM) can share a prefix.
  * Every other argument is passed through untouched and in order; the exit
  * status is clang's.
  *
@@ -18,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +34,9 @@
 #endif
 #ifndef PIANO_WRAPPER_CLANG
 #define PIANO_WRAPPER_CLANG "clang"
+#endif
+#ifndef PIANO_WRAPPER_LLVM_MAJOR
+#define PIANO_WRAPPER_LLVM_MAJOR "14"
 #endif
 #ifndef PIANO_WRAPPER_LIBDIR_ALT
 #define PIANO_WRAPPER_LIBDIR_ALT "lib"
@@ -237,8 +248,42 @@ static void scan_args(struct scan *s, int argc, char **argv, int depth)
     }
 }
 
-/* Directory that holds PianoPass.so and libpiano_rt.so. */
-static int find_libdir(char *exe, size_t exelen, char *libdir, size_t liblen)
+/* The LLVM major a PianoPass.so is built for: the number after the marker
+ * "piano-built-for-llvm=" that pass/PianoPass.cpp embeds; 0 when the file has
+ * none (an older or foreign plugin), -1 when it cannot be read. */
+static int plugin_llvm_major(const char *path)
+{
+    static const char marker[] = "piano-built-for-llvm=";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+        close(fd);
+        return -1;
+    }
+    size_t len = (size_t)st.st_size;
+    char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return -1;
+    int major = 0;
+    const char *m = memmem(map, len, marker, sizeof marker - 1);
+    if (m) {
+        const char *d = m + sizeof marker - 1, *end = map + len;
+        while (d < end && *d >= '0' && *d <= '9' && major < 1000)
+            major = major * 10 + (*d++ - '0');
+    }
+    munmap(map, len);
+    return major;
+}
+
+/* Finds the plugin for this wrapper's LLVM and the directory of
+ * libpiano_rt.so: for <lib> in ../lib and ../<libdir> next to the wrapper,
+ * <lib>/piano/llvm-N/PianoPass.so (installed side by side for several LLVM
+ * majors), else <lib>/PianoPass.so (the build tree, or a single install). */
+static int find_plugin(char *exe, size_t exelen, char *libdir, size_t liblen,
+                       char *plugin, size_t pluglen)
 {
     ssize_t n = readlink("/proc/self/exe", exe, exelen - 1);
     if (n <= 0)
@@ -251,26 +296,39 @@ static int find_libdir(char *exe, size_t exelen, char *libdir, size_t liblen)
         return -1;
     *slash = '\0';
     const char *cands[] = {"lib", PIANO_WRAPPER_LIBDIR_ALT};
+    const char *subdirs[] = {"piano/llvm-" PIANO_WRAPPER_LLVM_MAJOR "/", ""};
     for (size_t k = 0; k < sizeof cands / sizeof cands[0]; k++) {
         char p[PATH_MAX + 64], real[PATH_MAX];
-        struct stat st;
-        snprintf(p, sizeof p, "%s/../%s/PianoPass.so", bindir, cands[k]);
-        if (stat(p, &st) != 0)
-            continue;
         snprintf(p, sizeof p, "%s/../%s", bindir, cands[k]);
         if (!realpath(p, real))
             continue;
-        snprintf(libdir, liblen, "%s", real);
-        return 0;
+        for (size_t j = 0; j < sizeof subdirs / sizeof subdirs[0]; j++) {
+            struct stat st;
+            snprintf(p, sizeof p, "%s/%sPianoPass.so", real, subdirs[j]);
+            if (stat(p, &st) != 0)
+                continue;
+            snprintf(libdir, liblen, "%s", real);
+            snprintf(plugin, pluglen, "%s", p);
+            return 0;
+        }
     }
     return -1;
+}
+
+static const char *wrapper_name(const char *argv0)
+{
+    const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
+    const char *n = slash ? slash + 1 : argv0;
+    return n && *n ? n : PIANO_WRAPPER_NAME;
 }
 
 int main(int argc, char **argv)
 {
     struct scan s = {0};
     char exe[PATH_MAX] = "", libdir[PATH_MAX] = "";
+    static char pluginpath[PATH_MAX + 64];
     const char *clang = PIANO_WRAPPER_CLANG;
+    const char *me = wrapper_name(argv[0]);
 
     scan_args(&s, argc - 1, argv + 1, 0);
     int compile = s.sources > 0 && !s.no_compile;
@@ -278,23 +336,39 @@ int main(int argc, char **argv)
 
     char **nargv = calloc((size_t)argc + 8, sizeof *nargv);
     if (!nargv) {
-        fprintf(stderr, PIANO_WRAPPER_NAME ": out of memory\n");
+        fprintf(stderr, "%s: out of memory\n", me);
         return 1;
     }
     int k = 0;
     nargv[k++] = (char *)clang;
 
     if (compile || link) {
-        if (find_libdir(exe, sizeof exe, libdir, sizeof libdir) != 0) {
-            fprintf(stderr,
-                    PIANO_WRAPPER_NAME ": cannot find PianoPass.so next to %s\n",
+        if (find_plugin(exe, sizeof exe, libdir, sizeof libdir, pluginpath,
+                        sizeof pluginpath) != 0) {
+            fprintf(stderr, "%s: cannot find PianoPass.so next to %s\n", me,
                     exe[0] ? exe : argv[0]);
             return 1;
         }
     }
-    static char plugin[PATH_MAX + 32], ldir[PATH_MAX + 8], rpath[PATH_MAX + 16];
     if (compile) {
-        snprintf(plugin, sizeof plugin, "-fpass-plugin=%s/PianoPass.so", libdir);
+        int major = plugin_llvm_major(pluginpath);
+        if (major != atoi(PIANO_WRAPPER_LLVM_MAJOR)) {
+            char built[48] = "an unknown LLVM", hint[64] = "";
+            if (major > 0) {
+                snprintf(built, sizeof built, "LLVM %d", major);
+                snprintf(hint, sizeof hint, ", or use " PIANO_WRAPPER_NAME "-%d", major);
+            }
+            fprintf(stderr,
+                    "%s: %s is built for %s, but %s runs clang " PIANO_WRAPPER_LLVM_MAJOR
+                    " (%s): install piano built with LLVM " PIANO_WRAPPER_LLVM_MAJOR
+                    " (it adds lib/piano/llvm-" PIANO_WRAPPER_LLVM_MAJOR "/)%s\n",
+                    me, pluginpath, built, me, clang, hint);
+            return 1;
+        }
+    }
+    static char plugin[PATH_MAX + 96], ldir[PATH_MAX + 8], rpath[PATH_MAX + 16];
+    if (compile) {
+        snprintf(plugin, sizeof plugin, "-fpass-plugin=%s", pluginpath);
         nargv[k++] = plugin;
     }
     for (int i = 1; i < argc; i++)
@@ -309,7 +383,8 @@ int main(int argc, char **argv)
     nargv[k] = NULL;
 
     execv(clang, nargv);
-    fprintf(stderr, PIANO_WRAPPER_NAME ": cannot run %s: %s\n", clang,
-            strerror(errno));
+    int err = errno;
+    fprintf(stderr, "%s: cannot run %s: %s%s\n", me, clang, strerror(err),
+            err == ENOENT ? " (Debian package clang-" PIANO_WRAPPER_LLVM_MAJOR ")" : "");
     return 127;
 }
