@@ -107,6 +107,57 @@ static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes t
 static const char *help_gc =
     "usage: piano-db gc --keep N [--db FILE]\n\nDeletes every run but the N newest and the tagged ones.\n";
 
+static const char *help_flamegraph =
+    "usage: piano-db flamegraph [RUN|TAG] [-o FILE] [--thread T]\n"
+    "       piano-db flamegraph --diff [A [B]] [-o FILE] [--thread T]\n"
+    "\n"
+    "Writes a self-contained interactive SVG flame graph (no external script or style)\n"
+    "of the run's calling contexts, threads merged (--thread T: one thread). Each\n"
+    "box is a context path; its width is the inclusive time, the root at the bottom.\n"
+    "Hovering shows function, inclusive time, share of the total, calls and self time;\n"
+    "a click zooms into a frame; 'Reset zoom' (or a click on 'all') restores.\n"
+    "Figures are as stored (no overhead correction). Boxes under 0.1 px are left out.\n"
+    "\n"
+    "--diff A B: a differential flame graph. Widths come from B (the newer run; default:\n"
+    "the latest, A the one before it, as in `diff`); colour is the change of self time\n"
+    "of the same context path from A to B (functions matched by name and file): red\n"
+    "slower, blue faster, grey unchanged. Paths only in A are not drawn.\n"
+    "\n"
+    "  -o, --output FILE   where to write (default: standard output)\n";
+
+static const char *help_plot =
+    "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
+    "\n"
+    "Writes an SVG chart of the run's frame times in order: one bar per frame, or with\n"
+    "more than 2000 frames one bar per bucket of consecutive frames showing the\n"
+    "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
+    "the median is a dashed line. Axes in frame numbers and human time units.\n"
+    "\n"
+    "  -o, --output FILE   where to write (default: standard output)\n";
+
+static const char *help_export =
+    "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T]\n"
+    "\n"
+    "Formats (figures as stored: no overhead correction; threads merged):\n"
+    "  folded     one line per calling context path with self time:\n"
+    "             'main;parse;parse_item 1234' (ns), for flamegraph.pl, inferno, speedscope.\n"
+    "             Paths with no self time are left out; ';' in a name becomes ':'.\n"
+    "  pprof      gzipped profile.proto (github.com/google/pprof), one sample per context\n"
+    "             path, values calls/count, self/nanoseconds, alloc_space/bytes,\n"
+    "             alloc_objects/count; one location and function per function.\n"
+    "             For `pprof -http=: FILE`. Binary: needs -o FILE on a terminal.\n"
+    "  chrome     Trace Event JSON {\"traceEvents\": [...]}: one complete ('X') event per\n"
+    "             frame (ts/dur in us, pid = the run's pid, tid = the thread's tid, name =\n"
+    "             the frame's leading function by self time, args: allocs, bytes, self\n"
+    "             time per function), thread_name and process_name metadata. For\n"
+    "             ui.perfetto.dev and chrome://tracing. --thread T: one thread's frames.\n"
+    "  callgrind  callgrind profile (events: ns calls allocs; self cost per function and\n"
+    "             inclusive cost per call edge from the calling contexts), for KCachegrind\n"
+    "             and callgrind_annotate.\n"
+    "\n"
+    "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
+    "  -o, --output FILE   where to write (default: standard output)\n";
+
 typedef struct {
     const char *name;
     int (*fn)(pdb *, const pdb_opts *);
@@ -123,6 +174,9 @@ static const command commands[] = {
     {"diff", cmd_diff, " db json csv top all thread uncorrected fail-above ", &help_diff},
     {"rm", cmd_rm, " db ", &help_rm},
     {"gc", cmd_gc, " db keep ", &help_gc},
+    {"flamegraph", cmd_flamegraph, " db output thread diff ", &help_flamegraph},
+    {"plot", cmd_plot, " db output thread ", &help_plot},
+    {"export", cmd_export, " db output thread format ", &help_export},
 };
 
 static long parse_count(const char *cmd, const char *opt, const char *v)
@@ -183,6 +237,14 @@ int main(int argc, char **argv)
             free(o.pos);
             return 0;
         }
+        if (!strcmp(a, "-o") && allowed(c, "output")) {
+            if (i + 1 >= argc)
+                pdb_usage_die("%s: -o wants a file", c->name);
+            o.output = argv[++i];
+            if (!*o.output)
+                pdb_usage_die("%s: -o wants a file", c->name);
+            continue;
+        }
         if (a[1] != '-')
             pdb_usage_die("%s: unknown option '%s' (piano-db %s --help)", c->name, a, c->name);
         char name[64];
@@ -195,7 +257,8 @@ int main(int argc, char **argv)
         if (!allowed(c, name))
             pdb_usage_die("%s: unknown option '--%s' (piano-db %s --help)", c->name, name, c->name);
         int takes = !strcmp(name, "db") || !strcmp(name, "sort") || !strcmp(name, "top") ||
-                    !strcmp(name, "thread") || !strcmp(name, "fail-above") || !strcmp(name, "keep");
+                    !strcmp(name, "thread") || !strcmp(name, "fail-above") || !strcmp(name, "keep") ||
+                    !strcmp(name, "output") || !strcmp(name, "format");
         if (takes) {
             if (eq)
                 val = eq + 1;
@@ -224,6 +287,20 @@ int main(int argc, char **argv)
             o.spikes = 1;
         else if (!strcmp(name, "uncorrected"))
             o.uncorrected = 1;
+        else if (!strcmp(name, "diff"))
+            o.diff = 1;
+        else if (!strcmp(name, "output")) {
+            if (!*val)
+                pdb_usage_die("%s: --output wants a file", c->name);
+            o.output = val;
+        } else if (!strcmp(name, "format")) {
+            static const char *fmts = " folded pprof chrome callgrind ";
+            char key[64];
+            snprintf(key, sizeof key, " %s ", val);
+            if (!*val || strchr(val, ' ') || !strstr(fmts, key))
+                pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
+            o.format = val;
+        }
         else if (!strcmp(name, "sort")) {
             static const char *keys = " self total calls p50 p99 allocs bytes ";
             char key[64];

@@ -6,7 +6,10 @@
  * Layout: main.c (dispatch, options, help), common.c (opening, runs, errors),
  * aggregate.c (per-function figures of a run), report.c, frames.c, runs.c,
  * tag.c, diff.c, admin.c (rm, gc), format.c (units, tables, JSON/CSV),
- * stats.c (Mann-Whitney test on histograms).
+ * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts merged
+ * across threads), flame.c (flamegraph), plot.c (plot frames), export.c
+ * (folded, chrome, callgrind), pprof.c (export --format pprof), svg.c (SVG and
+ * XML helpers).
  */
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
@@ -32,6 +35,9 @@ typedef struct {
     int fail_set;
     long keep;
     int keep_set;
+    const char *output; /* -o/--output FILE (NULL or "-": stdout) */
+    const char *format; /* export --format */
+    int diff;           /* flamegraph --diff */
     const char **pos;
     int npos;
 } pdb_opts;
@@ -173,5 +179,57 @@ int cmd_untag(pdb *p, const pdb_opts *o);
 int cmd_diff(pdb *p, const pdb_opts *o);
 int cmd_rm(pdb *p, const pdb_opts *o);
 int cmd_gc(pdb *p, const pdb_opts *o);
+int cmd_flamegraph(pdb *p, const pdb_opts *o);
+int cmd_plot(pdb *p, const pdb_opts *o);
+int cmd_export(pdb *p, const pdb_opts *o);
+void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
+
+/* ---- calling contexts merged across threads (ctxtree.c) ---- */
+/* Function keys: ids of a run grouped by (name, file, line), labelled like
+ * report rows; ids the functions table lacks share the key "(unknown)". */
+typedef struct {
+    int64_t *ids;
+    int *key_of; /* parallel to ids, sorted by id */
+    size_t nids;
+    char **names, **files, **labels;
+    int64_t *lines;
+    int nkeys;
+} fkeys;
+void fkeys_load(pdb *p, int64_t run, fkeys *k);
+int fkeys_find(const fkeys *k, int64_t id); /* key, or the "(unknown)" key */
+void fkeys_free(fkeys *k);
+
+/* A node of the merged tree: node 0 is the synthetic root (key -1); each other
+ * node is a path of function keys from a frame's root. Figures are the stored
+ * contexts' (uncorrected), summed over the threads holding the path; total_ns
+ * is inclusive. Children come after their parent. */
+typedef struct {
+    int key, parent, depth;
+    int first_child, last_child, next_sibling; /* -1: none */
+    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+} cnode;
+typedef struct {
+    fkeys keys;
+    cnode *v;
+    size_t n, cap;
+    int64_t *hash; /* (parent, key) -> node, open addressing; internal */
+    size_t hcap;
+} ctree;
+/* thread -1: every thread. */
+void ctree_load(pdb *p, int64_t run, long thread, ctree *t);
+/* The child of node parent with key, or -1. */
+int ctree_child(const ctree *t, int parent, int key);
+void ctree_free(ctree *t);
+/* Labels of the path root..node joined by sep into a new string. */
+char *ctree_path(const ctree *t, int node, const char *sep);
+
+/* ---- output files and SVG (svg.c) ---- */
+/* Opens o->output for writing ("-" or NULL: stdout); dies with one line. */
+FILE *out_open(const pdb_opts *o, int binary);
+void out_close(FILE *f, const pdb_opts *o);
+/* XML text/attribute: & < > " ' escaped, invalid UTF-8 and control characters replaced. */
+void xml_str(FILE *f, const char *s);
+/* The run the positional argument i names (the latest when absent). */
+int64_t pos_run(pdb *p, const pdb_opts *o, int i);
 
 #endif

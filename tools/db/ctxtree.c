@@ -1,0 +1,280 @@
+/*
+ * ctxtree.c - a run's calling contexts merged across threads into one tree
+ * keyed by function paths, for flamegraph and export.
+ *
+ * The contexts table holds one tree per thread (parent ids; a child is always
+ * stored after its parent, with a larger id). Contexts past the runtime's cap
+ * are stored without a parent: they become children of the root here. Two
+ * function ids with the same (name, file, line) are one key, as in report.
+ * Figures are the stored ones (no overhead correction), so the folded and
+ * pprof exports add up to exactly what the table holds.
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_id(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+void fkeys_load(pdb *p, int64_t run, fkeys *k)
+{
+    memset(k, 0, sizeof *k);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, name, file, line FROM functions WHERE run = ? "
+                                      "ORDER BY name, file, line, id");
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0, kcap = 0;
+    int64_t *pairs = NULL; /* id, key */
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        const char *name = pdb_col_text(st, 1), *file = pdb_col_text(st, 2);
+        int64_t line = sqlite3_column_int64(st, 3);
+        int last = k->nkeys - 1;
+        if (last < 0 || strcmp(k->names[last], name) || strcmp(k->files[last], file) ||
+            k->lines[last] != line) {
+            if ((size_t)k->nkeys == kcap) {
+                kcap = kcap ? kcap * 2 : 64;
+                k->names = xrealloc(k->names, kcap * sizeof *k->names);
+                k->files = xrealloc(k->files, kcap * sizeof *k->files);
+                k->lines = xrealloc(k->lines, kcap * sizeof *k->lines);
+            }
+            last = k->nkeys++;
+            k->names[last] = xstrdup(name);
+            k->files[last] = xstrdup(file);
+            k->lines[last] = line;
+        }
+        if (k->nids == cap) {
+            cap = cap ? cap * 2 : 64;
+            pairs = xrealloc(pairs, cap * 2 * sizeof *pairs);
+        }
+        pairs[2 * k->nids] = sqlite3_column_int64(st, 0);
+        pairs[2 * k->nids + 1] = last;
+        k->nids++;
+    }
+    sqlite3_finalize(st);
+    qsort(pairs, k->nids, 2 * sizeof *pairs, cmp_id);
+    k->ids = xmalloc((k->nids + 1) * sizeof *k->ids);
+    k->key_of = xmalloc((k->nids + 1) * sizeof *k->key_of);
+    for (size_t i = 0; i < k->nids; i++) {
+        k->ids[i] = pairs[2 * i];
+        k->key_of[i] = (int)pairs[2 * i + 1];
+    }
+    free(pairs);
+    /* The last key is "(unknown)", for ids the functions table does not hold. */
+    k->names = xrealloc(k->names, ((size_t)k->nkeys + 1) * sizeof *k->names);
+    k->files = xrealloc(k->files, ((size_t)k->nkeys + 1) * sizeof *k->files);
+    k->lines = xrealloc(k->lines, ((size_t)k->nkeys + 1) * sizeof *k->lines);
+    k->names[k->nkeys] = xstrdup("(unknown)");
+    k->files[k->nkeys] = xstrdup("");
+    k->lines[k->nkeys] = 0;
+    k->nkeys++;
+    k->labels = xcalloc((size_t)k->nkeys, sizeof *k->labels);
+    for (int i = 0; i < k->nkeys; i++) {
+        int dup = (i > 0 && strcmp(k->names[i - 1], k->names[i]) == 0) ||
+                  (i + 1 < k->nkeys && strcmp(k->names[i + 1], k->names[i]) == 0);
+        size_t n = strlen(k->names[i]) + strlen(k->files[i]) + 32;
+        k->labels[i] = xmalloc(n);
+        if (dup)
+            snprintf(k->labels[i], n, "%s (%s:%lld)", k->names[i], k->files[i], (long long)k->lines[i]);
+        else
+            snprintf(k->labels[i], n, "%s", k->names[i]);
+    }
+}
+
+int fkeys_find(const fkeys *k, int64_t id)
+{
+    size_t lo = 0, hi = k->nids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->ids[mid] < id)
+            lo = mid + 1;
+        else if (k->ids[mid] > id)
+            hi = mid;
+        else
+            return k->key_of[mid];
+    }
+    return k->nkeys - 1;
+}
+
+void fkeys_free(fkeys *k)
+{
+    for (int i = 0; i < k->nkeys; i++) {
+        free(k->names[i]);
+        free(k->files[i]);
+        free(k->labels[i]);
+    }
+    free(k->names);
+    free(k->files);
+    free(k->labels);
+    free(k->lines);
+    free(k->ids);
+    free(k->key_of);
+    memset(k, 0, sizeof *k);
+}
+
+static size_t hslot(const ctree *t, int parent, int key)
+{
+    uint64_t h = ((uint64_t)(uint32_t)parent * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(uint32_t)key * 0xC2B2AE3D27D4EB4Full);
+    h ^= h >> 29;
+    return (size_t)(h & (t->hcap - 1));
+}
+
+int ctree_child(const ctree *t, int parent, int key)
+{
+    for (size_t s = hslot(t, parent, key);; s = (s + 1) & (t->hcap - 1)) {
+        int64_t n = t->hash[s];
+        if (n < 0)
+            return -1;
+        if (t->v[n].parent == parent && t->v[n].key == key)
+            return (int)n;
+    }
+}
+
+static void hput(ctree *t, int node)
+{
+    size_t s = hslot(t, t->v[node].parent, t->v[node].key);
+    while (t->hash[s] >= 0)
+        s = (s + 1) & (t->hcap - 1);
+    t->hash[s] = node;
+}
+
+static int add_node(ctree *t, int parent, int key)
+{
+    int c = ctree_child(t, parent, key);
+    if (c >= 0)
+        return c;
+    if (t->n == t->cap) {
+        t->cap *= 2;
+        t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+    }
+    if (2 * (t->n + 1) > t->hcap) {
+        free(t->hash);
+        t->hcap *= 2;
+        t->hash = xmalloc(t->hcap * sizeof *t->hash);
+        for (size_t i = 0; i < t->hcap; i++)
+            t->hash[i] = -1;
+        for (size_t i = 1; i < t->n; i++)
+            hput(t, (int)i);
+    }
+    int id = (int)t->n++;
+    cnode *n = &t->v[id];
+    memset(n, 0, sizeof *n);
+    n->key = key;
+    n->parent = parent;
+    n->depth = t->v[parent].depth + 1;
+    n->first_child = n->last_child = n->next_sibling = -1;
+    /* Appended at the end of the sibling list: children keep their first-seen order. */
+    cnode *pa = &t->v[parent];
+    if (pa->last_child >= 0)
+        t->v[pa->last_child].next_sibling = id;
+    else
+        pa->first_child = id;
+    pa->last_child = id;
+    hput(t, id);
+    return id;
+}
+
+void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
+{
+    memset(t, 0, sizeof *t);
+    fkeys_load(p, run, &t->keys);
+    t->cap = 256;
+    t->v = xmalloc(t->cap * sizeof *t->v);
+    t->hcap = 512;
+    t->hash = xmalloc(t->hcap * sizeof *t->hash);
+    for (size_t i = 0; i < t->hcap; i++)
+        t->hash[i] = -1;
+    t->n = 1;
+    memset(&t->v[0], 0, sizeof t->v[0]);
+    t->v[0].key = -1;
+    t->v[0].parent = -1;
+    t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
+
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, "
+                                      "alloc_bytes, frees, free_bytes FROM contexts "
+                                      "WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY thread, id");
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    /* Per thread: context id -> merged node, in id order (binary search). */
+    int64_t *ids = NULL;
+    int *nodes = NULL;
+    size_t nids = 0, cap = 0;
+    int64_t cur_thread = -1;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t th = sqlite3_column_int64(st, 0), id = sqlite3_column_int64(st, 1);
+        if (th != cur_thread) {
+            cur_thread = th;
+            nids = 0;
+        }
+        int parent = 0;
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+            int64_t pid = sqlite3_column_int64(st, 2);
+            size_t lo = 0, hi = nids;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (ids[mid] < pid)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nids && ids[lo] == pid && pid < id)
+                parent = nodes[lo];
+        }
+        int key = fkeys_find(&t->keys, sqlite3_column_int64(st, 3));
+        int n = add_node(t, parent, key);
+        cnode *c = &t->v[n];
+        c->calls += sqlite3_column_int64(st, 4);
+        c->self_ns += sqlite3_column_int64(st, 5);
+        c->total_ns += sqlite3_column_int64(st, 6);
+        c->allocs += sqlite3_column_int64(st, 7);
+        c->alloc_bytes += sqlite3_column_int64(st, 8);
+        c->frees += sqlite3_column_int64(st, 9);
+        c->free_bytes += sqlite3_column_int64(st, 10);
+        if (nids == cap) {
+            cap = cap ? cap * 2 : 1024;
+            ids = xrealloc(ids, cap * sizeof *ids);
+            nodes = xrealloc(nodes, cap * sizeof *nodes);
+        }
+        /* Ids come ascending within a thread. */
+        ids[nids] = id;
+        nodes[nids++] = n;
+    }
+    sqlite3_finalize(st);
+    free(ids);
+    free(nodes);
+    cnode *root = &t->v[0];
+    for (int c = root->first_child; c >= 0; c = t->v[c].next_sibling)
+        root->total_ns += t->v[c].total_ns;
+}
+
+void ctree_free(ctree *t)
+{
+    fkeys_free(&t->keys);
+    free(t->v);
+    free(t->hash);
+    memset(t, 0, sizeof *t);
+}
+
+char *ctree_path(const ctree *t, int node, const char *sep)
+{
+    size_t len = 1, seplen = strlen(sep);
+    for (int n = node; n > 0; n = t->v[n].parent)
+        len += strlen(t->keys.labels[t->v[n].key]) + seplen;
+    char *s = xmalloc(len);
+    size_t end = len - 1;
+    s[end] = 0;
+    for (int n = node; n > 0; n = t->v[n].parent) {
+        const char *l = t->keys.labels[t->v[n].key];
+        size_t ll = strlen(l);
+        end -= ll;
+        memcpy(s + end, l, ll);
+        if (t->v[n].parent > 0) {
+            end -= seplen;
+            memcpy(s + end, sep, seplen);
+        }
+    }
+    if (end)
+        memmove(s, s + end, len - end);
+    return s;
+}

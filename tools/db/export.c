@@ -1,0 +1,252 @@
+/*
+ * export.c - `piano-db export --format folded|chrome|callgrind` (pprof is in
+ * pprof.c): a run in other profilers' formats.
+ *
+ * folded and callgrind come from the calling contexts merged across threads
+ * (ctxtree.c), chrome from the frames table. Figures are as stored (no
+ * overhead correction), so they add up to the tables exactly.
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* s with each byte of `bad` written as `with`. */
+static void put_clean(FILE *f, const char *s, const char *bad, char with)
+{
+    for (; *s; s++)
+        fputc(strchr(bad, *s) ? with : *s, f);
+}
+
+static void put_path(FILE *f, const ctree *t, int node)
+{
+    if (node <= 0)
+        return;
+    if (t->v[node].parent > 0) {
+        put_path(f, t, t->v[node].parent);
+        fputc(';', f);
+    }
+    put_clean(f, t->keys.labels[t->v[node].key], ";\n\r", ':');
+}
+
+/* Folded stacks: one line per path with self time, in tree order. */
+static void export_folded(FILE *f, const ctree *t)
+{
+    for (size_t i = 1; i < t->n; i++) {
+        if (t->v[i].self_ns <= 0)
+            continue;
+        put_path(f, t, (int)i);
+        fprintf(f, " %lld\n", (long long)t->v[i].self_ns);
+    }
+}
+
+static void callgrind_name(FILE *f, const char *what, int id, const char *name, char *seen)
+{
+    fprintf(f, "%s=(%d)", what, id);
+    if (!seen[id]) {
+        fputc(' ', f);
+        put_clean(f, name, "\n\r", ' ');
+        seen[id] = 1;
+    }
+    fputc('\n', f);
+}
+
+static void export_callgrind(FILE *f, const ctree *t, const run_info *r)
+{
+    const fkeys *k = &t->keys;
+    /* File ids: the first key with the same file. */
+    int *file_id = xmalloc((size_t)k->nkeys * sizeof *file_id);
+    for (int i = 0; i < k->nkeys; i++) {
+        file_id[i] = i + 1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(k->files[i], k->files[j])) {
+                file_id[i] = file_id[j];
+                break;
+            }
+    }
+    char *fl_seen = xcalloc((size_t)k->nkeys + 2, 1), *fn_seen = xcalloc((size_t)k->nkeys + 2, 1);
+    int64_t (*sub)[2] = xcalloc(t->n, sizeof *sub); /* subtree calls, allocs */
+    int64_t sum[3] = {0, 0, 0};
+    for (size_t i = 1; i < t->n; i++) {
+        sub[i][0] = t->v[i].calls;
+        sub[i][1] = t->v[i].allocs;
+        sum[0] += t->v[i].self_ns;
+        sum[1] += t->v[i].calls;
+        sum[2] += t->v[i].allocs;
+    }
+    for (size_t i = t->n; i-- > 1;)
+        if (t->v[i].parent > 0) {
+            sub[t->v[i].parent][0] += sub[i][0];
+            sub[t->v[i].parent][1] += sub[i][1];
+        }
+    fputs("# callgrind format\nversion: 1\ncreator: piano-db 0.1.0\n", f);
+    fprintf(f, "pid: %lld\ncmd: ", (long long)r->pid);
+    put_clean(f, r->command, "\n\r", ' ');
+    fprintf(f, "\npart: 1\n\npositions: line\nevents: ns calls allocs\n");
+    fprintf(f, "summary: %lld %lld %lld\n\n", (long long)sum[0], (long long)sum[1], (long long)sum[2]);
+    for (size_t i = 1; i < t->n; i++) {
+        const cnode *c = &t->v[i];
+        int key = c->key;
+        callgrind_name(f, "fl", file_id[key], k->files[key][0] ? k->files[key] : "???", fl_seen);
+        callgrind_name(f, "fn", key + 1, k->labels[key], fn_seen);
+        fprintf(f, "%lld %lld %lld %lld\n", (long long)k->lines[key], (long long)c->self_ns,
+                (long long)c->calls, (long long)c->allocs);
+        for (int ch = c->first_child; ch >= 0; ch = t->v[ch].next_sibling) {
+            const cnode *d = &t->v[ch];
+            callgrind_name(f, "cfl", file_id[d->key], k->files[d->key][0] ? k->files[d->key] : "???", fl_seen);
+            callgrind_name(f, "cfn", d->key + 1, k->labels[d->key], fn_seen);
+            fprintf(f, "calls=%lld %lld\n", (long long)d->calls, (long long)k->lines[d->key]);
+            fprintf(f, "%lld %lld %lld %lld\n", (long long)k->lines[key], (long long)d->total_ns,
+                    (long long)sub[ch][0], (long long)sub[ch][1]);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "totals: %lld %lld %lld\n", (long long)sum[0], (long long)sum[1], (long long)sum[2]);
+    free(sub);
+    free(fl_seen);
+    free(fn_seen);
+    free(file_id);
+}
+
+static void put_us(FILE *f, int64_t ns)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+/* Trace Event JSON: frames as complete events, threads named by metadata. */
+static void export_chrome(pdb *p, FILE *f, const run_info *r, long thread)
+{
+    fkeys k;
+    fkeys_load(p, r->id, &k);
+    fputs("{\"traceEvents\": [\n", f);
+    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %lld, \"tid\": 0, \"args\": {\"name\": ",
+            (long long)r->pid);
+    json_str(f, r->command);
+    fputs("}}", f);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT thread, tid, name FROM threads WHERE run = ?1 AND "
+                                      "(?2 < 0 OR thread = ?2) ORDER BY thread");
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, thread);
+    size_t nth = 0, cap = 0;
+    int64_t *tmap = NULL; /* thread, tid pairs */
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t th = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
+        const char *name = pdb_col_text(st, 2);
+        if (nth == cap) {
+            cap = cap ? cap * 2 : 16;
+            tmap = xrealloc(tmap, cap * 2 * sizeof *tmap);
+        }
+        tmap[2 * nth] = th;
+        tmap[2 * nth + 1] = tid;
+        nth++;
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %lld, \"tid\": %lld, \"args\": {\"name\": ",
+                (long long)r->pid, (long long)tid);
+        if (*name) {
+            json_str(f, name);
+        } else {
+            char b[32];
+            snprintf(b, sizeof b, "thread %lld", (long long)th);
+            json_str(f, b);
+        }
+        fprintf(f, "}},\n{\"name\": \"thread_sort_index\", \"ph\": \"M\", \"pid\": %lld, \"tid\": %lld, "
+                   "\"args\": {\"sort_index\": %lld}}",
+                (long long)r->pid, (long long)tid, (long long)th);
+    }
+    sqlite3_finalize(st);
+
+    st = pdb_prepare(p, "SELECT seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns "
+                        "FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY seq");
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, thread);
+    int64_t *self = xcalloc((size_t)k.nkeys, sizeof *self);
+    int *used = xmalloc((size_t)k.nkeys * sizeof *used);
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0), th = sqlite3_column_int64(st, 1);
+        int64_t tid = th;
+        for (size_t i = 0; i < nth; i++)
+            if (tmap[2 * i] == th)
+                tid = tmap[2 * i + 1];
+        const unsigned char *b = sqlite3_column_blob(st, 8);
+        size_t len = (size_t)sqlite3_column_bytes(st, 8);
+        if (len % 12)
+            pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
+        int nused = 0, lead = -1;
+        for (size_t i = 0; i < len; i += 12) {
+            uint32_t id = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
+                          (uint32_t)b[i + 3] << 24;
+            uint64_t ns = 0;
+            for (int j = 7; j >= 0; j--)
+                ns = ns << 8 | b[i + 4 + j];
+            int key = fkeys_find(&k, id);
+            int seen = 0;
+            for (int j = 0; j < nused; j++)
+                seen |= used[j] == key;
+            if (!seen)
+                used[nused++] = key;
+            self[key] += (int64_t)ns;
+        }
+        for (int j = 0; j < nused; j++)
+            if (lead < 0 || self[used[j]] > self[lead])
+                lead = used[j];
+        fputs(",\n{\"name\": ", f);
+        json_str(f, lead >= 0 ? k.labels[lead] : "frame");
+        fprintf(f, ", \"cat\": \"frame\", \"ph\": \"X\", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
+                (long long)r->pid, (long long)tid);
+        put_us(f, sqlite3_column_int64(st, 2));
+        fputs(", \"dur\": ", f);
+        put_us(f, sqlite3_column_int64(st, 3));
+        fprintf(f, ", \"args\": {\"frame\": %lld, \"allocs\": %lld, \"alloc_bytes\": %lld, \"frees\": %lld, "
+                   "\"free_bytes\": %lld, \"self_ns\": {",
+                (long long)seq, (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5),
+                (long long)sqlite3_column_int64(st, 6), (long long)sqlite3_column_int64(st, 7));
+        for (int j = 0; j < nused; j++) {
+            if (j)
+                fputs(", ", f);
+            json_str(f, k.labels[used[j]]);
+            fprintf(f, ": %lld", (long long)self[used[j]]);
+            self[used[j]] = 0;
+        }
+        fputs("}}}", f);
+    }
+    sqlite3_finalize(st);
+    fputs("\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"producer\": \"piano-db\", \"run\": ", f);
+    fprintf(f, "%lld}}\n", (long long)r->id);
+    free(self);
+    free(used);
+    free(tmap);
+    fkeys_free(&k);
+}
+
+int cmd_export(pdb *p, const pdb_opts *o)
+{
+    if (!o->format)
+        pdb_usage_die("export: --format wants folded, pprof, chrome or callgrind");
+    if (o->npos > 1)
+        pdb_usage_die("export: too many arguments (export [RUN|TAG] --format F)");
+    run_info r;
+    pdb_run_load(p, pos_run(p, o, 0), &r);
+    long thread = o->thread_set ? o->thread : -1;
+    if (!strcmp(o->format, "pprof")) {
+        export_pprof(p, o, &r, thread);
+        pdb_run_free(&r);
+        return 0;
+    }
+    FILE *f = out_open(o, 0);
+    if (!strcmp(o->format, "chrome")) {
+        export_chrome(p, f, &r, thread);
+    } else {
+        ctree t;
+        ctree_load(p, r.id, thread, &t);
+        if (!strcmp(o->format, "folded"))
+            export_folded(f, &t);
+        else
+            export_callgrind(f, &t, &r);
+        ctree_free(&t);
+    }
+    out_close(f, o);
+    pdb_run_free(&r);
+    return 0;
+}

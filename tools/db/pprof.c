@@ -1,0 +1,216 @@
+/*
+ * pprof.c - `piano-db export --format pprof`: a gzipped profile.proto
+ * (github.com/google/pprof, proto/profile.proto), hand-encoded.
+ *
+ * The message set is small (Profile, ValueType, Sample, Location, Line,
+ * Function and the string table), so a few lines of varint code write it;
+ * protobuf-c would add a code generator and a library for that. gzip comes
+ * from zlib.
+ *
+ * Contents: sample types calls/count, self/nanoseconds, alloc_space/bytes,
+ * alloc_objects/count (default: self). One Sample per context path of the
+ * merged calling-context tree, its location ids leaf first, its values that
+ * context's own figures; so summing a function's flat values gives the
+ * report's (uncorrected) calls, self time and allocations. One Function and
+ * one Location (id = function id, one Line at the function's line) per
+ * function (name, file, line).
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+typedef struct {
+    unsigned char *b;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->b = xrealloc(b->b, b->cap);
+    }
+    memcpy(b->b + b->n, p, n);
+    b->n += n;
+}
+
+static void varint(buf *b, uint64_t v)
+{
+    unsigned char t[10];
+    size_t n = 0;
+    do {
+        t[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            t[n] |= 0x80;
+        n++;
+    } while (v);
+    put(b, t, n);
+}
+
+/* Field of wire type 0 (varint); int64 values are written as two's complement. */
+static void f_int(buf *b, unsigned field, int64_t v)
+{
+    varint(b, (uint64_t)field << 3);
+    varint(b, (uint64_t)v);
+}
+
+/* Field of wire type 2 (length-delimited). */
+static void f_bytes(buf *b, unsigned field, const void *p, size_t n)
+{
+    varint(b, (uint64_t)field << 3 | 2);
+    varint(b, n);
+    put(b, p, n);
+}
+
+static void f_msg(buf *b, unsigned field, buf *m)
+{
+    f_bytes(b, field, m->b, m->n);
+    m->n = 0;
+}
+
+/* ---- string table: "" first, each string once ---- */
+typedef struct {
+    char **s;
+    size_t n, cap;
+    int64_t *hash;
+    size_t hcap;
+} strtab;
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int64_t intern(strtab *t, const char *s)
+{
+    if (2 * (t->n + 1) > t->hcap) {
+        free(t->hash);
+        t->hcap = t->hcap ? t->hcap * 2 : 256;
+        t->hash = xmalloc(t->hcap * sizeof *t->hash);
+        for (size_t i = 0; i < t->hcap; i++)
+            t->hash[i] = -1;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t h = (size_t)str_hash(t->s[i]) & (t->hcap - 1);
+            while (t->hash[h] >= 0)
+                h = (h + 1) & (t->hcap - 1);
+            t->hash[h] = (int64_t)i;
+        }
+    }
+    size_t h = (size_t)str_hash(s) & (t->hcap - 1);
+    for (; t->hash[h] >= 0; h = (h + 1) & (t->hcap - 1))
+        if (!strcmp(t->s[t->hash[h]], s))
+            return t->hash[h];
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->s = xrealloc(t->s, t->cap * sizeof *t->s);
+    }
+    t->s[t->n] = xstrdup(s);
+    t->hash[h] = (int64_t)t->n;
+    return (int64_t)t->n++;
+}
+
+static void value_type(buf *out, unsigned field, strtab *st, const char *type, const char *unit)
+{
+    buf m = {0};
+    f_int(&m, 1, intern(st, type));
+    f_int(&m, 2, intern(st, unit));
+    f_msg(out, field, &m);
+    free(m.b);
+}
+
+void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
+{
+    ctree t;
+    ctree_load(p, r->id, thread, &t);
+    const fkeys *k = &t.keys;
+    strtab st = {0};
+    intern(&st, "");
+    buf out = {0}, m = {0}, m2 = {0};
+
+    /* 1: sample_type */
+    value_type(&out, 1, &st, "calls", "count");
+    value_type(&out, 1, &st, "self", "nanoseconds");
+    value_type(&out, 1, &st, "alloc_space", "bytes");
+    value_type(&out, 1, &st, "alloc_objects", "count");
+
+    /* 2: sample, one per context path */
+    for (size_t i = 1; i < t.n; i++) {
+        const cnode *c = &t.v[i];
+        buf locs = {0}, vals = {0};
+        for (int n = (int)i; n > 0; n = t.v[n].parent)
+            varint(&locs, (uint64_t)t.v[n].key + 1);
+        varint(&vals, (uint64_t)c->calls);
+        varint(&vals, (uint64_t)c->self_ns);
+        varint(&vals, (uint64_t)c->alloc_bytes);
+        varint(&vals, (uint64_t)c->allocs);
+        f_bytes(&m, 1, locs.b, locs.n); /* packed */
+        f_bytes(&m, 2, vals.b, vals.n);
+        f_msg(&out, 2, &m);
+        free(locs.b);
+        free(vals.b);
+    }
+
+    /* 4: location, 5: function; one each per function key (ids from 1). */
+    for (int i = 0; i < k->nkeys; i++) {
+        f_int(&m2, 1, i + 1);         /* Line.function_id */
+        f_int(&m2, 2, k->lines[i]);   /* Line.line */
+        f_int(&m, 1, i + 1);          /* Location.id */
+        f_msg(&m, 4, &m2);            /* Location.line */
+        f_msg(&out, 4, &m);
+    }
+    for (int i = 0; i < k->nkeys; i++) {
+        f_int(&m, 1, i + 1);
+        f_int(&m, 2, intern(&st, k->labels[i]));  /* name */
+        f_int(&m, 3, intern(&st, k->names[i]));   /* system_name */
+        f_int(&m, 4, intern(&st, k->files[i]));   /* filename */
+        f_int(&m, 5, k->lines[i]);                /* start_line */
+        f_msg(&out, 5, &m);
+    }
+
+    /* 9 time_nanos, 10 duration_nanos, 13 comment, 14 default_sample_type */
+    f_int(&out, 9, r->started_ns);
+    f_int(&out, 10, r->duration_ns);
+    char cmt[64];
+    snprintf(cmt, sizeof cmt, "piano run %lld", (long long)r->id);
+    int64_t c1 = intern(&st, cmt), c2 = intern(&st, r->command), dst = intern(&st, "self");
+    f_int(&out, 13, c1);
+    f_int(&out, 13, c2);
+    f_int(&out, 14, dst);
+    /* 6: string_table, written last (field order does not matter in protobuf). */
+    for (size_t i = 0; i < st.n; i++)
+        f_bytes(&out, 6, st.s[i], strlen(st.s[i]));
+
+    /* gzip it. */
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        pdb_die("export: zlib: cannot start compressing");
+    uLong bound = deflateBound(&z, (uLong)out.n);
+    unsigned char *gz = xmalloc(bound);
+    z.next_in = out.b;
+    z.avail_in = (uInt)out.n;
+    z.next_out = gz;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        pdb_die("export: zlib: compression failed");
+    size_t gzlen = bound - z.avail_out;
+    deflateEnd(&z);
+    FILE *f = out_open(o, 1);
+    fwrite(gz, 1, gzlen, f);
+    out_close(f, o);
+
+    free(gz);
+    free(out.b);
+    free(m.b);
+    free(m2.b);
+    for (size_t i = 0; i < st.n; i++)
+        free(st.s[i]);
+    free(st.s);
+    free(st.hash);
+    ctree_free(&t);
+}
