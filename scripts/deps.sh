@@ -2,7 +2,7 @@
 # deps.sh - installs the Debian 12 packages piano needs to build and test,
 # if any is missing. Runs apt-get as root (directly, or through sudo).
 set -eu
-pkgs="cmake make clang-14 libclang-rt-14-dev llvm-14-dev llvm-14-tools libsqlite3-dev sqlite3 libcmocka-dev pkg-config"
+pkgs="cmake make clang-14 libclang-rt-14-dev llvm-14-dev llvm-14-tools libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
