@@ -428,7 +428,8 @@ static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
 
 static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, double npt)
 {
-    qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
+    if (j->n_frames > 1)   /* a run without frames has no array: qsort must not get NULL */
+        qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
     for (size_t i = 0; i < j->n_frames; i++) {
         const struct piano_frame_rec *r = j->frames[i].rec;
         const struct piano_frame_fn *f = (const void *)(r + 1);
