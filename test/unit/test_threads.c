@@ -2,8 +2,10 @@
  * compiled into this test). Each thread checks its own counts; under
  * ThreadSanitizer the test shows that the per-call path shares nothing
  * between threads beyond the sites' lazily registered ids. The sites start
- * unregistered, so the threads also race to register them. At exit the
- * runtime imports every thread's spool into $PIANO_DB. */
+ * unregistered, so the threads also race to register them. A child forked
+ * while threads run dies with _exit and its spool is recovered the way
+ * piano-db does it. At exit the runtime imports every thread's spool into
+ * $PIANO_DB. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
@@ -11,7 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
+#include "import.h"
+#include "store.h"
 #include "piano_abi.h"
 #include "runtime.h"
 
@@ -116,10 +123,62 @@ static void threads_record_apart(void **state)
     assert_true(site_outer.id != site_leaf.id && site_leaf.id != site_rec.id);
 }
 
+static void *spinner(void *arg)
+{
+    volatile int *stop = arg;
+    while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+        leaf();
+    return NULL;
+}
+
+static void forked_child_is_recovered(void **state)
+{
+    (void)state;
+    int stop = 0;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, spinner, &stop), 0);
+    __piano_enter(&site_outer);   /* in flight across the fork */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < 7; i++)
+            leaf();
+        _exit(0);   /* no import: the spool stays for recovery */
+    }
+    __piano_exit(&site_outer);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+
+    char path[4096], err[512] = "";
+    assert_non_null(piano_store_default_path(path, sizeof path));
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    if (!db)
+        fail_msg("%s", err);
+    int n = piano_import_recover(db, path, err, sizeof err);
+    if (n < 0)
+        fail_msg("%s", err);
+    assert_true(n >= 1);
+    sqlite3_stmt *st;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT sum(s.calls) FROM runs r JOIN stats s ON s.run = r.id "
+             "JOIN functions f ON f.run = r.id AND f.id = s.fn "
+             "WHERE r.pid = %d AND r.status = 'recovered' AND f.name = 'leaf'", (int)pid);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), 7);   /* the child's own calls only */
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_record_apart),
+        cmocka_unit_test(forked_child_is_recovered),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
