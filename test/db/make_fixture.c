@@ -5,6 +5,7 @@
  *   make_fixture basic FILE      two runs (see below) for report/runs/tag/diff
  *   make_fixture sig FILE        runs 'base', 'slower' (+10%), 'same' (same distribution)
  *   make_fixture big FILE N      one run with N frames
+ *   make_fixture tree FILE       two runs with calling contexts and C++ names (flamegraph, export)
  *   make_fixture empty FILE      a piano database without runs
  *   make_fixture v99 FILE        a piano database with user_version 99
  *   make_fixture foreign FILE    an SQLite database that is not piano's
@@ -332,6 +333,89 @@ static void big(long long n)
     exec("COMMIT");
 }
 
+static sqlite3_stmt *ctx_st;
+static void ctx(int run, int t, int id, int parent, int f, long long calls, long long self,
+                long long total, long long allocs, long long bytes)
+{
+    if (!ctx_st)
+        ctx_st = prep("INSERT INTO contexts(run, thread, id, parent, fn, calls, self_ns, total_ns, "
+                      "allocs, alloc_bytes, frees, free_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    long long v[] = {run, t, id, parent, f, calls, self, total, allocs, bytes, allocs, bytes};
+    for (int i = 0; i < 12; i++)
+        sqlite3_bind_int64(ctx_st, i + 1, v[i]);
+    if (parent < 0)
+        sqlite3_bind_null(ctx_st, 4);
+    done(ctx_st);
+}
+
+/* Stats row without histograms (figures of the matching contexts). */
+static void stat0(int run, int t, int f, long long calls, long long self, long long total,
+                  long long allocs, long long bytes)
+{
+    stat_row(run, t, f, calls, self, total, allocs, bytes, allocs, bytes, NULL, NULL);
+}
+
+/*
+ * Run 1 'tree_base' (one thread): main > {parse > leaf, resolve, old_fn}.
+ * Run 2 'tree_new' (latest; threads 0 'main' tid 4000 and 1 'worker<1>' tid 4001):
+ *   thread 0: main(1000) > {parse(4000) > leaf(2000), resolve(3000)}
+ *   thread 1: main(500) > parse(2000); leaf(50) without a parent (past the runtime's cap).
+ *   Merged: main 1500, main;parse 6000, main;parse;leaf 2000, main;resolve 3000, leaf 50:
+ *   12550 ns of self time, 42 calls. Against run 1: parse faster, resolve slower.
+ *   Frames: 3 on thread 0, 1 on thread 1; frame 3 (9000 ns) a spike.
+ */
+static void tree(void)
+{
+    static const char *names[] = {"main", "ns::Parser<std::vector<int>>::parse(int&)",
+                                  "resolve<A&B>", "leaf", "old_fn"};
+    static const char *files[] = {"main.cpp", "parse.cpp", "res.cpp", "leaf.c", "old.c"};
+    exec("BEGIN");
+    run(1, "4000-1", NULL, 3999, "./tree --base", 1700000000000000000LL, 100000, "complete", 1.0, 0);
+    for (int i = 0; i < 5; i++)
+        fn(1, i, names[i], files[i], 10 * i + 1);
+    thread(1, 0, 3999, "main");
+    ctx(1, 0, 1, -1, 0, 1, 1500, 13200, 1, 100);
+    ctx(1, 0, 2, 1, 1, 12, 8000, 10000, 5, 500);
+    ctx(1, 0, 3, 2, 3, 20, 2000, 2000, 0, 0);
+    ctx(1, 0, 4, 1, 2, 3, 1000, 1000, 2, 64);
+    ctx(1, 0, 5, 1, 4, 1, 700, 700, 0, 0);
+    stat0(1, 0, 0, 1, 1500, 13200, 1, 100);
+    stat0(1, 0, 1, 12, 8000, 10000, 5, 500);
+    stat0(1, 0, 3, 20, 2000, 2000, 0, 0);
+    stat0(1, 0, 2, 3, 1000, 1000, 2, 64);
+    stat0(1, 0, 4, 1, 700, 700, 0, 0);
+
+    run(2, "4001-2", NULL, 4000, "./tree", 1700000001000000000LL, 100000, "complete", 1.0, 0);
+    for (int i = 0; i < 4; i++)
+        fn(2, i, names[i], files[i], 10 * i + 1);
+    thread(2, 0, 4000, "main");
+    thread(2, 1, 4001, "worker<1>");
+    ctx(2, 0, 1, -1, 0, 1, 1000, 10000, 1, 100);
+    ctx(2, 0, 2, 1, 1, 10, 4000, 6000, 5, 500);
+    ctx(2, 0, 3, 2, 3, 20, 2000, 2000, 0, 0);
+    ctx(2, 0, 4, 1, 2, 3, 3000, 3000, 2, 64);
+    ctx(2, 1, 1, -1, 0, 1, 500, 2500, 0, 0);
+    ctx(2, 1, 2, 1, 1, 2, 2000, 2000, 0, 0);
+    ctx(2, 1, 65540, -1, 3, 5, 50, 50, 0, 0);
+    stat0(2, 0, 0, 1, 1000, 10000, 1, 100);
+    stat0(2, 0, 1, 10, 4000, 6000, 5, 500);
+    stat0(2, 0, 3, 20, 2000, 2000, 0, 0);
+    stat0(2, 0, 2, 3, 3000, 3000, 2, 64);
+    stat0(2, 1, 0, 1, 500, 2500, 0, 0);
+    stat0(2, 1, 1, 2, 2000, 2000, 0, 0);
+    stat0(2, 1, 3, 5, 50, 50, 0, 0);
+    {
+        uint32_t i1[] = {1, 0, 3}, i2[] = {0, 1}, i3[] = {2, 1, 3}, i4[] = {0};
+        uint64_t n1[] = {2000, 500, 500}, n2[] = {500, 2000}, n3[] = {3000, 2000, 1500}, n4[] = {1000};
+        frame(2, 1, 0, 0, 3000, 1, 100, 3, i1, n1);
+        frame(2, 2, 1, 100, 2500, 0, 0, 2, i2, n2);
+        frame(2, 3, 0, 4000, 9000, 6, 564, 3, i3, n3);
+        frame(2, 4, 0, 14000, 1000, 0, 0, 1, i4, n4);
+    }
+    exec("INSERT INTO tags(name, run) VALUES('tree_base', 1), ('tree_new', 2)");
+    exec("COMMIT");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -362,12 +446,16 @@ int main(int argc, char **argv)
         sig();
     else if (!strcmp(kind, "big"))
         big(argc > 3 ? atoll(argv[3]) : 1000000);
+    else if (!strcmp(kind, "tree"))
+        tree();
     else if (!strcmp(kind, "v99"))
         exec("PRAGMA user_version=99");
     else if (strcmp(kind, "empty"))
         die("unknown fixture");
     if (frame_st)
         sqlite3_finalize(frame_st);
+    if (ctx_st)
+        sqlite3_finalize(ctx_st);
     if (sqlite3_close(db) != SQLITE_OK)
         die("close");
     return 0;
