@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # deps.sh - installs the Debian 12 packages piano needs to build and test,
 # if any is missing. Runs apt-get as root (directly, or through sudo).
+# Usage: deps.sh [MAJOR...]   LLVM majors to install clang, llvm-dev,
+#                             llvm-tools (FileCheck) and lld for; default 14.
 set -eu
-pkgs="cmake make clang-14 libclang-rt-14-dev llvm-14-dev llvm-14-tools libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium"
+majors=${*:-14}
+pkgs="cmake make libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium"
+for m in $majors; do
+  pkgs="$pkgs clang-$m llvm-$m-dev llvm-$m-tools lld-$m"
+done
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -3,6 +3,7 @@
 // Threads: 8 workers, one ended long before main, one leaving through
 // pthread_exit from inside an instrumented call, 4 detached ones (waited for
 // with a semaphore), and thread names set before and after the first call.
+#define _GNU_SOURCE /* pthread_setname_np: clang >= 16 rejects implicit declarations */
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
