@@ -3,12 +3,12 @@
 // PianoPass.so: a new-pass-manager plugin that instruments the functions
 // chosen by PIANO_FNS (see pass/select.h) with calls into the piano runtime
 // (rt/, libpiano_rt.so). The emitted IR follows rt/piano_abi.h:
-//   - one internal, writable array of struct piano_site {i32 id, i32 line,
-//     ptr name, ptr file} per module;
+//   - one internal, writable struct piano_site {i32 id, i32 line, ptr name,
+//     ptr file} per instrumented function, listed in a private array;
 //   - __piano_enter(&site) at function entry;
 //   - __piano_exit(&site) before every ret, before a musttail call, and in a
 //     cleanup landing pad when C++ exceptions unwind through the function;
-//   - a module constructor calling __piano_register(sites, n, 1).
+//   - a module constructor calling __piano_register(list, n, 2).
 //
 // How to run it:
 //   clang -fpass-plugin=build/lib/PianoPass.so -c foo.c     (any -O level,
@@ -64,7 +64,7 @@ using namespace llvm;
 
 namespace {
 
-constexpr unsigned PianoAbiVersion = 1; // PIANO_ABI_VERSION in rt/piano_abi.h
+constexpr unsigned PianoAbiVersion = 2; // PIANO_ABI_VERSION in rt/piano_abi.h
 constexpr const char *InstrumentedAttr = "piano-instrumented";
 
 // The generic pointer type used for the hooks' parameters.
@@ -248,7 +248,6 @@ bool PianoPass::instrumentModule(Module &M) {
   Type *I32 = Type::getInt32Ty(Ctx);
   Type *VoidPtr = voidPtrTy(Ctx);
   StructType *SiteTy = StructType::get(Ctx, {I32, I32, VoidPtr, VoidPtr});
-  ArrayType *SitesTy = ArrayType::get(SiteTy, Fns.size());
 
   // One private string per distinct text.
   StringMap<Constant *> Strings;
@@ -258,21 +257,30 @@ bool PianoPass::instrumentModule(Module &M) {
       C = ConstantExpr::getPointerCast(makeString(M, S, Name), VoidPtr);
     return C;
   };
-  std::vector<Constant *> Inits;
-  Inits.reserve(Fns.size());
+  // One small global per site rather than one array: every instrumented
+  // function refers to its site, and LLVM's call-graph passes walk what a
+  // function refers to, so one shared array made compile time quadratic.
+  // Writable: the runtime stores the site id into it.
+  std::vector<Constant *> SiteList;
+  SiteList.reserve(Fns.size());
   for (size_t I = 0; I < Fns.size(); ++I) {
     Constant *Name = str(Fns[I].Names.Display, "__piano_name");
     Constant *File = str(Fns[I].File, "__piano_file");
-    Inits.push_back(ConstantStruct::get(
-        SiteTy, {ConstantInt::get(I32, 0), ConstantInt::get(I32, Fns[I].Line),
-                 Name, File}));
+    auto *Site = new GlobalVariable(
+        M, SiteTy, /*isConstant=*/false, GlobalValue::InternalLinkage,
+        ConstantStruct::get(SiteTy, {ConstantInt::get(I32, 0),
+                                     ConstantInt::get(I32, Fns[I].Line), Name,
+                                     File}),
+        "__piano_site");
+    Site->setAlignment(Align(8));
+    SiteList.push_back(ConstantExpr::getPointerCast(Site, VoidPtr));
   }
-  // Writable: the runtime stores the site id into it.
-  auto *Sites = new GlobalVariable(M, SitesTy, /*isConstant=*/false,
-                                   GlobalValue::InternalLinkage,
-                                   ConstantArray::get(SitesTy, Inits),
+  ArrayType *ListTy = ArrayType::get(VoidPtr, Fns.size());
+  auto *Sites = new GlobalVariable(M, ListTy, /*isConstant=*/true,
+                                   GlobalValue::PrivateLinkage,
+                                   ConstantArray::get(ListTy, SiteList),
                                    "__piano_sites");
-  Sites->setAlignment(Align(8));
+
 
   AttributeList NoUnwind = AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
   Type *VoidTy = Type::getVoidTy(Ctx);
@@ -281,7 +289,7 @@ bool PianoPass::instrumentModule(Module &M) {
   FunctionCallee Exit = M.getOrInsertFunction(
       "__piano_exit", FunctionType::get(VoidTy, {VoidPtr}, false), NoUnwind);
   FunctionCallee Register = M.getOrInsertFunction(
-      "__piano_register", FunctionType::get(VoidTy, {VoidPtr, I32, I32}, false),
+      "__piano_register", FunctionType::get(I32, {VoidPtr, I32, I32}, false),
       NoUnwind);
   for (FunctionCallee FC : {Enter, Exit, Register})
     if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
@@ -291,11 +299,16 @@ bool PianoPass::instrumentModule(Module &M) {
     if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
       Decl->addFnAttr(Attribute::NonLazyBind);
 
-  auto emitHook = [&](IRBuilder<> &B, FunctionCallee Hook, Constant *Site,
-                      DISubprogram *SP) {
+  // Hook(Site) right before Before. (No inline `if (recording)` guard around
+  // it: that would make PIANO_DISABLE=1 cheaper, but the extra branches cost
+  // the inliner dearly; measured in bench/README.md.)
+  auto emitHook = [&](Instruction *Before, FunctionCallee Hook, Constant *Site,
+                      DISubprogram *SP, DebugLoc DL) {
     // Calls to inlinable functions need a !dbg in functions with debug info.
-    if (SP && !B.getCurrentDebugLocation())
-      B.SetCurrentDebugLocation(DILocation::get(Ctx, SP->getLine(), 0, SP));
+    if (SP && !DL)
+      DL = DILocation::get(Ctx, SP->getLine(), 0, SP);
+    IRBuilder<> B(Before);
+    B.SetCurrentDebugLocation(DL);
     CallInst *CI = B.CreateCall(Hook, {Site});
     CI->setDoesNotThrow();
     // Never a sibling call: the runtime tells nested calls apart by the stack
@@ -314,23 +327,20 @@ bool PianoPass::instrumentModule(Module &M) {
   for (size_t I = 0; I < Fns.size(); ++I) {
     Function &F = *Fns[I].F;
     DISubprogram *SP = F.getSubprogram();
-    Constant *Idx[] = {ConstantInt::get(I32, 0), ConstantInt::get(I32, I)};
-    Constant *Site = ConstantExpr::getPointerCast(
-        ConstantExpr::getInBoundsGetElementPtr(SitesTy, Sites, Idx), VoidPtr);
+    Constant *Site = SiteList[I];
 
     // Entry: after the leading allocas, so they stay static allocas.
     BasicBlock &EntryBB = F.getEntryBlock();
     BasicBlock::iterator IP = EntryBB.getFirstInsertionPt();
     while (IP != EntryBB.end() && isa<AllocaInst>(*IP))
       ++IP;
-    {
-      IRBuilder<> B(&EntryBB, IP);
-      if (SP)
-        B.SetCurrentDebugLocation(DILocation::get(
-            Ctx, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0,
-            SP));
-      emitHook(B, Enter, Site, SP);
-    }
+    DebugLoc EntryDL;
+    if (SP)
+      EntryDL = DILocation::get(
+          Ctx, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0, SP);
+    // Placed before the escape enumerator runs: it replaces calls that may
+    // throw by invokes, which would leave a pointer to such a call dangling.
+    emitHook(&*IP, Enter, Site, SP, EntryDL);
 
     // Functions that may unwind get a cleanup landing pad below. Without a
     // personality EscapeEnumerator would pick the C one; reuse the module's
@@ -347,9 +357,12 @@ bool PianoPass::instrumentModule(Module &M) {
 
     // Exits: before each ret / resume (or the musttail call preceding a ret),
     // plus a cleanup landing pad for calls that may throw.
+    // Each hook is placed as soon as the enumerator yields its place, before
+    // it goes on to rewrite calls.
     EscapeEnumerator EE(F, "piano_cleanup", /*HandleExceptions=*/true);
     while (IRBuilder<> *B = EE.Next())
-      emitHook(*B, Exit, Site, SP);
+      emitHook(&*B->GetInsertPoint(), Exit, Site, SP,
+               B->getCurrentDebugLocation());
 
     F.addFnAttr(InstrumentedAttr);
   }
@@ -362,10 +375,9 @@ bool PianoPass::instrumentModule(Module &M) {
   Ctor->addFnAttr(InstrumentedAttr);
   {
     IRBuilder<> B(BasicBlock::Create(Ctx, "entry", Ctor));
-    B.CreateCall(Register,
-                 {ConstantExpr::getPointerCast(Sites, VoidPtr),
-                  ConstantInt::get(I32, Fns.size()),
-                  ConstantInt::get(I32, PianoAbiVersion)})
+    B.CreateCall(Register, {ConstantExpr::getPointerCast(Sites, VoidPtr),
+                            ConstantInt::get(I32, Fns.size()),
+                            ConstantInt::get(I32, PianoAbiVersion)})
         ->setDoesNotThrow();
     B.CreateRetVoid();
   }

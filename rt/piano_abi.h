@@ -4,20 +4,21 @@
  * it does not include it. Change both sides together and bump PIANO_ABI_VERSION.
  *
  * For every instrumented function F the pass emits one `struct piano_site`
- * in a per-module array, then:
+ * global (one per function, not one array: see PianoPass.cpp), listed in a
+ * per-module array of pointers, and:
  *   - at F's entry:                         __piano_enter(&site)
  *   - before every `ret`, before a
  *     `musttail` call, and on the cleanup
  *     path of C++ unwinding through F:      __piano_exit(&site)
- * and a module constructor that calls __piano_register(sites, n).
+ * and a module constructor calling __piano_register(list, n, ABI).
  * Hooks may run before that constructor: the runtime registers a site
- * lazily the first time it sees it.
+ * lazily the first time it sees it, and ignores hooks when it is off.
  */
 #ifndef PIANO_ABI_H
 #define PIANO_ABI_H
 #include <stdint.h>
 
-#define PIANO_ABI_VERSION 1
+#define PIANO_ABI_VERSION 2
 
 struct piano_site {
     uint32_t id;        /* 0 until the runtime registers the site; then a dense id >= 1 */
@@ -29,7 +30,9 @@ struct piano_site {
 #ifdef __cplusplus
 extern "C" {
 #endif
-void __piano_register(struct piano_site *sites, uint32_t count, uint32_t abi_version);
+/* Registers a module's sites. Returns 1 when the runtime records, 0 when it
+ * is off (PIANO_DISABLE, no database). */
+int __piano_register(struct piano_site *const *sites, uint32_t count, uint32_t abi_version);
 void __piano_enter(struct piano_site *site);
 void __piano_exit(struct piano_site *site);
 #ifdef __cplusplus

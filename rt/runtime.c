@@ -518,17 +518,26 @@ static uint32_t register_site(struct piano_site *site)
     return fresh;
 }
 
-PIANO_API void __piano_register(struct piano_site *sites, uint32_t count, uint32_t abi_version)
+PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, uint32_t abi_version)
 {
     static int warned;
-    if (abi_version != PIANO_ABI_VERSION && !warned) {
-        warned = 1;
-        say("piano: a module was built for runtime ABI %s, this runtime is %s; rebuild it",
-            abi_version > PIANO_ABI_VERSION ? "newer" : "older", "older or newer");
+    if (atomic_load(&g.state) != 2)
+        piano_start();
+    if (abi_version != PIANO_ABI_VERSION) {
+        /* The hooks' argument is the same in every version; only this list
+         * changed. Leave it alone: sites register when first called. */
+        if (!warned) {
+            warned = 1;
+            say("piano: a module was built by another piano (runtime ABI %s, this one %s); rebuild it",
+                abi_version > PIANO_ABI_VERSION ? "newer" : "older", "differs");
+        }
+        return !g_off_fast;
     }
-    for (uint32_t i = 0; i < count; i++)
-        if (!sites[i].id)
-            register_site(&sites[i]);
+    if (!g_off_fast)
+        for (uint32_t i = 0; i < count; i++)
+            if (!sites[i]->id)
+                register_site(sites[i]);
+    return !g_off_fast;
 }
 
 /* ---------------------------------------------------------------- contexts, pages */

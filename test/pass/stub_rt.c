@@ -3,7 +3,7 @@
  * tests (test/pass/*): it implements the three hooks of rt/piano_abi.h,
  * counts enters/exits per site, checks that exits match the innermost open
  * call, and prints the counts at exit, sorted by name:
- *   piano-stub: registered 3 site(s), abi 1
+ *   piano-stub: registered 3 site(s), abi 2
  *   piano-stub: main enter=1 exit=1
  *   piano-stub: depth=0 mismatched=0
  * Compile it WITHOUT the plugin and link it into a test program.
@@ -63,12 +63,13 @@ static void add(struct piano_site *s)
     sites[s->id] = s;
 }
 
-void __piano_register(struct piano_site *s, uint32_t count, uint32_t version)
+int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t version)
 {
     abi = version;
     registered += count;
     for (uint32_t i = 0; i < count; i++)
-        add(&s[i]);
+        add(s[i]);
+    return 1;
 }
 
 void __piano_enter(struct piano_site *s)

@@ -10,7 +10,7 @@
 // The -g site carries the file and line of the definition.
 // RUN: %FileCheck %s --check-prefix=LINE < %t.g.ll
 // LINE: c"{{.*}}syshdr.cpp\00"
-// LINE: @__piano_sites = internal global {{.*}} { i32 0, i32 [[@LINE+2]],
+// LINE: @__piano_site = internal global {{.*}} { i32 0, i32 [[@LINE+2]],
 #include <vector>
 int sum(const std::vector<int> &v) {
   int s = 0;

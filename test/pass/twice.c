@@ -10,8 +10,8 @@
 
 int twice(int x) { return x + 2; }
 
-// CHECK: @__piano_sites = internal global [1 x
-// CHECK-NOT: @__piano_sites.
+// CHECK: @__piano_site = internal global
+// CHECK-NOT: @__piano_site.1 =
 // CHECK-LABEL: define {{.*}}@twice(
 // CHECK-SAME: [[ATTR:#[0-9]+]]
 // CHECK: call void @__piano_enter(
