@@ -426,33 +426,63 @@ static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
     return 0;
 }
 
+/* Binds frame i (in end order) to the 10 parameters of st from col. */
+static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlite3_int64 run,
+                       uint64_t tick0, double npt)
+{
+    const struct piano_frame_rec *r = j->frames[i].rec;
+    const struct piano_frame_fn *f = (const void *)(r + 1);
+    size_t len = 0;
+    for (uint32_t k = 0; k < r->nfns; k++) {
+        uint64_t self = (uint64_t)to_ns(f[k].self, npt);
+        for (int b = 0; b < 4; b++)
+            j->blob[len++] = (unsigned char)(f[k].fn >> (8 * b));
+        for (int b = 0; b < 8; b++)
+            j->blob[len++] = (unsigned char)(self >> (8 * b));
+    }
+    sqlite3_bind_int64(st, col, run);
+    sqlite3_bind_int64(st, col + 1, (sqlite3_int64)i + 1);
+    sqlite3_bind_int64(st, col + 2, j->frames[i].thread);
+    sqlite3_bind_int64(st, col + 3, since(r->start, tick0, npt));
+    sqlite3_bind_int64(st, col + 4, to_ns(r->total, npt));
+    sqlite3_bind_int64(st, col + 5, (sqlite3_int64)r->allocs);
+    sqlite3_bind_int64(st, col + 6, (sqlite3_int64)r->alloc_bytes);
+    sqlite3_bind_int64(st, col + 7, (sqlite3_int64)r->frees);
+    sqlite3_bind_int64(st, col + 8, (sqlite3_int64)r->free_bytes);
+    sqlite3_bind_blob(st, col + 9, j->blob, (int)len, SQLITE_TRANSIENT);
+}
+
+/* Frames go in FRAME_BATCH rows per statement: per-row statement overhead is
+ * most of the cost of storing a run with many frames. */
+#define FRAME_BATCH 64
+#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns"
+
 static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, double npt)
 {
     if (j->n_frames > 1)   /* a run without frames has no array: qsort must not get NULL */
         qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
-    for (size_t i = 0; i < j->n_frames; i++) {
-        const struct piano_frame_rec *r = j->frames[i].rec;
-        const struct piano_frame_fn *f = (const void *)(r + 1);
-        size_t len = 0;
-        for (uint32_t k = 0; k < r->nfns; k++) {
-            uint64_t self = (uint64_t)to_ns(f[k].self, npt);
-            for (int b = 0; b < 4; b++)
-                j->blob[len++] = (unsigned char)(f[k].fn >> (8 * b));
-            for (int b = 0; b < 8; b++)
-                j->blob[len++] = (unsigned char)(self >> (8 * b));
+    size_t i = 0;
+    if (j->n_frames >= FRAME_BATCH) {
+        char sql[64 * 24 + 128];
+        int n = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
+        for (int k = 0; k < FRAME_BATCH; k++)
+            n += snprintf(sql + n, sizeof sql - (size_t)n, "%s(?,?,?,?,?,?,?,?,?,?)", k ? "," : "");
+        sqlite3_stmt *batch = NULL;
+        if (sqlite3_prepare_v2(j->db, sql, -1, &batch, NULL) != SQLITE_OK)
+            return -1;
+        for (; i + FRAME_BATCH <= j->n_frames; i += FRAME_BATCH) {
+            for (int k = 0; k < FRAME_BATCH; k++)
+                bind_frame(j, batch, 1 + 10 * k, i + (size_t)k, run, tick0, npt);
+            if (STEP(batch)) {
+                sqlite3_finalize(batch);
+                return -1;
+            }
         }
-        sqlite3_stmt *st = j->frame_st;
-        sqlite3_bind_int64(st, 1, run);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i + 1);
-        sqlite3_bind_int64(st, 3, j->frames[i].thread);
-        sqlite3_bind_int64(st, 4, since(r->start, tick0, npt));
-        sqlite3_bind_int64(st, 5, to_ns(r->total, npt));
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)r->allocs);
-        sqlite3_bind_int64(st, 7, (sqlite3_int64)r->alloc_bytes);
-        sqlite3_bind_int64(st, 8, (sqlite3_int64)r->frees);
-        sqlite3_bind_int64(st, 9, (sqlite3_int64)r->free_bytes);
-        sqlite3_bind_blob(st, 10, j->blob, (int)len, SQLITE_STATIC);
-        if (STEP(st))
+        sqlite3_finalize(batch);
+    }
+    for (; i < j->n_frames; i++) {
+        bind_frame(j, j->frame_st, 1, i, run, tick0, npt);
+        if (STEP(j->frame_st))
             return -1;
     }
     return 0;
@@ -507,6 +537,10 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
         snprintf(err, errn, "out of memory");
         goto out;
     }
+    /* One big transaction: a page cache that holds it avoids reading pages
+     * back, and WAL with synchronous=NORMAL never corrupts, only defers
+     * durability to the next checkpoint. */
+    sqlite3_exec(db, "PRAGMA cache_size=-65536; PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error;
     sqlite3_stmt *ins = NULL;
@@ -553,8 +587,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
                            "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
                            -1, &j.unf_st, NULL) ||
         sqlite3_prepare_v2(db,
-                           "INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,"
-                           "free_bytes,fns) VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           "INSERT INTO frames(" FRAME_COLUMNS ") VALUES(?,?,?,?,?,?,?,?,?,?)",
                            -1, &j.frame_st, NULL))
         goto sql_error_rollback;
     if (import_functions(&j, dir, run_id))
