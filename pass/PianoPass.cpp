@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "select.h"
+#include "summary.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
@@ -54,7 +55,9 @@
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <memory>
 #include <string>
@@ -233,6 +236,18 @@ bool PianoPass::instrumentModule(Module &M) {
     if (R == PIANO_SEL_DEFAULT && inSystemHeader(F, C.File, C.Names.Match))
       continue;
     Fns.push_back(std::move(C));
+  }
+
+  // PIANO_SUMMARY=FILE: one line per translation unit for piano-summary.
+  if (const char *SumPath = std::getenv("PIANO_SUMMARY"); SumPath && *SumPath) {
+    std::vector<piano_summary_fn> Out;
+    for (const Chosen &C : Fns)
+      Out.push_back({C.Names.Match.c_str(), C.File.c_str(),
+                     C.Names.Display.c_str()});
+    if (piano_summary_append(SumPath, M.getSourceFileName().c_str(), Spec,
+                             Out.data(), Out.size()) != 0)
+      errs() << "piano: PIANO_SUMMARY: cannot append to " << SumPath << ": "
+             << std::strerror(errno) << "\n";
   }
 
   const char *Verbose = std::getenv("PIANO_VERBOSE");
