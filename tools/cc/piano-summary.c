@@ -1,0 +1,260 @@
+/*
+ * piano-summary.c - what PIANO_FNS caught across a whole build.
+ *
+ * The plugin appends one line per compiled translation unit to the file
+ * named by PIANO_SUMMARY (pass/summary.h). This tool reads it back:
+ *
+ *   piano-summary FILE            print the summary of FILE
+ *   piano-summary [--] CMD ARG..  run CMD (e.g. make CC=piano-cc) with
+ *                                 PIANO_SUMMARY set to a fresh temporary
+ *                                 file, then print the summary on stderr;
+ *                                 exits with CMD's status
+ *
+ * Output:
+ *   found N function(s) across M file(s)
+ *   piano: pattern 'xyz' matched nothing
+ * N counts distinct instrumented functions (name and defining file), M their
+ * distinct defining files. A translation unit compiled several times counts
+ * once, with its latest compile. A pattern "matched nothing" when no unit
+ * compiled with it instrumented a function it matches ('!' patterns are not
+ * checked). --strict: exit 1 when a pattern matched nothing (FILE form).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "select.h"
+#include "summary.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct strset {
+    char **v;
+    size_t n, cap;
+};
+
+static long strset_find(const struct strset *s, const char *x)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], x) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Adds x when missing; returns its index. Linear: builds hold thousands of
+ * functions at most, and this runs once per build. */
+static size_t strset_add(struct strset *s, const char *x)
+{
+    long i = strset_find(s, x);
+    if (i >= 0)
+        return (size_t)i;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        if (!s->v) {
+            fprintf(stderr, "piano-summary: out of memory\n");
+            exit(1);
+        }
+    }
+    s->v[s->n] = strdup(x);
+    if (!s->v[s->n]) {
+        fprintf(stderr, "piano-summary: out of memory\n");
+        exit(1);
+    }
+    return s->n++;
+}
+
+/* Prints the summary; returns the number of patterns that matched nothing,
+ * or -1 when the file cannot be read. */
+static int summarize(const char *path, FILE *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT) { /* nothing was compiled with the plugin */
+            fprintf(out, "found 0 function(s) across 0 file(s)\n");
+            fprintf(stderr, "piano: no translation unit was compiled with the "
+                            "plugin (%s does not exist)\n", path);
+            return 0;
+        }
+        fprintf(stderr, "piano-summary: cannot read %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    /* Keep the latest line of each translation unit. */
+    struct piano_summary_line *lines = NULL;
+    size_t nlines = 0, cap = 0;
+    struct strset sources = {0};
+    struct piano_summary_line l;
+    int r;
+    while ((r = piano_summary_read(f, &l)) != 0) {
+        if (r < 0)
+            continue;
+        long i = strset_find(&sources, l.source);
+        if (i >= 0) {
+            piano_summary_line_free(&lines[i]);
+            lines[i] = l;
+            continue;
+        }
+        if (nlines == cap) {
+            cap = cap ? cap * 2 : 64;
+            lines = realloc(lines, cap * sizeof *lines);
+            if (!lines) {
+                fprintf(stderr, "piano-summary: out of memory\n");
+                exit(1);
+            }
+        }
+        strset_add(&sources, l.source);
+        lines[nlines++] = l;
+    }
+    fclose(f);
+
+    struct strset fns = {0}, files = {0}, pats = {0};
+    char *hit = NULL;
+    size_t nhit = 0;
+    for (size_t i = 0; i < nlines; i++) {
+        for (size_t j = 0; j < lines[i].n; j++) {
+            const struct piano_summary_fn *fn = &lines[i].fns[j];
+            size_t len = strlen(fn->display) + strlen(fn->file) + 2;
+            char *key = malloc(len);
+            if (!key)
+                exit(1);
+            snprintf(key, len, "%s%c%s", fn->display, 1, fn->file);
+            strset_add(&fns, key);
+            free(key);
+            strset_add(&files, fn->file);
+        }
+        /* Each include pattern of the unit's spec, checked on its functions. */
+        char *spec = strdup(lines[i].spec), *save = NULL;
+        if (!spec)
+            exit(1);
+        for (char *p = strtok_r(spec, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+            if (p[0] == '!')
+                continue;
+            size_t k = strset_add(&pats, p);
+            if (k >= nhit) { /* a new pattern */
+                hit = realloc(hit, pats.n);
+                if (!hit)
+                    exit(1);
+                while (nhit < pats.n)
+                    hit[nhit++] = 0;
+            }
+            if (hit[k])
+                continue;
+            struct piano_select *sel = NULL;
+            char err[256];
+            if (piano_select_parse(p, &sel, err, sizeof err) != 0) {
+                hit[k] = 1; /* malformed: the compile itself failed loudly */
+                continue;
+            }
+            for (size_t j = 0; j < lines[i].n && !hit[k]; j++)
+                if (piano_select_match(sel, lines[i].fns[j].match,
+                                       lines[i].fns[j].file) == PIANO_SEL_YES)
+                    hit[k] = 1;
+            piano_select_free(sel);
+        }
+        free(spec);
+    }
+
+    fprintf(out, "found %zu function(s) across %zu file(s)\n", fns.n, files.n);
+    if (nlines == 0)
+        fprintf(stderr, "piano: no translation unit was compiled with the plugin\n");
+    int missed = 0;
+    for (size_t k = 0; k < pats.n; k++)
+        if (!hit[k]) {
+            fprintf(stderr, "piano: pattern '%s' matched nothing\n", pats.v[k]);
+            missed++;
+        }
+    for (size_t i = 0; i < nlines; i++)
+        piano_summary_line_free(&lines[i]);
+    free(lines);
+    free(hit);
+    return missed;
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o,
+            "usage: piano-summary [--strict] FILE\n"
+            "       piano-summary [--] COMMAND [ARG...]\n"
+            "FILE is what PIANO_SUMMARY named while compiling with piano-cc/"
+            "piano-c++ (or -fpass-plugin=PianoPass.so); the second form runs "
+            "COMMAND with PIANO_SUMMARY set to a fresh file and summarizes "
+            "it.\n");
+}
+
+int main(int argc, char **argv)
+{
+    int strict = 0, i = 1;
+    if (i < argc && strcmp(argv[i], "--strict") == 0) {
+        strict = 1;
+        i++;
+    }
+    if (i < argc && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    int run = 0;
+    if (strcmp(argv[i], "--") == 0) {
+        run = 1;
+        i++;
+        if (i >= argc) {
+            usage(stderr);
+            return 2;
+        }
+    } else if (i + 1 < argc) {
+        run = 1; /* several words: a command */
+    } else if (access(argv[i], F_OK) != 0 && strchr(argv[i], '/') == NULL) {
+        run = 1; /* a lone word that is no file: a command such as "make" */
+    }
+    if (!run) {
+        int missed = summarize(argv[i], stdout);
+        return missed < 0 ? 1 : (strict && missed > 0) ? 1 : 0;
+    }
+
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/piano-summary.XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, "piano-summary: cannot create %s: %s\n", path,
+                strerror(errno));
+        return 1;
+    }
+    close(fd); /* the compiles append to it */
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "piano-summary: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        setenv("PIANO_SUMMARY", path, 1);
+        execvp(argv[i], argv + i);
+        fprintf(stderr, "piano-summary: cannot run %s: %s\n", argv[i],
+                strerror(errno));
+        _exit(127);
+    }
+    /* Like a shell: the child gets ^C, we wait and report. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = 1 << 8;
+            break;
+        }
+    summarize(path, stderr);
+    unlink(path);
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    return 128 + WTERMSIG(st);
+}
