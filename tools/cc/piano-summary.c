@@ -161,6 +161,7 @@ static int summarize(const char *path, FILE *out)
     }
 
     fprintf(out, "found %zu function(s) across %zu file(s)\n", fns.n, files.n);
+    fflush(out); /* before the warnings, also when both go to one file */
     if (nlines == 0)
         fprintf(stderr, "piano: no translation unit was compiled with the plugin\n");
     int missed = 0;

@@ -1,0 +1,2 @@
+#include "proj.h"
+int parse_token(int x) { return util_trim(x) + 1; }

@@ -1,0 +1,2 @@
+#include "proj.h"
+int util_trim(int x) { return x & 0xff; }
