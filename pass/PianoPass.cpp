@@ -238,8 +238,10 @@ bool PianoPass::instrumentModule(Module &M) {
     Fns.push_back(std::move(C));
   }
 
-  // PIANO_SUMMARY=FILE: one line per translation unit for piano-summary.
-  if (const char *SumPath = std::getenv("PIANO_SUMMARY"); SumPath && *SumPath) {
+  // PIANO_SUMMARY=FILE: one line per translation unit for piano-summary
+  // (not again when the plugin is loaded twice and this is the second run).
+  const char *SumPath = std::getenv("PIANO_SUMMARY");
+  if (SumPath && *SumPath && !M.getFunction("__piano_module_ctor")) {
     std::vector<piano_summary_fn> Out;
     for (const Chosen &C : Fns)
       Out.push_back({C.Names.Match.c_str(), C.File.c_str(),
