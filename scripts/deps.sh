@@ -5,7 +5,7 @@
 #                             llvm-tools (FileCheck) and lld for; default 14.
 set -eu
 majors=${*:-14}
-pkgs="cmake make libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium"
+pkgs="cmake make libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium jq libxml2-utils python3"
 pkgs="$pkgs libclang-rt-14-dev"   # sanitizer and libFuzzer runtimes (test.sh's build-asan, build-tsan)
 for m in $majors; do
   pkgs="$pkgs clang-$m llvm-$m-dev llvm-$m-tools lld-$m"
