@@ -332,12 +332,16 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
         sqlite3_bind_int64(st, 8, (sqlite3_int64)a->alloc_bytes);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->frees);
         sqlite3_bind_int64(st, 10, (sqlite3_int64)a->free_bytes);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2; k++) {   /* 0: self, 1: total, interleaved in each page */
             size_t len = 0;
             for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
-                uint32_t p = fns[fn].hist[k][o];
-                if (p && p < n_pages)
-                    len += piano_hist_encode(pages + (size_t)p * 64, o * 64, 64, j->blob + len);
+                uint32_t p = fns[fn].page[o];
+                if (!p || p >= n_pages)
+                    continue;
+                uint64_t counts[64];
+                for (unsigned b = 0; b < 64; b++)
+                    counts[b] = pages[(size_t)p * PIANO_PAGE_WORDS + b * 2 + (unsigned)k];
+                len += piano_hist_encode(counts, o * 64, 64, j->blob + len);
             }
             sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
         }

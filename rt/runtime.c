@@ -575,24 +575,29 @@ found:
 }
 
 static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, struct piano_fnrec *fr,
-                                                   int kind, unsigned octave)
+                                                   unsigned octave)
 {
     if (ts->n_pages >= PIANO_PAGE_CAP) {
         ts->hist_dropped++;
         return 0;
     }
     uint32_t p = ts->n_pages++;
-    fr->hist[kind][octave] = p;
+    fr->page[octave] = (uint16_t)p;
     return p;
 }
 
-static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, int kind, uint64_t v)
+/* Counts one call's self and total ticks in the function's histograms. */
+static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
 {
-    unsigned b = piano_hist_bucket(v);
-    uint32_t p = fr->hist[kind][b >> 6];
-    if (UNLIKELY(!p))
-        p = hist_page(ts, fr, kind, b >> 6);
-    PIANO_PAGES(ts)[(size_t)p * 64 + (b & 63)]++;
+    unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
+    uint32_t ps = fr->page[bs >> 6];
+    if (UNLIKELY(!ps))
+        ps = hist_page(ts, fr, bs >> 6);
+    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & 63) * 2]++;
+    uint32_t pt = fr->page[bt >> 6];
+    if (UNLIKELY(!pt))
+        pt = hist_page(ts, fr, bt >> 6);
+    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & 63) * 2 + 1]++;
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -724,8 +729,7 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
     uint32_t active = --fr->active;
     fr->total += active ? 0 : total;
-    hist_add(ts, fr, PIANO_HIST_SELF, self);
-    hist_add(ts, fr, PIANO_HIST_TOTAL, total);
+    hist_add(ts, fr, self, total);
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
         fr->frame_self = 0;
@@ -990,9 +994,9 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     for (uint32_t i = 0; i < nfn; i++) {
         fns[i].total = 0;
         fns[i].frame_self = 0;
-        memset(fns[i].hist, 0, sizeof fns[i].hist);
+        memset(fns[i].page, 0, sizeof fns[i].page);
     }
-    memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * 64 * sizeof(uint64_t));
+    memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t));
     ts->n_pages = 1;
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
@@ -1129,7 +1133,7 @@ static void dump_anon(struct piano_thread *ts)
         { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
           ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
-        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * 64 * sizeof(uint64_t) },
+        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
     };
     int bad = ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0;
     for (size_t i = 0; !bad && i < sizeof parts / sizeof parts[0]; i++)

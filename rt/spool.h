@@ -27,7 +27,8 @@
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
 #define PIANO_NODE_CAP (1u << 16)    /* calling contexts per thread; beyond, a per-function orphan node */
 #define PIANO_CTX_DEPTH 256          /* deeper calls share their ancestor's context at this depth */
-#define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread */
+#define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
+#define PIANO_PAGE_WORDS 128         /* counters per page: 64 buckets x {self, total} */
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node */
 #define PIANO_HIST_OCTAVES 59
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes per frame chunk file */
@@ -53,11 +54,13 @@ struct piano_fnrec {         /* one function, on one thread */
     uint32_t epoch;                    /* frame in which frame_self was last reset */
     uint64_t total;                    /* inclusive ticks, outermost activations only */
     uint64_t frame_self;               /* self ticks in the current frame */
-    uint32_t hist[2][PIANO_HIST_OCTAVES]; /* page of each octave: [0] self, [1] total; 0 = none */
-    uint32_t pad[2];
+    /* Histogram page of each octave, 0 = none yet. A page holds both
+     * histograms of the octave's 64 buckets, interleaved: [bucket][self, total],
+     * so a call whose self and total times are alike (a leaf) touches one line. */
+    uint16_t page[PIANO_HIST_OCTAVES];
+    uint16_t pad[5];
 };
 
-enum { PIANO_HIST_SELF = 0, PIANO_HIST_TOTAL = 1 };
 
 struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint64_t magic;
@@ -129,7 +132,7 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_NODES_TOTAL (PIANO_NODE_CAP + PIANO_FN_CAP)
 #define PIANO_OFF_FNS PIANO_ALIGN_UP(PIANO_OFF_NODES + (uint64_t)PIANO_NODES_TOTAL * sizeof(struct piano_node))
 #define PIANO_OFF_PAGES PIANO_ALIGN_UP(PIANO_OFF_FNS + (uint64_t)PIANO_FN_CAP * sizeof(struct piano_fnrec))
-#define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * 64 * sizeof(uint64_t))
+#define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
 

@@ -58,6 +58,31 @@ int piano_store_make_parent(const char *path, char *err, size_t errn)
     return 0;
 }
 
+/* Reads the schema version and the number of schema objects in one
+ * statement, so both come from the same snapshot. */
+static int read_state(sqlite3 *db, int *version, int *tables)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT user_version FROM pragma_user_version), "
+                                "(SELECT count(*) FROM sqlite_master)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *version = sqlite3_column_int(st, 0);
+            *tables = sqlite3_column_int(st, 1);
+            rc = SQLITE_OK;
+        } else {
+            rc = sqlite3_errcode(db);
+            if (rc == SQLITE_OK)
+                rc = SQLITE_ERROR;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
 {
     sqlite3 *db = NULL;
@@ -85,15 +110,9 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     }
     sqlite3_busy_timeout(db, 60000);
     sqlite3_extended_result_codes(db, 1);
-    int version = -1;
-    sqlite3_stmt *st_v = NULL;
-    int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st_v, NULL);
-    if (rc == SQLITE_OK && sqlite3_step(st_v) == SQLITE_ROW)
-        version = sqlite3_column_int(st_v, 0);
-    else
-        rc = sqlite3_errcode(db);
-    sqlite3_finalize(st_v);
-    if (version < 0) {
+    int version, tables;
+    int rc = read_state(db, &version, &tables);
+    if (rc != SQLITE_OK) {
         snprintf(err, errn, "%s is not a piano database (%s)", path, sqlite3_errstr(rc));
         sqlite3_close(db);
         return NULL;
@@ -104,39 +123,38 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         sqlite3_close(db);
         return NULL;
     }
+    /* Version 0 with tables in it: somebody else's database. */
+    if (version == 0 && tables != 0) {
+        snprintf(err, errn, "%s is not a piano database", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (version == 0 && mode == PIANO_STORE_READ) {
+        snprintf(err, errn, "no runs stored in %s yet", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    piano_store_exec(db, "PRAGMA foreign_keys=ON");
+    /* WAL is persistent: if another process holds a lock while switching, the
+     * first writer has set it. */
+    piano_store_exec(db, "PRAGMA journal_mode=WAL");
     if (version == 0) {
-        /* A fresh file: anything else in it means it is not ours. */
-        sqlite3_stmt *q = NULL;
-        int tables = 0;
-        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) == SQLITE_OK &&
-            sqlite3_step(q) == SQLITE_ROW)
-            tables = sqlite3_column_int(q, 0);
-        else
-            tables = -1;
-        sqlite3_finalize(q);
-        if (tables != 0) {
+        /* Several processes may find the file empty at once: the one that
+         * gets the write lock first makes the schema, the others see it. */
+        char buf[64];
+        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
+        int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK &&
+                 read_state(db, &version, &tables) == SQLITE_OK;
+        if (ok && version == 0 && tables != 0) {
+            piano_store_exec(db, "ROLLBACK");
             snprintf(err, errn, "%s is not a piano database", path);
             sqlite3_close(db);
             return NULL;
         }
-        if (mode == PIANO_STORE_READ) {
-            snprintf(err, errn, "no runs stored in %s yet", path);
-            sqlite3_close(db);
-            return NULL;
-        }
-    }
-    piano_store_exec(db, "PRAGMA foreign_keys=ON");
-    if (piano_store_exec(db, "PRAGMA journal_mode=WAL") != SQLITE_OK) {
-        /* Another process may hold a lock while switching; WAL is persistent, so it is
-         * fine if the first writer set it. */
-    }
-    if (version == 0) {
-        char buf[64];
-        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
-        if (piano_store_exec(db, "BEGIN IMMEDIATE") != SQLITE_OK ||
-            piano_store_exec(db, PIANO_SCHEMA_SQL) != SQLITE_OK ||
-            piano_store_exec(db, buf) != SQLITE_OK ||
-            piano_store_exec(db, "COMMIT") != SQLITE_OK) {
+        if (ok && version == 0)
+            ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK &&
+                 piano_store_exec(db, buf) == SQLITE_OK;
+        if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
             snprintf(err, errn, "cannot create the schema in %s: %s", path, sqlite3_errmsg(db));
             piano_store_exec(db, "ROLLBACK");
             sqlite3_close(db);
