@@ -548,9 +548,12 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
                                                     uint32_t parent, uint32_t fn)
 {
     struct piano_node *nodes = PIANO_NODES(ts);
+    struct piano_node *up = &nodes[parent];
+    uint32_t n = up->cache_child;
+    if (n && up->cache_fn == fn)
+        goto found;
     uint32_t *hash = PIANO_HASH(ts);
     uint32_t h = (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & (PIANO_HASH_CAP - 1);
-    uint32_t n;
     while ((n = hash[h]) != 0) {
         if (nodes[n].parent == parent && nodes[n].fn == fn)
             goto found;
@@ -569,6 +572,8 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
         ts->contexts_truncated++;
     }
 found:
+    up->cache_fn = fn;
+    up->cache_child = n;
     fr->last_parent = parent + 1;
     fr->last_node = n;
     return n;
@@ -725,7 +730,7 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     stack[d - 1].child += total;
     struct piano_node *n = PIANO_NODES(ts) + s->node;
     n->calls++;
-    n->self += self;   /* n->total is summed from the tree when the run is stored */
+    n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
     uint32_t active = --fr->active;
     fr->total += active ? 0 : total;

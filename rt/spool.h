@@ -44,7 +44,8 @@ struct piano_slot {          /* one in-flight call */
 
 struct piano_node {          /* one calling context */
     uint32_t parent, fn;
-    uint64_t calls, self, total;   /* total: not kept per call; the import sums the tree */
+    uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
+    uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
 };
 
