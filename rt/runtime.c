@@ -1020,6 +1020,31 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->tid = (uint32_t)syscall(SYS_gettid);
 }
 
+/* Writes the parts of a thread's state in use into fd, a file of
+ * PIANO_THREAD_FILE_SIZE bytes, at their offsets. Returns 0, or -1. */
+static int write_state(int fd, const struct piano_thread *ts)
+{
+    uint32_t nfn = atomic_load(&g.next_fn);
+    if (nfn > PIANO_FN_CAP)
+        nfn = PIANO_FN_CAP;
+    /* The slots in use, and one more: the last closed call's end tick. */
+    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth + 1 : PIANO_STACK_CAP;
+    struct { uint64_t off, len; } parts[] = {
+        { 0, 4096 },
+        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
+        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
+        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
+          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
+        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
+        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
+        { PIANO_OFF_HASH, (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t) },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].len && write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))
+            return -1;
+    return 0;
+}
+
 /* Moves the forking thread's state into the child's own file, mapped at the
  * same address so that nothing pointing into it changes. */
 static int clone_state(struct piano_thread *ts)
@@ -1032,24 +1057,10 @@ static int clone_state(struct piano_thread *ts)
             close(fd);
         return -1;
     }
-    uint32_t nfn = atomic_load(&g.next_fn);
-    if (nfn > PIANO_FN_CAP)
-        nfn = PIANO_FN_CAP;
-    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
-    struct { uint64_t off, len; } parts[] = {
-        { 0, 4096 },
-        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
-        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
-        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
-          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
-        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
-        { PIANO_OFF_HASH, (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t) },
-    };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].len && write_all(fd, (char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off)) {
-            close(fd);
-            return -1;
-        }
+    if (write_state(fd, ts) != 0) {
+        close(fd);
+        return -1;
+    }
     void *p = mmap(ts, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
                    fd, 0);
     close(fd);
@@ -1127,23 +1138,7 @@ static void dump_anon(struct piano_thread *ts)
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
-    uint32_t nfn = atomic_load(&g.next_fn);
-    if (nfn > PIANO_FN_CAP)
-        nfn = PIANO_FN_CAP;
-    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth + 1 : PIANO_STACK_CAP;   /* + the last closed slot */
-    struct { uint64_t off, len; } parts[] = {
-        { 0, 4096 },
-        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
-        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
-        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
-          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
-        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
-        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
-    };
-    int bad = ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0;
-    for (size_t i = 0; !bad && i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].len && write_all(fd, (char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))
-            bad = 1;
+    int bad = ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0 || write_state(fd, ts) != 0;
     if (bad)
         say("piano: cannot write %s: %s; that thread's figures are lost", path, strerror(errno));
     close(fd);
