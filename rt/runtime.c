@@ -623,8 +623,6 @@ static void chunk_finish(struct piano_thread *ts)
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         size_t len = sizeof(struct piano_chunk_hdr) + ts->chunk_used;
         if (fd < 0 || write_all(fd, ts->chunk, len, 0) != 0) {
-            struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
-            (void)h;
             say("piano: cannot write %s: %s; frames lost", path, strerror(errno));
         }
         if (fd >= 0)
@@ -1088,10 +1086,7 @@ static void atfork_child(void)
     }
     g.threads = NULL;
     if (self && self->chunk) {
-        if (self->anon)
-            munmap(self->chunk, PIANO_CHUNK_SIZE);
-        else
-            munmap(self->chunk, PIANO_CHUNK_SIZE);
+        munmap(self->chunk, PIANO_CHUNK_SIZE);   /* the parent's chunk: the child starts its own */
         self->chunk = NULL;
     }
     char parent_key[64], parent_fns[4300];
