@@ -842,7 +842,20 @@ static __attribute__((noinline)) struct piano_thread *enter_slow(void)
     return thread_start();
 }
 
-PIANO_API void __piano_enter(struct piano_site *site)
+/* The hooks come in two builds, one per clock, and the dynamic loader binds
+ * __piano_enter/__piano_exit to the right pair once (GNU ifunc), so the
+ * per-call path does not test which clock to read. */
+static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsc)
+        return __rdtsc();
+#endif
+    (void)tsc;
+    return mono_ns();
+}
+
+static inline __attribute__((always_inline)) void enter_hook(struct piano_site *site, const int tsc)
 {
     struct piano_thread *ts = piano_tls;
     if (UNLIKELY(!ts)) {
@@ -884,15 +897,15 @@ PIANO_API void __piano_enter(struct piano_site *site)
     ts->depth = d + 1;
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
-    s->t0 = piano_now();
+    s->t0 = clock_now(tsc);
 }
 
-PIANO_API void __piano_exit(struct piano_site *site)
+static inline __attribute__((always_inline)) void exit_hook(struct piano_site *site, const int tsc)
 {
     struct piano_thread *ts = piano_tls;
     if (UNLIKELY(!ts))
         return;
-    uint64_t t = piano_now();
+    uint64_t t = clock_now(tsc);
     uint32_t d = ts->depth;
     if (UNLIKELY(d > PIANO_STACK_CAP)) {
         ts->depth = d - 1;
@@ -907,6 +920,18 @@ PIANO_API void __piano_exit(struct piano_site *site)
     }
     close_slot(ts, stack, d, t);
 }
+
+static __attribute__((noinline)) void enter_tsc(struct piano_site *site) { enter_hook(site, 1); }
+static __attribute__((noinline)) void enter_mono(struct piano_site *site) { enter_hook(site, 0); }
+static __attribute__((noinline)) void exit_tsc(struct piano_site *site) { exit_hook(site, 1); }
+static __attribute__((noinline)) void exit_mono(struct piano_site *site) { exit_hook(site, 0); }
+
+typedef void piano_hook(struct piano_site *);
+/* Run by the dynamic loader, before any constructor: cpuid only. */
+static piano_hook *resolve_enter(void) { return tsc_usable() ? enter_tsc : enter_mono; }
+static piano_hook *resolve_exit(void) { return tsc_usable() ? exit_tsc : exit_mono; }
+PIANO_API void __piano_enter(struct piano_site *site) __attribute__((ifunc("resolve_enter")));
+PIANO_API void __piano_exit(struct piano_site *site) __attribute__((ifunc("resolve_exit")));
 
 /* ---------------------------------------------------------------- fork */
 
