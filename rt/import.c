@@ -188,7 +188,7 @@ static int by_number(const void *a, const void *b)
 }
 
 struct agg {
-    uint64_t calls, self, allocs, alloc_bytes, frees, free_bytes, child_calls;
+    uint64_t calls, self, total, allocs, alloc_bytes, frees, free_bytes, child_calls;
 };
 
 /* Everything one import holds; freed in one place. */
@@ -296,6 +296,18 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
                 max_fn = n->fn;
             if (!pass && n->parent && n->parent < n_nodes && nodes[n->parent].fn < PIANO_FN_CAP)
                 j->agg[nodes[n->parent].fn].child_calls += n->calls;
+            /* A function's inclusive time: its contexts with no ancestor of
+             * the same function (a recursive call counts once, outermost).
+             * Parents precede their children, so the walk up ends. */
+            if (pass) {
+                a->total += n->self;   /* an orphan context: no tree above it */
+            } else {
+                uint32_t up = n->parent;
+                while (up && up < i && nodes[up].fn != n->fn)
+                    up = nodes[up].parent;
+                if (!up || up >= i)
+                    a->total += j->node_total[i];
+            }
             sqlite3_stmt *st = j->ctx_st;
             sqlite3_bind_int64(st, 1, run);
             sqlite3_bind_int64(st, 2, ts->thread);
@@ -327,7 +339,7 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
         sqlite3_bind_int64(st, 3, fn);
         sqlite3_bind_int64(st, 4, (sqlite3_int64)a->calls);
         sqlite3_bind_int64(st, 5, to_ns(a->self, npt));
-        sqlite3_bind_int64(st, 6, to_ns(fns[fn].total, npt));
+        sqlite3_bind_int64(st, 6, to_ns(a->total, npt));
         sqlite3_bind_int64(st, 7, (sqlite3_int64)a->allocs);
         sqlite3_bind_int64(st, 8, (sqlite3_int64)a->alloc_bytes);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->frees);

@@ -730,8 +730,6 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     n->calls++;
     n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
-    uint32_t active = --fr->active;
-    fr->total += active ? 0 : total;
     hist_add(ts, fr, self, total);
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
@@ -888,7 +886,6 @@ static inline __attribute__((always_inline)) void enter_hook(struct piano_site *
     uint32_t node = fr->last_node;
     if (UNLIKELY(fr->last_parent != parent + 1))
         node = context_of(ts, fr, parent, fn);
-    fr->active++;
     struct piano_slot *s = &stack[d + 1];
     s->node = node;
     s->fn = fn;
@@ -1020,7 +1017,6 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
             memset(&nodes[PIANO_NODE_CAP + i].calls, 0, sizeof *nodes - offsetof(struct piano_node, calls));
     struct piano_fnrec *fns = PIANO_FNS(ts);
     for (uint32_t i = 0; i < nfn; i++) {
-        fns[i].total = 0;
         fns[i].frame_self = 0;
         memset(fns[i].page, 0, sizeof fns[i].page);
     }
@@ -1196,7 +1192,7 @@ static __attribute__((noinline)) double measure_overhead(void)
         bare += d - c;
     }
     piano_tls = real;
-    uint64_t inside = PIANO_FNS(scratch)[PIANO_FN_OVERFLOW].total;
+    uint64_t inside = PIANO_NODES(scratch)[1].self;   /* the one context, no children: self = total */
     munmap(scratch, PIANO_THREAD_FILE_SIZE);
     double per_call = ((double)with - (double)bare - (double)inside) / N;
     return per_call > 0 ? per_call : 0;

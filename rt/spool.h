@@ -54,10 +54,11 @@ struct piano_node {          /* one calling context */
  * the only line of it most calls touch. */
 struct __attribute__((aligned(64))) piano_fnrec {   /* one function, on one thread */
     uint32_t last_parent, last_node;   /* cache of the last context lookup */
-    uint32_t active;                   /* activations on this thread's stack (recursion) */
     uint32_t epoch;                    /* frame in which frame_self was last reset */
-    uint64_t total;                    /* inclusive ticks, outermost activations only */
+    uint32_t pad;
     uint64_t frame_self;               /* self ticks in the current frame */
+    /* A function's inclusive time (a recursive one counted at its outermost
+     * activation) is not kept per call: the import sums it from the contexts. */
     /* Histogram page of each octave, 0 = none yet. A page holds both
      * histograms of the octave's 64 buckets, interleaved: [bucket][self, total],
      * so a call whose self and total times are alike (a leaf) touches one line. */
