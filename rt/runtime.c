@@ -105,8 +105,13 @@ static int tsc_usable(void)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* Prints one line on stderr, the first time only: whatever goes wrong, a
+ * program run under piano gets at most one line from it. */
 static void say(const char *fmt, const char *a, const char *b)
 {
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1))
+        return;
     char line[8400];
     int n = snprintf(line, sizeof line, fmt, a, b);
     if (n > (int)sizeof line - 2)
