@@ -928,12 +928,33 @@ static __attribute__((noinline)) void enter_mono(struct piano_site *site) { ente
 static __attribute__((noinline)) void exit_tsc(struct piano_site *site) { exit_hook(site, 1); }
 static __attribute__((noinline)) void exit_mono(struct piano_site *site) { exit_hook(site, 0); }
 
+/* Sanitizer runtimes are not ready when the loader runs a resolver (TSan
+ * crashes in its instrumentation of it): sanitized builds test the clock. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PIANO_NO_IFUNC 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PIANO_NO_IFUNC 1
+#endif
+#endif
+
+#ifdef PIANO_NO_IFUNC
+PIANO_API void __piano_enter(struct piano_site *site)
+{
+    g_tsc_fast ? enter_tsc(site) : enter_mono(site);
+}
+PIANO_API void __piano_exit(struct piano_site *site)
+{
+    g_tsc_fast ? exit_tsc(site) : exit_mono(site);
+}
+#else
 typedef void piano_hook(struct piano_site *);
 /* Run by the dynamic loader, before any constructor: cpuid only. */
 static piano_hook *resolve_enter(void) { return tsc_usable() ? enter_tsc : enter_mono; }
 static piano_hook *resolve_exit(void) { return tsc_usable() ? exit_tsc : exit_mono; }
 PIANO_API void __piano_enter(struct piano_site *site) __attribute__((ifunc("resolve_enter")));
 PIANO_API void __piano_exit(struct piano_site *site) __attribute__((ifunc("resolve_exit")));
+#endif
 
 /* ---------------------------------------------------------------- fork */
 
