@@ -1186,6 +1186,12 @@ static void dump_anon(struct piano_thread *ts)
     close(fd);
 }
 
+static int compare_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Measures what one instrumented call adds to its caller's time beyond its own
  * measured time (the hooks' work before the entry tick and after the exit
  * tick), on a scratch state so that nothing is recorded. piano-db subtracts it
@@ -1204,23 +1210,26 @@ static __attribute__((noinline)) double measure_overhead(void)
     scratch->busy = 1;
     PIANO_STACK(scratch)[0].sp = UINTPTR_MAX;
     struct piano_site site = { PIANO_FN_OVERFLOW, 0, "", "" };
-    enum { N = 4000 };
-    uint64_t with = 0, bare = 0;
+    /* The median of many single measurements: a mean would carry every
+     * interrupt and cache miss of the loop into each corrected call. */
+    enum { N = 2001 };
+    int64_t cost[N];
+    uint64_t *inside = &PIANO_NODES(scratch)[1].self;   /* the one context, no children: self = total */
     piano_tls = scratch;
     for (int i = 0; i < N; i++) {
+        uint64_t before = *inside;
         uint64_t a = piano_now();
         __piano_enter(&site);
         __piano_exit(&site);
         uint64_t b = piano_now();
         uint64_t c = piano_now();
         uint64_t d = piano_now();
-        with += b - a;
-        bare += d - c;
+        cost[i] = (int64_t)(b - a) - (int64_t)(d - c) - (int64_t)(*inside - before);
     }
     piano_tls = real;
-    uint64_t inside = PIANO_NODES(scratch)[1].self;   /* the one context, no children: self = total */
     munmap(scratch, PIANO_THREAD_FILE_SIZE);
-    double per_call = ((double)with - (double)bare - (double)inside) / N;
+    qsort(cost, N, sizeof cost[0], compare_i64);
+    double per_call = (double)cost[N / 2];
     return per_call > 0 ? per_call : 0;
 }
 
