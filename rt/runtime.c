@@ -1186,10 +1186,17 @@ static void dump_anon(struct piano_thread *ts)
     close(fd);
 }
 
-static int compare_i64(const void *a, const void *b)
+/* Sorts v in place. Not qsort: that may call malloc, and a program's own
+ * malloc may be instrumented. */
+static void sort_i64(int64_t *v, int n)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
+    for (int i = 1; i < n; i++) {
+        int64_t x = v[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
 }
 
 /* Measures what one instrumented call adds to its caller's time beyond its own
@@ -1228,7 +1235,7 @@ static __attribute__((noinline)) double measure_overhead(void)
     }
     piano_tls = real;
     munmap(scratch, PIANO_THREAD_FILE_SIZE);
-    qsort(cost, N, sizeof cost[0], compare_i64);
+    sort_i64(cost, N);
     double per_call = (double)cost[N / 2];
     return per_call > 0 ? per_call : 0;
 }
