@@ -346,13 +346,20 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
         sqlite3_bind_int64(st, 10, (sqlite3_int64)a->free_bytes);
         for (int k = 0; k < 2; k++) {   /* 0: self, 1: total, interleaved in each page */
             size_t len = 0;
+            /* The thread's latest call is not in the pages yet (runtime.c). */
+            unsigned pend = fn == ts->pend_fn
+                                ? piano_hist_bucket(k ? ts->pend_total : ts->pend_self)
+                                : PIANO_HIST_BUCKETS;
             for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
                 uint32_t p = fns[fn].page[o];
-                if (!p || p >= n_pages)
+                int has_page = p && p < n_pages;
+                if (!has_page && pend >> 6 != o)
                     continue;
                 uint64_t counts[64];
                 for (unsigned b = 0; b < 64; b++)
-                    counts[b] = pages[(size_t)p * PIANO_PAGE_WORDS + b * 2 + (unsigned)k];
+                    counts[b] = has_page ? pages[(size_t)p * PIANO_PAGE_WORDS + b * 2 + (unsigned)k] : 0;
+                if (pend >> 6 == o)
+                    counts[pend & 63]++;
                 len += piano_hist_encode(counts, o * 64, 64, j->blob + len);
             }
             sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);

@@ -735,7 +735,14 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     n->calls++;
     n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
-    hist_add(ts, fr, self, total);
+    /* The histograms take the previous call's sample: its bucket arithmetic
+     * does not wait for this call's clock read, so the two overlap. This
+     * call's sample waits in pend_* for the next exit (or for the import).
+     * Function id 0 is never used: the first, empty sample goes there. */
+    hist_add(ts, PIANO_FNS(ts) + ts->pend_fn, ts->pend_self, ts->pend_total);
+    ts->pend_fn = s->fn;
+    ts->pend_self = self;
+    ts->pend_total = total;
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
         fr->frame_self = 0;
@@ -1054,6 +1061,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
         stack[i].t0 = now;
         stack[i].child = 0;
     }
+    ts->pend_fn = 0;   /* the parent stores its own last sample */
     ts->allocs = ts->alloc_bytes = ts->frees = ts->free_bytes = 0;
     ts->frame_allocs = ts->frame_alloc_bytes = ts->frame_frees = ts->frame_free_bytes = 0;
     ts->frames = ts->frames_dropped = ts->deep_calls = ts->hist_dropped = ts->contexts_truncated = 0;

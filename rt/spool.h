@@ -85,6 +85,8 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint64_t frame_t0, frame_allocs, frame_alloc_bytes, frame_frees, frame_free_bytes;
     uint64_t frames, frames_dropped;
     uint64_t last_tick;      /* latest frame end or exit: bounds a crashed run's duration */
+    uint64_t pend_self, pend_total; /* the latest call's sample, not yet in the histograms */
+    uint32_t pend_fn, pad1;         /* its function (0: none; the import adds it) */
     uint64_t deep_calls;     /* calls deeper than PIANO_STACK_CAP, not timed */
     uint64_t hist_dropped;   /* samples lost because histogram pages ran out */
     uint64_t contexts_truncated;
