@@ -202,7 +202,7 @@ struct job {
     struct agg *agg;
     uint64_t *node_total;
     unsigned char *blob;
-    uint64_t frames_dropped, end_tick;
+    uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick;
 };
 
 static int keep_map(struct job *j, struct mapping m)
@@ -378,6 +378,8 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
     if (last > j->end_tick)
         j->end_tick = last;
     j->frames_dropped += ts->frames_dropped;
+    j->samples_dropped += ts->hist_dropped;
+    j->calls_untimed += ts->deep_calls;
 
     for (uint32_t k = 0; k < ts->chunks; k++) {
         struct mapping c = { 0 };
@@ -653,11 +655,16 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
         goto sql_error_rollback;
     uint64_t end_tick = complete && run.end_tick ? run.end_tick : j.end_tick;
     sqlite3_stmt *upd = NULL;
-    if (sqlite3_prepare_v2(db, "UPDATE runs SET duration_ns=?, frames_dropped=? WHERE id=?", -1, &upd, NULL))
+    if (sqlite3_prepare_v2(db,
+                           "UPDATE runs SET duration_ns=?, frames_dropped=?, samples_dropped=?, "
+                           "calls_untimed=? WHERE id=?",
+                           -1, &upd, NULL))
         goto sql_error_rollback;
     sqlite3_bind_int64(upd, 1, since(end_tick, run.tick0, npt));
     sqlite3_bind_int64(upd, 2, (sqlite3_int64)j.frames_dropped);
-    sqlite3_bind_int64(upd, 3, run_id);
+    sqlite3_bind_int64(upd, 3, (sqlite3_int64)j.samples_dropped);
+    sqlite3_bind_int64(upd, 4, (sqlite3_int64)j.calls_untimed);
+    sqlite3_bind_int64(upd, 5, run_id);
     step = sqlite3_step(upd);
     sqlite3_finalize(upd);
     if (step != SQLITE_DONE || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)

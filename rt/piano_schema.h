@@ -14,13 +14,14 @@
  * Frame blobs (frames.fns): packed { uint32 fn; uint64 self_ns; } little-endian,
  * 12 bytes each, one per function that ran in the frame.
  *
- * Schema changes: bump PIANO_SCHEMA_VERSION (stored as PRAGMA user_version) and
- * teach piano_schema_open() to migrate; a database with a newer version is refused.
+ * Schema changes: bump PIANO_SCHEMA_VERSION (stored as PRAGMA user_version),
+ * add a PIANO_SCHEMA_MIGRATE_<old> step, and let piano_store_open() run it; a
+ * database with a newer version is refused.
  */
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 1
+#define PIANO_SCHEMA_VERSION 2
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -35,7 +36,9 @@
 "  clock       TEXT NOT NULL,          -- 'tsc' or 'monotonic'\n" \
 "  ns_per_tick REAL NOT NULL,          -- calibration of the clock\n" \
 "  overhead_ns REAL NOT NULL DEFAULT 0,-- measured instrumentation cost per call, for correction\n" \
-"  frames_dropped INTEGER NOT NULL DEFAULT 0\n" \
+"  frames_dropped INTEGER NOT NULL DEFAULT 0,\n" \
+"  samples_dropped INTEGER NOT NULL DEFAULT 0, -- calls missing from the histograms (pages ran out)\n" \
+"  calls_untimed INTEGER NOT NULL DEFAULT 0    -- calls nested deeper than the shadow stack: counted nowhere\n" \
 ");\n" \
 "CREATE TABLE IF NOT EXISTS functions(\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
@@ -94,5 +97,10 @@
 "  name TEXT PRIMARY KEY,\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
 ");\n"
+
+/* From version 1 to 2: what a run lost to its limits, so it is never silent. */
+#define PIANO_SCHEMA_MIGRATE_1 \
+"ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;\n" \
+"ALTER TABLE runs ADD COLUMN calls_untimed INTEGER NOT NULL DEFAULT 0;\n"
 
 #endif

@@ -129,6 +129,13 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         sqlite3_close(db);
         return NULL;
     }
+    if (version > 0 && version < PIANO_SCHEMA_VERSION && mode == PIANO_STORE_READ &&
+        access(path, W_OK) != 0) {
+        snprintf(err, errn, "%s has schema version %d: open it once with write access to upgrade it",
+                 path, version);
+        sqlite3_close(db);
+        return NULL;
+    }
     if (version == 0 && mode == PIANO_STORE_READ) {
         snprintf(err, errn, "no runs stored in %s yet", path);
         sqlite3_close(db);
@@ -138,6 +145,23 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     /* WAL is persistent: if another process holds a lock while switching, the
      * first writer has set it. */
     piano_store_exec(db, "PRAGMA journal_mode=WAL");
+    if (version > 0 && version < PIANO_SCHEMA_VERSION) {
+        /* An older piano's database: upgrade it in place, under the write lock
+         * (another process may be doing the same). */
+        char buf[64];
+        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
+        int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK &&
+                 read_state(db, &version, &tables) == SQLITE_OK;
+        if (ok && version == 1)
+            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_1) == SQLITE_OK &&
+                 piano_store_exec(db, buf) == SQLITE_OK;
+        if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
+            snprintf(err, errn, "cannot upgrade the schema of %s: %s", path, sqlite3_errmsg(db));
+            piano_store_exec(db, "ROLLBACK");
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
     if (version == 0) {
         /* Several processes may find the file empty at once: the one that
          * gets the write lock first makes the schema, the others see it. */

@@ -93,12 +93,47 @@ static void refuses_foreign_files(void **state)
     assert_non_null(strstr(err, "no database"));
 }
 
+/* A version-1 database (before runs.samples_dropped and calls_untimed) is
+ * upgraded in place when opened for writing, its runs kept. */
+static void upgrades_version_1(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v1.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
+                                  "ALTER TABLE runs DROP COLUMN samples_dropped;"
+                                  "ALTER TABLE runs DROP COLUMN calls_untimed;"
+                                  "PRAGMA user_version=1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT user_version FROM pragma_user_version), "
+                                        "count(*), sum(samples_dropped + calls_untimed) FROM runs",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(creates_schema_with_version),
         cmocka_unit_test(refuses_newer_schema),
         cmocka_unit_test(refuses_foreign_files),
+        cmocka_unit_test(upgrades_version_1),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);
 }

@@ -213,7 +213,8 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT id, key, parent_key, pid, command, started_ns, "
                                       "duration_ns, status, ns_per_tick, overhead_ns, "
-                                      "frames_dropped FROM runs WHERE id = ?");
+                                      "frames_dropped, samples_dropped, calls_untimed "
+                                      "FROM runs WHERE id = ?");
     sqlite3_bind_int64(st, 1, id);
     if (pdb_step(p, st) != SQLITE_ROW)
         pdb_die("no run %lld in %s", (long long)id, p->path);
@@ -229,6 +230,8 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
     r->ns_per_tick = sqlite3_column_double(st, 8);
     r->overhead_ns = sqlite3_column_double(st, 9);
     r->frames_dropped = sqlite3_column_int64(st, 10);
+    r->samples_dropped = sqlite3_column_int64(st, 11);
+    r->calls_untimed = sqlite3_column_int64(st, 12);
     if (!(r->ns_per_tick > 0))
         r->ns_per_tick = 1.0;
     if (!(r->overhead_ns > 0))

@@ -53,7 +53,7 @@ typedef struct {
 typedef struct {
     int64_t id;
     char *key, *parent_key, *command, *status;
-    int64_t pid, started_ns, duration_ns, frames_dropped;
+    int64_t pid, started_ns, duration_ns, frames_dropped, samples_dropped, calls_untimed;
     double ns_per_tick, overhead_ns;
 } run_info;
 

@@ -121,6 +121,12 @@ static void run_footer(FILE *f, pdb *p, const run_info *r)
     if (unfinished > 0)
         fprintf(f, "%lld call%s unfinished (run ended inside them)\n", (long long)unfinished,
                 unfinished == 1 ? "" : "s");
+    if (r->samples_dropped > 0)
+        fprintf(f, "%lld call%s missing from p50/p99 (histogram memory ran out)\n",
+                (long long)r->samples_dropped, r->samples_dropped == 1 ? "" : "s");
+    if (r->calls_untimed > 0)
+        fprintf(f, "%lld call%s nested too deep to be timed or counted\n",
+                (long long)r->calls_untimed, r->calls_untimed == 1 ? "" : "s");
     if (strcmp(r->status, "recovered") == 0)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
 }
