@@ -236,6 +236,36 @@ static int add_frame(struct job *j, const struct piano_frame_rec *r, uint32_t th
 
 #define STEP(st) (sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -1))
 
+/* Adds the frames of f<number>.<name>. Returns 1 when the file was there, 0
+ * when not (or not a chunk), -1 on a database error. */
+static int import_chunk(struct job *j, const char *dir, uint32_t number, const char *name, uint32_t thread)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/f%u.%s", dir, number, name);
+    struct mapping c = { 0 };
+    if (map_file(path, &c) != 0 || c.len < sizeof(struct piano_chunk_hdr)) {
+        unmap(&c);
+        return 0;
+    }
+    keep_map(j, c);
+    const struct piano_chunk_hdr *h = (const void *)c.p;
+    size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE), at = sizeof *h;
+    if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h)
+        return 0;
+    while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
+        const struct piano_frame_rec *r = (const void *)(c.p + at);
+        size_t size = sizeof *r + (size_t)r->nfns * sizeof(struct piano_frame_fn);
+        if (at + size > sizeof *h + used)
+            break;
+        if (add_frame(j, r, thread))
+            return -1;
+        if (r->start + r->total > j->end_tick)
+            j->end_tick = r->start + r->total;
+        at += size;
+    }
+    return 1;
+}
+
 /* Adds thread file t<N> of the spool: its contexts, per-function stats,
  * calls in flight and frame chunks. */
 static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite3_int64 run,
@@ -381,29 +411,28 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
     j->samples_dropped += ts->hist_dropped;
     j->calls_untimed += ts->deep_calls;
 
-    for (uint32_t k = 0; k < ts->chunks; k++) {
-        struct mapping c = { 0 };
-        snprintf(path, sizeof path, "%s/f%u.%u", dir, number, k);
-        if (map_file(path, &c) != 0 || c.len < sizeof(struct piano_chunk_hdr)) {
-            unmap(&c);
-            continue;
-        }
-        keep_map(j, c);
-        const struct piano_chunk_hdr *h = (const void *)c.p;
-        size_t used = h->used, at = sizeof *h;
-        if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h)
-            continue;
-        while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
-            const struct piano_frame_rec *r = (const void *)(c.p + at);
-            size_t size = sizeof *r + (size_t)r->nfns * sizeof(struct piano_frame_fn);
-            if (at + size > sizeof *h + used)
-                break;
-            if (add_frame(j, r, ts->thread))
-                return -1;
-            if (r->start + r->total > j->end_tick)
-                j->end_tick = r->start + r->total;
-            at += size;
-        }
+    /* The stored chunks (one more than the state says: a crash may come
+     * between storing a chunk and counting it), then the buffer, unless its
+     * chunk is stored already (runtime.c, buffer_flush). */
+    int stored_last = 0;
+    for (uint32_t k = 0; k <= ts->chunks; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "%u", k);
+        int r = import_chunk(j, dir, number, name, ts->thread);
+        if (r < 0)
+            return -1;
+        stored_last = r;
+    }
+    struct mapping b = { 0 };
+    snprintf(path, sizeof path, "%s/f%u.w", dir, number);
+    if (map_file(path, &b) == 0 && b.len >= sizeof(struct piano_chunk_hdr)) {
+        uint64_t seq = ((const struct piano_chunk_hdr *)b.p)->seq;
+        int stored = seq < ts->chunks || (seq == ts->chunks && stored_last);
+        unmap(&b);
+        if (!stored && import_chunk(j, dir, number, "w", ts->thread) < 0)
+            return -1;
+    } else {
+        unmap(&b);
     }
     /* The end of the run bounds what is still in flight. */
     uint64_t end = hdr->status == 1 && hdr->end_tick ? hdr->end_tick : j->end_tick;

@@ -12,7 +12,8 @@
  *                        fns      appended records: struct piano_spool_fn + name + file
  *                        t<N>     thread N's state: struct piano_thread at offset 0, then the
  *                                 arrays at the PIANO_OFF_* offsets (a sparse file)
- *                        f<N>.<K> thread N's K-th frame chunk: struct piano_chunk_hdr, then records
+ *                        f<N>.w   thread N's frame buffer: struct piano_chunk_hdr, then records
+ *                        f<N>.<K> thread N's K-th full buffer, stored: the same layout
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
@@ -21,7 +22,7 @@
 #include <stdint.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 1
+#define PIANO_SPOOL_VERSION 2
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -31,7 +32,7 @@
 #define PIANO_PAGE_WORDS 128         /* counters per page: 64 buckets x {self, total} */
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node */
 #define PIANO_HIST_OCTAVES 59
-#define PIANO_CHUNK_SIZE (4u << 20)  /* bytes per frame chunk file */
+#define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
 
 struct piano_slot {          /* one in-flight call */
@@ -90,16 +91,17 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint64_t deep_calls;     /* calls deeper than PIANO_STACK_CAP, not timed */
     uint64_t hist_dropped;   /* samples lost because histogram pages ran out */
     uint64_t contexts_truncated;
-    uint32_t chunks;         /* frame chunk files written (the last one may be in use) */
-    uint32_t chunk_used;     /* bytes of records in the current chunk */
+    uint32_t chunks;         /* frame chunk files stored (the buffer holds the next) */
+    uint32_t chunk_used;     /* bytes of records in the buffer */
     uintptr_t stack_lo, stack_hi;   /* this thread's stack, for longjmp reconciliation */
-    unsigned char *chunk;    /* process-local: the mapped current chunk */
+    unsigned char *chunk;    /* process-local: the mapped frame buffer */
     struct piano_thread *next;      /* process-local: list of live threads */
 };
 
 struct piano_chunk_hdr {
     uint64_t magic;
     uint64_t used;           /* bytes of complete records after this header */
+    uint64_t seq;            /* chunk number K: a buffer holds f<N>.<K> until it is stored */
 };
 
 struct piano_frame_rec {     /* followed by nfns struct piano_frame_fn */
