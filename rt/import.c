@@ -254,8 +254,11 @@ static int import_chunk(struct job *j, const char *dir, uint32_t number, const c
         return 0;
     while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
         const struct piano_frame_rec *r = (const void *)(c.p + at);
-        size_t size = sizeof *r + (size_t)r->nfns * sizeof(struct piano_frame_fn);
-        if (at + size > sizeof *h + used)
+        size_t size = sizeof *r + (size_t)r->words * sizeof(uint64_t);
+        /* A frame names each function once (at most PIANO_FN_CAP): that
+         * bounds the blob bind_frame makes of it. */
+        if (at + size > sizeof *h + used || r->nfns > PIANO_FN_CAP || r->words < r->nfns ||
+            r->words > 2ull * r->nfns)
             break;
         if (add_frame(j, r, thread))
             return -1;
@@ -485,12 +488,17 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
                        uint64_t tick0, double npt)
 {
     const struct piano_frame_rec *r = j->frames[i].rec;
-    const struct piano_frame_fn *f = (const void *)(r + 1);
+    const uint64_t *w = (const void *)(r + 1), *end = w + r->words;
     size_t len = 0;
-    for (uint32_t k = 0; k < r->nfns; k++) {
-        uint64_t self = (uint64_t)to_ns(f[k].self, npt);
+    for (uint32_t k = 0; k < r->nfns && w < end; k++) {
+        uint64_t word = *w++;
+        uint32_t fn = (uint32_t)(word & PIANO_FW_FN_MASK);
+        uint64_t ticks = word >> PIANO_FW_SHIFT;
+        if ((word & PIANO_FW_LONG) && w < end)
+            ticks = *w++;
+        uint64_t self = (uint64_t)to_ns(ticks, npt);
         for (int b = 0; b < 4; b++)
-            j->blob[len++] = (unsigned char)(f[k].fn >> (8 * b));
+            j->blob[len++] = (unsigned char)(fn >> (8 * b));
         for (int b = 0; b < 8; b++)
             j->blob[len++] = (unsigned char)(self >> (8 * b));
     }
@@ -582,6 +590,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     j.agg = calloc(PIANO_FN_CAP, sizeof *j.agg);
     j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
     /* A blob holds at most one histogram's records or one frame's functions. */
+    _Static_assert(PIANO_FN_CAP * 12ull <= PIANO_CHUNK_SIZE, "a frame's functions fit the blob");
     j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
     uint32_t *threads = NULL;

@@ -712,7 +712,8 @@ static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32
 
 static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
 {
-    size_t need = sizeof(struct piano_frame_rec) + (size_t)ts->n_touched * sizeof(struct piano_frame_fn);
+    /* At most two words per function (a self time past PIANO_FW_SELF_MAX). */
+    size_t need = sizeof(struct piano_frame_rec) + (size_t)ts->n_touched * 2 * sizeof(uint64_t);
     ts->frame_depth = 0;
     ts->last_tick = t;
     if (need > PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr)) {
@@ -733,14 +734,20 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     r->frees = ts->frees - ts->frame_frees;
     r->free_bytes = ts->free_bytes - ts->frame_free_bytes;
     r->nfns = ts->n_touched;
-    struct piano_frame_fn *f = (struct piano_frame_fn *)(r + 1);
+    uint64_t *w = (uint64_t *)(r + 1);
     const uint32_t *touched = PIANO_TOUCHED(ts);
     struct piano_fnrec *fns = PIANO_FNS(ts);
     for (uint32_t i = 0; i < ts->n_touched; i++) {
-        f[i].fn = touched[i];
-        f[i].pad = 0;
-        f[i].self = fns[touched[i]].frame_self;
+        uint64_t fn = touched[i], self = fns[fn].frame_self;
+        if (LIKELY(self <= PIANO_FW_SELF_MAX)) {
+            *w++ = self << PIANO_FW_SHIFT | fn;
+        } else {
+            *w++ = PIANO_FW_LONG | fn;
+            *w++ = self;
+        }
     }
+    r->words = (uint32_t)(w - (uint64_t *)(r + 1));
+    need = sizeof *r + (size_t)r->words * sizeof(uint64_t);
     ts->chunk_used += (uint32_t)need;
     /* Publish the record only once it is whole. */
     __atomic_store_n(&((struct piano_chunk_hdr *)ts->chunk)->used, ts->chunk_used, __ATOMIC_RELEASE);

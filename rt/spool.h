@@ -104,15 +104,20 @@ struct piano_chunk_hdr {
     uint64_t seq;            /* chunk number K: a buffer holds f<N>.<K> until it is stored */
 };
 
-struct piano_frame_rec {     /* followed by nfns struct piano_frame_fn */
+struct piano_frame_rec {     /* followed by `words` 64-bit words: PIANO_FW_* */
     uint64_t start, total;
     uint64_t allocs, alloc_bytes, frees, free_bytes;
-    uint32_t nfns, pad;
+    uint32_t nfns, words;    /* functions with self time in the frame; words after the record */
 };
-struct piano_frame_fn {
-    uint32_t fn, pad;
-    uint64_t self;
-};
+/* One word per function of a frame: bits 0-16 its id, bit 17 clear, bits
+ * 18-63 its self ticks. A self time of 2^46 ticks or more (hours) sets bit 17
+ * and takes the next word whole. Half the bytes of {u32 id, u64 self}: each
+ * byte costs a copy into the page cache when the buffer is stored. */
+#define PIANO_FW_FN_MASK ((1ull << 17) - 1)
+#define PIANO_FW_LONG (1ull << 17)
+#define PIANO_FW_SHIFT 18
+#define PIANO_FW_SELF_MAX ((1ull << 46) - 1)
+_Static_assert(PIANO_FN_CAP <= PIANO_FW_FN_MASK + 1, "function ids fit a frame word");
 
 struct piano_spool_run {
     uint64_t magic;

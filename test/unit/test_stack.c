@@ -5,11 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "piano_abi.h"
 #include "runtime.h"
 
 static struct piano_site site_a = { 0, 1, "a", "t.c" }, site_b = { 0, 2, "b", "t.c" },
-                         site_c = { 0, 3, "c", "t.c" }, site_r = { 0, 4, "r", "t.c" };
+                         site_c = { 0, 3, "c", "t.c" }, site_r = { 0, 4, "r", "t.c" },
+                         site_long = { 0, 5, "long_call", "t.c" };
 static jmp_buf jump;
 
 static struct piano_node *node_of(struct piano_site *s, uint32_t parent_fn)
@@ -127,6 +132,59 @@ static void recursion_contexts_are_bounded(void **state)
     assert_int_equal(contexts, PIANO_CTX_DEPTH + 1);
 }
 
+
+/* A frame in which a function has more self time than a frame word holds
+ * (2^46 ticks, hours): the record gives it a second word, and the stored
+ * frame keeps the whole time. A child makes the frame and stores its run at
+ * exit; the parent reads it back. */
+static __attribute__((noinline)) int long_call(void)
+{
+    __piano_enter(&site_long);
+    struct piano_thread *ts = piano_tls;
+    PIANO_STACK(ts)[ts->depth].t0 -= 1ull << 47;   /* as if it had started 2^47 ticks ago */
+    uint32_t at = ts->chunk ? ts->chunk_used : 0;
+    __piano_exit(&site_long);
+    __asm__ volatile("" ::: "memory");
+    const struct piano_frame_rec *r =
+        (const void *)(ts->chunk + sizeof(struct piano_chunk_hdr) + at);
+    const uint64_t *w = (const void *)(r + 1);
+    return r->nfns == 1 && r->words == 2 && w[0] == (PIANO_FW_LONG | site_long.id) &&
+           w[1] >= 1ull << 47;
+}
+
+static void long_self_time_in_frame(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        exit(long_call() ? 0 : 3);   /* exit: the child's run is stored */
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(getenv("PIANO_DB"), &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+        "SELECT f.fns, r.ns_per_tick, fn.id FROM frames f JOIN runs r ON r.id = f.run "
+        "JOIN functions fn ON fn.run = f.run AND fn.name = 'long_call' "
+        "WHERE length(f.fns) = 12 ORDER BY f.run DESC LIMIT 1", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    const unsigned char *b = sqlite3_column_blob(st, 0);
+    uint32_t fn = 0;
+    uint64_t self = 0;
+    for (int i = 0; i < 4; i++)
+        fn |= (uint32_t)b[i] << (8 * i);
+    for (int i = 0; i < 8; i++)
+        self |= (uint64_t)b[4 + i] << (8 * i);
+    assert_int_equal(fn, sqlite3_column_int64(st, 2));
+    double want = (double)(1ull << 47) * sqlite3_column_double(st, 1);
+    assert_true((double)self >= want && (double)self < want * 1.01);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +192,7 @@ int main(void)
         cmocka_unit_test(longjmp_closes_abandoned_calls),
         cmocka_unit_test(unmatched_exit_is_ignored),
         cmocka_unit_test(recursion_contexts_are_bounded),
+        cmocka_unit_test(long_self_time_in_frame),
     };
     return cmocka_run_group_tests_name("stack", tests, NULL, NULL);
 }
