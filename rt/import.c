@@ -483,12 +483,15 @@ static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
     return 0;
 }
 
-/* Binds frame i (in end order) to the 10 parameters of st from col. */
+/* Binds frame i (in end order) to the 10 parameters of st from col. Its fns
+ * blob is made at j->blob + *at and bound without a copy (it stays there until
+ * the statement has run); *at moves past it. */
 static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlite3_int64 run,
-                       uint64_t tick0, double npt)
+                       uint64_t tick0, double npt, size_t *at)
 {
     const struct piano_frame_rec *r = j->frames[i].rec;
     const uint64_t *w = (const void *)(r + 1), *end = w + r->words;
+    unsigned char *blob = j->blob + *at;
     size_t len = 0;
     for (uint32_t k = 0; k < r->nfns && w < end; k++) {
         uint64_t word = *w++;
@@ -498,9 +501,9 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
             ticks = *w++;
         uint64_t self = (uint64_t)to_ns(ticks, npt);
         for (int b = 0; b < 4; b++)
-            j->blob[len++] = (unsigned char)(fn >> (8 * b));
+            blob[len++] = (unsigned char)(fn >> (8 * b));
         for (int b = 0; b < 8; b++)
-            j->blob[len++] = (unsigned char)(self >> (8 * b));
+            blob[len++] = (unsigned char)(self >> (8 * b));
     }
     sqlite3_bind_int64(st, col, run);
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)i + 1);
@@ -511,17 +514,26 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
     sqlite3_bind_int64(st, col + 6, (sqlite3_int64)r->alloc_bytes);
     sqlite3_bind_int64(st, col + 7, (sqlite3_int64)r->frees);
     sqlite3_bind_int64(st, col + 8, (sqlite3_int64)r->free_bytes);
-    sqlite3_bind_blob(st, col + 9, j->blob, (int)len, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
+    *at += len;
 }
 
 /* Frames go in FRAME_BATCH rows per statement: per-row statement overhead is
  * most of the cost of storing a run with many frames. */
 #define FRAME_BATCH 64
+/* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
+ * functions, 12 bytes each), or one histogram's records. */
+#define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
 #define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns"
 
 static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, double npt)
 {
-    if (j->n_frames > 1)   /* a run without frames has no array: qsort must not get NULL */
+    /* One thread's frames come in end order: a one-thread run needs no sort.
+     * (A run without frames has no array: qsort must not get NULL.) */
+    size_t unsorted = 0;
+    for (size_t k = 1; k < j->n_frames && !unsorted; k++)
+        unsorted = by_end(&j->frames[k - 1], &j->frames[k]) > 0;
+    if (unsorted)
         qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
     size_t i = 0;
     if (j->n_frames >= FRAME_BATCH) {
@@ -533,8 +545,13 @@ static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, doubl
         if (sqlite3_prepare_v2(j->db, sql, -1, &batch, NULL) != SQLITE_OK)
             return -1;
         for (; i + FRAME_BATCH <= j->n_frames; i += FRAME_BATCH) {
+            size_t need = 0, at = 0;
             for (int k = 0; k < FRAME_BATCH; k++)
-                bind_frame(j, batch, 1 + 10 * k, i + (size_t)k, run, tick0, npt);
+                need += 12ull * j->frames[i + (size_t)k].rec->nfns;
+            if (need > FRAME_BLOB_SIZE)   /* rows of many functions: one statement each */
+                break;
+            for (int k = 0; k < FRAME_BATCH; k++)
+                bind_frame(j, batch, 1 + 10 * k, i + (size_t)k, run, tick0, npt, &at);
             if (STEP(batch)) {
                 sqlite3_finalize(batch);
                 return -1;
@@ -543,7 +560,8 @@ static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, doubl
         sqlite3_finalize(batch);
     }
     for (; i < j->n_frames; i++) {
-        bind_frame(j, j->frame_st, 1, i, run, tick0, npt);
+        size_t at = 0;
+        bind_frame(j, j->frame_st, 1, i, run, tick0, npt, &at);
         if (STEP(j->frame_st))
             return -1;
     }
