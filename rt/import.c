@@ -621,7 +621,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     /* One big transaction: a page cache that holds it avoids reading pages
      * back, and WAL with synchronous=NORMAL never corrupts, only defers
      * durability to the next checkpoint. */
-    sqlite3_exec(db, "PRAGMA cache_size=-65536; PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+    sqlite3_exec(db, "PRAGMA cache_size=-16384; PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error;
     sqlite3_stmt *ins = NULL;
