@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "import.h"
+#include "fns_blob.h"
 #include "hist.h"
 #include "spool.h"
 
@@ -499,11 +500,7 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
         uint64_t ticks = word >> PIANO_FW_SHIFT;
         if ((word & PIANO_FW_LONG) && w < end)
             ticks = *w++;
-        uint64_t self = (uint64_t)to_ns(ticks, npt);
-        for (int b = 0; b < 4; b++)
-            blob[len++] = (unsigned char)(fn >> (8 * b));
-        for (int b = 0; b < 8; b++)
-            blob[len++] = (unsigned char)(self >> (8 * b));
+        len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, npt));
     }
     sqlite3_bind_int64(st, col, run);
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)i + 1);
@@ -522,7 +519,7 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
  * most of the cost of storing a run with many frames. */
 #define FRAME_BATCH 64
 /* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
- * functions, 12 bytes each), or one histogram's records. */
+ * functions, PIANO_FNS_ENTRY_MAX bytes each), or one histogram's records. */
 #define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
 #define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns"
 
@@ -547,7 +544,7 @@ static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, doubl
         for (; i + FRAME_BATCH <= j->n_frames; i += FRAME_BATCH) {
             size_t need = 0, at = 0;
             for (int k = 0; k < FRAME_BATCH; k++)
-                need += 12ull * j->frames[i + (size_t)k].rec->nfns;
+                need += (size_t)PIANO_FNS_ENTRY_MAX * j->frames[i + (size_t)k].rec->nfns;
             if (need > FRAME_BLOB_SIZE)   /* rows of many functions: one statement each */
                 break;
             for (int k = 0; k < FRAME_BATCH; k++)
@@ -608,7 +605,8 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     j.agg = calloc(PIANO_FN_CAP, sizeof *j.agg);
     j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
     /* A blob holds at most one histogram's records or one frame's functions. */
-    _Static_assert(PIANO_FN_CAP * 12ull <= PIANO_CHUNK_SIZE, "a frame's functions fit the blob");
+    _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
+                   "a frame's functions fit the blob");
     j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
     uint32_t *threads = NULL;

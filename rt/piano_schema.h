@@ -11,8 +11,10 @@
  * of records { uint16 bucket; uint64 count; } little-endian, 10 bytes each,
  * buckets ascending. Multiply a bucket's value by runs.ns_per_tick for ns.
  *
- * Frame blobs (frames.fns): packed { uint32 fn; uint64 self_ns; } little-endian,
- * 12 bytes each, one per function that ran in the frame.
+ * Frame blobs (frames.fns): per function that ran in the frame, its id and its
+ * self time in ns, each an unsigned LEB128 varint (rt/fns_blob.h). Schema 2
+ * had fixed { uint32 fn; uint64 self_ns; } records; opening such a database
+ * rewrites its blobs.
  *
  * Schema changes: bump PIANO_SCHEMA_VERSION (stored as PRAGMA user_version),
  * add a PIANO_SCHEMA_MIGRATE_<old> step, and let piano_store_open() run it; a
@@ -21,7 +23,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 2
+#define PIANO_SCHEMA_VERSION 3
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -99,6 +101,7 @@
 ");\n"
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent. */
+/* 1 -> 2. (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
 #define PIANO_SCHEMA_MIGRATE_1 \
 "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;\n" \
 "ALTER TABLE runs ADD COLUMN calls_untimed INTEGER NOT NULL DEFAULT 0;\n"

@@ -1,6 +1,7 @@
 /* store.c - open piano's database and make sure its schema is the one in piano_schema.h. */
 #include "store.h"
 #include "piano_schema.h"
+#include "fns_blob.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,6 +57,36 @@ int piano_store_make_parent(const char *path, char *err, size_t errn)
         return -1;
     }
     return 0;
+}
+
+/* piano_fns_v3(blob): a schema-2 frames.fns blob ({ uint32 id; uint64 ns; }
+ * little-endian records) in the schema-3 encoding (fns_blob.h). A blob that
+ * is not whole records is left as it is (piano-db reports it malformed). */
+static void fns_v3(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const unsigned char *b = sqlite3_value_blob(argv[0]);
+    size_t len = (size_t)sqlite3_value_bytes(argv[0]);
+    if (len % 12) {
+        sqlite3_result_value(ctx, argv[0]);
+        return;
+    }
+    unsigned char *out = sqlite3_malloc64(len / 12 * PIANO_FNS_ENTRY_MAX + 1);
+    if (!out) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i += 12) {
+        uint32_t id = 0;
+        uint64_t ns = 0;
+        for (int k = 3; k >= 0; k--)
+            id = id << 8 | b[i + (size_t)k];
+        for (int k = 7; k >= 0; k--)
+            ns = ns << 8 | b[i + 4 + (size_t)k];
+        n += piano_fns_put(out + n, id, ns);
+    }
+    sqlite3_result_blob(ctx, out, (int)n, sqlite3_free);
 }
 
 /* Reads the schema version and the number of schema objects in one
@@ -153,8 +184,13 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK &&
                  read_state(db, &version, &tables) == SQLITE_OK;
         if (ok && version == 1)
-            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_1) == SQLITE_OK &&
-                 piano_store_exec(db, buf) == SQLITE_OK;
+            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_1) == SQLITE_OK;
+        if (ok && version <= 2)
+            ok = sqlite3_create_function(db, "piano_fns_v3", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                         fns_v3, NULL, NULL) == SQLITE_OK &&
+                 piano_store_exec(db, "UPDATE frames SET fns = piano_fns_v3(fns)") == SQLITE_OK;
+        if (ok && version < PIANO_SCHEMA_VERSION)
+            ok = piano_store_exec(db, buf) == SQLITE_OK;
         if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
             snprintf(err, errn, "cannot upgrade the schema of %s: %s", path, sqlite3_errmsg(db));
             piano_store_exec(db, "ROLLBACK");

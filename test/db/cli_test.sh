@@ -323,7 +323,7 @@ for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 2: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 3: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"
@@ -340,6 +340,14 @@ error bad_command "unknown command 'frobnicate' (piano-db --help lists them)" "$
 error no_command "missing command (piano-db --help lists them)" "$P"
 error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"
 error folder "$W is a folder, not a piano database" "$P" report --db "$W"
+# A frame whose fns blob ends inside a varint: one line, not a crash or a guess.
+cp "$B" "$W/badblob.db"
+sqlite3 "$W/badblob.db" "UPDATE frames SET fns = x'0780' WHERE seq = 2" || fail "corrupting a blob"
+error bad_fns_blob "frame 2: malformed fns blob in $W/badblob.db" "$P" report --db "$W/badblob.db" --frames
+# export streams: what it wrote before frame 2 stays on stdout, then the one line.
+"$P" export --db "$W/badblob.db" --format chrome > "$W/out" 2> "$W/err" && fail "bad_fns_blob_export: exit 0"
+[ "$(cat "$W/err")" = "piano-db: frame 2: malformed fns blob in $W/badblob.db" ] ||
+    fail "bad_fns_blob_export: stderr '$(cat "$W/err")'"
 # PIANO_DB is the default database.
 PIANO_DB=$B "$P" runs > /dev/null || fail "PIANO_DB not used"
 # A database whose pages are damaged past the header.

@@ -11,6 +11,7 @@
  *   make_fixture foreign FILE    an SQLite database that is not piano's
  *   make_fixture junk FILE       4 KB of pseudo-random bytes
  */
+#include "fns_blob.h"
 #include "hist.h"
 #include "store.h"
 #include <math.h>
@@ -158,29 +159,27 @@ static void stat1(int run, int t, int f, long long calls, long long self, long l
     stat_row(run, t, f, calls, self, total, allocs, bytes, allocs, bytes, &hs, &ht);
 }
 
-static void put_fns(unsigned char *out, int n, const uint32_t *ids, const uint64_t *ns)
+static size_t put_fns(unsigned char *out, int n, const uint32_t *ids, const uint64_t *ns)
 {
-    for (int i = 0; i < n; i++) {
-        for (int k = 0; k < 4; k++)
-            out[i * 12 + k] = (unsigned char)(ids[i] >> (8 * k));
-        for (int k = 0; k < 8; k++)
-            out[i * 12 + 4 + k] = (unsigned char)(ns[i] >> (8 * k));
-    }
+    size_t len = 0;
+    for (int i = 0; i < n; i++)
+        len += piano_fns_put(out + len, ids[i], ns[i]);
+    return len;
 }
 
 static sqlite3_stmt *frame_st;
 static void frame(int run, long long seq, int t, long long start, long long total, long long allocs,
                   long long bytes, int n, const uint32_t *ids, const uint64_t *ns)
 {
-    unsigned char buf[12 * 16];
-    put_fns(buf, n, ids, ns);
+    unsigned char buf[PIANO_FNS_ENTRY_MAX * 16];
+    size_t len = put_fns(buf, n, ids, ns);
     if (!frame_st)
         frame_st = prep("INSERT INTO frames(run, seq, thread, start_ns, total_ns, allocs, "
                         "alloc_bytes, frees, free_bytes, fns) VALUES(?,?,?,?,?,?,?,?,?,?)");
     long long v[] = {run, seq, t, start, total, allocs, bytes, allocs, bytes};
     for (int i = 0; i < 9; i++)
         sqlite3_bind_int64(frame_st, i + 1, v[i]);
-    sqlite3_bind_blob(frame_st, 10, buf, n * 12, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(frame_st, 10, buf, (int)len, SQLITE_TRANSIENT);
     done(frame_st);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fns_blob.h"
 #include "piano_schema.h"
 #include "store.h"
 
@@ -127,6 +128,83 @@ static void upgrades_version_1(void **state)
     sqlite3_close(db);
 }
 
+/* A version-2 database kept frames.fns as { uint32 id; uint64 ns; } records:
+ * the upgrade rewrites them as varints (fns_blob.h) with the same figures,
+ * and leaves an empty blob empty and a malformed one as it was. */
+static void upgrades_version_2_frame_blobs(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v2.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
+                                  /* ids 7 and 300, 1,234 ns and 2^40 + 5 ns, little-endian */
+                                  "INSERT INTO frames VALUES(1,1,0,0,9,0,0,0,0,"
+                                  "x'07000000d2040000000000002c0100000500000000010000');"
+                                  "INSERT INTO frames VALUES(1,2,0,0,9,0,0,0,0,x'');"
+                                  "INSERT INTO frames VALUES(1,3,0,0,9,0,0,0,0,x'0102030405');"
+                                  "PRAGMA user_version=2",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT user_version FROM pragma_user_version), fns "
+                                        "FROM frames ORDER BY seq",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
+    const unsigned char *b = sqlite3_column_blob(st, 1);
+    size_t len = (size_t)sqlite3_column_bytes(st, 1), at = 0;
+    uint32_t fn = 0;
+    uint64_t ns = 0;
+    assert_int_equal(piano_fns_get(b, len, &at, &fn, &ns), 0);
+    assert_int_equal(fn, 7);
+    assert_int_equal(ns, 1234);
+    assert_int_equal(piano_fns_get(b, len, &at, &fn, &ns), 0);
+    assert_int_equal(fn, 300);
+    assert_int_equal(ns, (1ull << 40) + 5);
+    assert_int_equal(at, len);
+    assert_int_equal(len, 1 + 2 + 2 + 6);   /* 7; 1234; 300; 2^40+5: varint lengths */
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_bytes(st, 1), 0);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_bytes(st, 1), 5);
+    assert_memory_equal(sqlite3_column_blob(st, 1), "\x01\x02\x03\x04\x05", 5);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* Varints: the largest values round-trip; truncated, overlong and
+ * overflowing ones are refused. */
+static void fns_blob_varints(void **state)
+{
+    (void)state;
+    unsigned char b[PIANO_FNS_ENTRY_MAX];
+    size_t len = piano_fns_put(b, UINT32_MAX, UINT64_MAX), at = 0;
+    assert_int_equal(len, PIANO_FNS_ENTRY_MAX);
+    uint32_t fn = 0;
+    uint64_t ns = 0;
+    assert_int_equal(piano_fns_get(b, len, &at, &fn, &ns), 0);
+    assert_true(fn == UINT32_MAX && ns == UINT64_MAX && at == len);
+    for (size_t cut = 0; cut < len; cut++) {   /* every truncation */
+        at = 0;
+        assert_int_equal(piano_fns_get(b, cut, &at, &fn, &ns), -1);
+    }
+    const unsigned char big_id[] = { 0x80, 0x80, 0x80, 0x80, 0x10, 0x00 };   /* 2^32 */
+    at = 0;
+    assert_int_equal(piano_fns_get(big_id, sizeof big_id, &at, &fn, &ns), -1);
+    unsigned char over[12] = { 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02 };
+    at = 0;   /* the ns varint's tenth byte carries bits past 64 */
+    assert_int_equal(piano_fns_get(over, sizeof over, &at, &fn, &ns), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -134,6 +212,8 @@ int main(void)
         cmocka_unit_test(refuses_newer_schema),
         cmocka_unit_test(refuses_foreign_files),
         cmocka_unit_test(upgrades_version_1),
+        cmocka_unit_test(upgrades_version_2_frame_blobs),
+        cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);
 }

@@ -6,6 +6,7 @@
  * (ctxtree.c), chrome from the frames table. Figures are as stored (no
  * overhead correction), so they add up to the tables exactly.
  */
+#include "fns_blob.h"
 #include "piano_db.h"
 #include <stdlib.h>
 #include <string.h>
@@ -171,15 +172,12 @@ static void export_chrome(pdb *p, FILE *f, const run_info *r, long thread)
                 tid = tmap[2 * i + 1];
         const unsigned char *b = sqlite3_column_blob(st, 8);
         size_t len = (size_t)sqlite3_column_bytes(st, 8);
-        if (len % 12)
-            pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
         int nused = 0, lead = -1;
-        for (size_t i = 0; i < len; i += 12) {
-            uint32_t id = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
-                          (uint32_t)b[i + 3] << 24;
-            uint64_t ns = 0;
-            for (int j = 7; j >= 0; j--)
-                ns = ns << 8 | b[i + 4 + j];
+        for (size_t at = 0; at < len;) {
+            uint32_t id;
+            uint64_t ns;
+            if (piano_fns_get(b, len, &at, &id, &ns) != 0)
+                pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
             int key = fkeys_find(&k, id);
             int seen = 0;
             for (int j = 0; j < nused; j++)

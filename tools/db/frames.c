@@ -7,6 +7,7 @@
  * and collects totals for the median; the second streams the rows, so a run
  * with millions of frames never sits in memory beyond one total per frame.
  */
+#include "fns_blob.h"
 #include "piano_db.h"
 #include <stdlib.h>
 #include <string.h>
@@ -116,15 +117,12 @@ typedef struct {
 static size_t decode_fns(pdb *p, const fnkeys *k, const unsigned char *b, size_t len,
                          fnself **buf, size_t *cap, int64_t seq)
 {
-    if (len % 12)
-        pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
     size_t n = 0;
-    for (size_t i = 0; i < len; i += 12) {
-        uint32_t id = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 | (uint32_t)b[i + 2] << 16 |
-                      (uint32_t)b[i + 3] << 24;
-        uint64_t ns = 0;
-        for (int j = 7; j >= 0; j--)
-            ns = ns << 8 | b[i + 4 + j];
+    for (size_t at = 0; at < len;) {
+        uint32_t id;
+        uint64_t ns;
+        if (piano_fns_get(b, len, &at, &id, &ns) != 0)
+            pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
         int key = key_of_id(k, id);
         size_t j = 0;
         while (j < n && (*buf)[j].key != key)
