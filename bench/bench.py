@@ -343,14 +343,18 @@ def memory(r, q):
 
 def compile_time(b, nfn, rounds):
     """Compile a generated TU of nfn functions with clang -O2 vs piano-cc -O2 (PIANO_FNS='*'),
-    alternating; returns medians of wall and CPU (user+sys of the compiler processes)."""
+    alternating; returns medians of wall and CPU (user+sys of the compiler processes).
+    Also clang -O2 -finstrument-functions: the compiler's own two calls per function, for
+    reference (not a target)."""
     src = b.path('compile_%d.c' % nfn)
     sh([sys.executable, os.path.join(HERE, 'gen.py'), 'compile', str(nfn), src])
     log('bench: compile time, %d functions, %d rounds' % (nfn, rounds))
-    res = {'clang': [], 'piano': []}
+    res = {'clang': [], 'piano': [], 'finstr': []}
     for i in range(rounds):
-        for v in ('clang', 'piano'):
-            cmd = [CLANG if v == 'clang' else PIANO_CC, '-O2', '-c', src, '-o', b.path('compile.o')]
+        for v in ('clang', 'piano', 'finstr'):
+            cmd = [CLANG if v != 'piano' else PIANO_CC, '-O2', '-c', src, '-o', b.path('compile.o')]
+            if v == 'finstr':
+                cmd.insert(1, '-finstrument-functions')
             env = clean_env(PIANO_FNS='*') if v == 'piano' else clean_env()
             before = os.times()
             t0 = time.monotonic()
@@ -359,13 +363,15 @@ def compile_time(b, nfn, rounds):
             after = os.times()
             cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
             res[v].append((wall, cpu))
-        log('  compile round %d/%d: clang %.2fs, piano %.2fs' % (i + 1, rounds, res['clang'][-1][0], res['piano'][-1][0]))
+        log('  compile round %d/%d: clang %.2fs, piano %.2fs, -finstrument-functions %.2fs' % (
+            i + 1, rounds, res['clang'][-1][0], res['piano'][-1][0], res['finstr'][-1][0]))
     o = {'functions': nfn}
     for v in res:
         o[v + '_wall_s'] = med([w for w, _ in res[v]])
         o[v + '_cpu_s'] = med([c for _, c in res[v]])
     o['ratio_wall'] = o['piano_wall_s'] / o['clang_wall_s']
     o['ratio_cpu'] = o['piano_cpu_s'] / o['clang_cpu_s']
+    o['finstr_ratio_cpu'] = o['finstr_cpu_s'] / o['clang_cpu_s']
     return o
 
 
@@ -424,6 +430,7 @@ def report(R):
         p('  compile time +5%% max: %+.1f%% wall, %+.1f%% CPU (%d functions, clang %.2f s, piano %.2f s)  %s' % (
             100 * (c['ratio_wall'] - 1), 100 * (c['ratio_cpu'] - 1), c['functions'], c['clang_wall_s'],
             c['piano_wall_s'], verdict(c['ratio_cpu'] <= 1.05)))
+        p('    (for reference, clang -finstrument-functions: %+.1f%% CPU)' % (100 * (c['finstr_ratio_cpu'] - 1)))
     p('')
     p('Storing: database %.1f MiB for %d frames, %.1f bytes per frame of 4 functions; exit %.0f ms (piano) vs %.0f ms (disabled)' % (
         s['db_bytes'] / MiB, s['frames'], s['bytes_per_frame'], s['exit_piano_ns'] / 1e6, s['exit_disable_ns'] / 1e6))
