@@ -94,26 +94,34 @@ static void refuses_foreign_files(void **state)
     assert_non_null(strstr(err, "no database"));
 }
 
+/* Makes database NAME in the current schema with one run, turns it into an
+ * older one with old_sql, and opens it for writing: the upgrade runs. */
+static sqlite3 *open_older(const char *name, const char *old_sql)
+{
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, old_sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    return db;
+}
+
 /* A version-1 database (before runs.samples_dropped and calls_untimed) is
  * upgraded in place when opened for writing, its runs kept. */
 static void upgrades_version_1(void **state)
 {
     (void)state;
-    char path[300], err[512];
-    snprintf(path, sizeof path, "%s/v1.db", dir);
-    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
-    assert_non_null(db);
-    assert_int_equal(sqlite3_exec(db,
-                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
-                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
-                                  "ALTER TABLE runs DROP COLUMN samples_dropped;"
-                                  "ALTER TABLE runs DROP COLUMN calls_untimed;"
-                                  "PRAGMA user_version=1",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = open_older("v1.db", "ALTER TABLE runs DROP COLUMN samples_dropped;"
+                                      "ALTER TABLE runs DROP COLUMN calls_untimed;"
+                                      "PRAGMA user_version=1");
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT (SELECT user_version FROM pragma_user_version), "
@@ -134,24 +142,13 @@ static void upgrades_version_1(void **state)
 static void upgrades_version_2_frame_blobs(void **state)
 {
     (void)state;
-    char path[300], err[512];
-    snprintf(path, sizeof path, "%s/v2.db", dir);
-    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
-    assert_non_null(db);
-    assert_int_equal(sqlite3_exec(db,
-                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
-                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
-                                  /* ids 7 and 300, 1,234 ns and 2^40 + 5 ns, little-endian */
-                                  "INSERT INTO frames VALUES(1,1,0,0,9,0,0,0,0,"
-                                  "x'07000000d2040000000000002c0100000500000000010000');"
-                                  "INSERT INTO frames VALUES(1,2,0,0,9,0,0,0,0,x'');"
-                                  "INSERT INTO frames VALUES(1,3,0,0,9,0,0,0,0,x'0102030405');"
-                                  "PRAGMA user_version=2",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
-    assert_non_null(db);
+    sqlite3 *db = open_older("v2.db",
+                             /* ids 7 and 300, 1,234 ns and 2^40 + 5 ns, little-endian */
+                             "INSERT INTO frames VALUES(1,1,0,0,9,0,0,0,0,"
+                             "x'07000000d2040000000000002c0100000500000000010000');"
+                             "INSERT INTO frames VALUES(1,2,0,0,9,0,0,0,0,x'');"
+                             "INSERT INTO frames VALUES(1,3,0,0,9,0,0,0,0,x'0102030405');"
+                             "PRAGMA user_version=2");
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT (SELECT user_version FROM pragma_user_version), fns "
