@@ -1,6 +1,6 @@
 // PIANO_FNS: frame,work
 // 120,000 frames of two functions: more than two full frame buffers (4 MiB,
-// about 47,000 such frames each) are stored as chunk files, the rest is read
+// 58,253 such frames each) are stored as chunk files, the rest is read
 // from the buffer. Every frame is stored once.
 #include <stdio.h>
 static volatile unsigned sink;
