@@ -11,6 +11,8 @@
  *     `musttail` call, and on the cleanup
  *     path of C++ unwinding through F:      __piano_exit(&site)
  * and a module constructor calling __piano_register(list, n, ABI).
+ * Built with PIANO_GUARD=1, each hook call is made only while the byte
+ * __piano_on is non-zero (a relaxed atomic load at each call site).
  * Hooks may run before that constructor: the runtime registers a site
  * lazily the first time it sees it, and ignores hooks when it is off.
  */
@@ -35,6 +37,9 @@ extern "C" {
 int __piano_register(struct piano_site *const *sites, uint32_t count, uint32_t abi_version);
 void __piano_enter(struct piano_site *site);
 void __piano_exit(struct piano_site *site);
+/* 1 until the runtime starts (the first hook starts it), then 1 while it
+ * records and 0 when it is off. */
+extern unsigned char __piano_on;
 #ifdef __cplusplus
 }
 #endif

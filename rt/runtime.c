@@ -68,6 +68,15 @@ static struct {
 
 /* Hot-path copies of two process flags, kept apart from g's written fields. */
 static int g_off_fast;
+/* Read by hook calls compiled with PIANO_GUARD=1 (piano_abi.h): 1 until piano
+ * starts (the first hook starts it), then whether it records. */
+PIANO_API unsigned char __piano_on = 1;
+
+static void set_off(void)
+{
+    g.off = g_off_fast = 1;
+    __atomic_store_n(&__piano_on, 0, __ATOMIC_RELAXED);
+}
 static int g_tsc_fast = 1;
 /* Whether function id may open a frame (all when PIANO_FRAME is unset). */
 static unsigned char g_frame_fn[PIANO_FN_CAP];
@@ -326,6 +335,7 @@ static void piano_start(void)
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     }
     g_off_fast = g.off;
+    __atomic_store_n(&__piano_on, (unsigned char)!g.off, __ATOMIC_RELAXED);
     errno = saved;
     tls_starting = was_starting;
     atomic_store(&g.state, 2);
@@ -1190,7 +1200,7 @@ static void atfork_child(void)
     g.lock_fd = -1;
     if (make_spool(parent_key) != 0) {
         fork_release_parent();
-        g.off = g_off_fast = 1;
+        set_off();
         piano_tls = NULL;
         errno = saved;
         return;
@@ -1203,7 +1213,7 @@ static void atfork_child(void)
             fork_release_parent();
             say("piano: cannot copy thread state into %s: %s; the child is not recorded", g.dir,
                 strerror(errno));
-            g.off = g_off_fast = 1;
+            set_off();
             piano_tls = NULL;
             errno = saved;
             return;

@@ -7,6 +7,7 @@
 # A case file may carry, in its first lines:
 #   // PIANO_FNS: pattern            (default: unset, i.e. every function)
 #   // CFLAGS: extra flags           (e.g. -pthread)
+#   // BUILD_ENV: VAR=value ...      (environment of the compiler, e.g. PIANO_GUARD=1)
 #   // ENV: VAR=value ...            (environment of the run)
 #   // EXIT: N                       (expected exit status, default 0; a signal N is 128+N)
 #   // SO: lib/a.c ...               (shared libraries built with the same wrapper and
@@ -24,6 +25,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/piano-e2e-$name.XXXXXX")
 [ -n "${PIANO_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 header() { sed -n "s|^// $1: ||p" "$src" | head -1; }
 fns=$(header PIANO_FNS) cflags=$(header CFLAGS) envs=$(header ENV) want_exit=$(header EXIT)
+build_envs=$(header BUILD_ENV)
 sos=$(header SO) plugins=$(header PLUGIN)
 compiler() { case "$1" in *.cpp | *.cc) echo "$build/bin/piano-c++" ;; *) echo "$build/bin/piano-cc" ;; esac; }
 cc=$(compiler "$src")
@@ -34,10 +36,11 @@ ulimit -c 0   # cases that crash on purpose leave no core files
 # compile OUT SRC FLAGS...: with the case's PIANO_FNS (unset when it has none)
 compile() {
   local out=$1 in=$2; shift 2
+  # shellcheck disable=SC2086
   if [ -n "$fns" ]; then
-    PIANO_FNS=$fns "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
+    env $build_envs PIANO_FNS="$fns" "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
   else
-    env -u PIANO_FNS "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
+    env -u PIANO_FNS $build_envs "$(compiler "$in")" $opt -g "$in" "$@" -o "$out" -lm 2>>"$work/cc.err"
   fi
 }
 links=()

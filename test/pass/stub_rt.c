@@ -6,6 +6,8 @@
  *   piano-stub: registered 3 site(s), abi 2
  *   piano-stub: main enter=1 exit=1
  *   piano-stub: depth=0 mismatched=0
+ * (and "piano-stub: no hook called" when none was, e.g. PIANO_STUB_OFF=1
+ * with guarded hooks).
  * Compile it WITHOUT the plugin and link it into a test program.
  */
 #include <stdint.h>
@@ -53,6 +55,13 @@ static void report(void)
     fflush(stdout);
 }
 
+static int hooked;
+static void report_if_none(void)
+{
+    if (!hooked)
+        printf("piano-stub: no hook called\n");
+}
+
 static void add(struct piano_site *s)
 {
     if (s->id || nsites >= MAX_SITES)
@@ -63,8 +72,20 @@ static void add(struct piano_site *s)
     sites[s->id] = s;
 }
 
+/* For modules built with PIANO_GUARD=1: PIANO_STUB_OFF=1 clears it before
+ * main, so that guarded hooks are never called. */
+unsigned char __piano_on = 1;
+__attribute__((constructor)) static void stub_start(void)
+{
+    const char *off = getenv("PIANO_STUB_OFF");
+    if (off && *off == '1')
+        __piano_on = 0;
+}
+
 int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t version)
 {
+    if (!registered)
+        atexit(report_if_none);
     abi = version;
     registered += count;
     for (uint32_t i = 0; i < count; i++)
@@ -74,6 +95,7 @@ int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t versi
 
 void __piano_enter(struct piano_site *s)
 {
+    hooked = 1;
     add(s);
     enters[s->id]++;
     if (depth < MAX_DEPTH)
@@ -84,6 +106,7 @@ void __piano_enter(struct piano_site *s)
 
 void __piano_exit(struct piano_site *s)
 {
+    hooked = 1;
     add(s);
     exits[s->id]++;
     if (overflow) {
