@@ -91,6 +91,8 @@ class Build:
         common = ['-O2', '-I', os.path.join(HERE, 'src'), src, *extra]
         self.cc([CLANG, *common, '-o', self.path(name + '.plain')])
         self.cc([PIANO_CC, *common, '-o', self.path(name + '.piano')], env=clean_env(PIANO_FNS='wk_'))
+        self.cc([PIANO_CC, *common, '-o', self.path(name + '.guard')],
+                env=clean_env(PIANO_FNS='wk_', PIANO_GUARD='1'))
         self.cc([CLANG, '-O2', '-c', os.path.join(HERE, 'floor_hooks.c'), '-o', self.path('floor_hooks.o')])
         self.cc([CLANG, '-finstrument-functions', *common, self.path('floor_hooks.o'),
                  '-o', self.path(name + '.floor')])
@@ -110,7 +112,8 @@ class Build:
 
 # ---------------------------------------------------------------- runs
 
-VARIANTS = ['plain', 'piano', 'disable', 'floor'] + (['uftrace'] if UFTRACE else [])
+# guard, gdisable: the piano build made with PIANO_GUARD=1, recording and with PIANO_DISABLE=1
+VARIANTS = ['plain', 'piano', 'disable', 'guard', 'gdisable', 'floor'] + (['uftrace'] if UFTRACE else [])
 
 
 class Runner:
@@ -131,14 +134,15 @@ class Runner:
             return [UFTRACE, 'record', '--no-libcall', '-d', d, self.b.path(name + '.pg'), *args], clean_env()
         dbf = db or os.path.join(self.tmp, 'run%d.db' % self.n)
         env = clean_env(PIANO_DB=dbf)
-        if variant == 'disable':
+        if variant in ('disable', 'gdisable'):
             env['PIANO_DISABLE'] = '1'
-        return [self.b.path(name + '.piano'), *args], env
+        binary = name + ('.guard' if variant in ('guard', 'gdisable') else '.piano')
+        return [self.b.path(binary), *args], env
 
     def run(self, name, variant, args, db=None):
         cmd, env = self.cmd_env(name, variant, args, db)
         f = run_prog(cmd, env)
-        if variant in ('piano', 'disable') and f['stderr'].strip():
+        if variant in ('piano', 'disable', 'guard', 'gdisable') and f['stderr'].strip():
             log('  note: %s stderr: %s' % (variant, f['stderr'].strip()[:300]))
         if db is None:
             self.cleanup()
@@ -349,13 +353,15 @@ def compile_time(b, nfn, rounds):
     src = b.path('compile_%d.c' % nfn)
     sh([sys.executable, os.path.join(HERE, 'gen.py'), 'compile', str(nfn), src])
     log('bench: compile time, %d functions, %d rounds' % (nfn, rounds))
-    res = {'clang': [], 'piano': [], 'finstr': []}
+    res = {'clang': [], 'piano': [], 'guard': [], 'finstr': []}
     for i in range(rounds):
-        for v in ('clang', 'piano', 'finstr'):
-            cmd = [CLANG if v != 'piano' else PIANO_CC, '-O2', '-c', src, '-o', b.path('compile.o')]
+        for v in res:
+            cmd = [PIANO_CC if v in ('piano', 'guard') else CLANG, '-O2', '-c', src, '-o', b.path('compile.o')]
             if v == 'finstr':
                 cmd.insert(1, '-finstrument-functions')
-            env = clean_env(PIANO_FNS='*') if v == 'piano' else clean_env()
+            env = clean_env()
+            if v in ('piano', 'guard'):
+                env = clean_env(PIANO_FNS='*', **({'PIANO_GUARD': '1'} if v == 'guard' else {}))
             before = os.times()
             t0 = time.monotonic()
             sh(cmd, env=env)
@@ -363,8 +369,9 @@ def compile_time(b, nfn, rounds):
             after = os.times()
             cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
             res[v].append((wall, cpu))
-        log('  compile round %d/%d: clang %.2fs, piano %.2fs, -finstrument-functions %.2fs' % (
-            i + 1, rounds, res['clang'][-1][0], res['piano'][-1][0], res['finstr'][-1][0]))
+        log('  compile round %d/%d: clang %.2fs, piano %.2fs, piano PIANO_GUARD=1 %.2fs, '
+            '-finstrument-functions %.2fs' % (i + 1, rounds, res['clang'][-1][0], res['piano'][-1][0],
+                                               res['guard'][-1][0], res['finstr'][-1][0]))
     o = {'functions': nfn}
     for v in res:
         o[v + '_wall_s'] = med([w for w, _ in res[v]])
@@ -372,6 +379,7 @@ def compile_time(b, nfn, rounds):
     o['ratio_wall'] = o['piano_wall_s'] / o['clang_wall_s']
     o['ratio_cpu'] = o['piano_cpu_s'] / o['clang_cpu_s']
     o['finstr_ratio_cpu'] = o['finstr_cpu_s'] / o['clang_cpu_s']
+    o['guard_ratio_cpu'] = o['guard_cpu_s'] / o['clang_cpu_s']
     return o
 
 
@@ -390,15 +398,17 @@ def report(R):
     p('')
     p('Per-call overhead: ns of thread CPU time added per instrumented call over the uninstrumented')
     p('build (clang -O2); "piano wall": the same from wall-clock time (includes waiting on page faults/IO)')
-    hdr = '%-22s %12s %9s %9s %9s %9s %9s %11s %11s' % ('workload', 'calls/run', 'plain', 'piano', 'disable',
-                                                 'floor', 'uftrace', 'piano/floor', 'piano wall')
+    p('"guard", "g.disable": the build made with PIANO_GUARD=1, recording and with PIANO_DISABLE=1')
+    hdr = '%-22s %12s %9s %9s %9s %9s %9s %9s %9s %11s %11s' % (
+        'workload', 'calls/run', 'plain', 'piano', 'disable', 'guard', 'g.disable', 'floor', 'uftrace',
+        'piano/floor', 'piano wall')
     p(hdr)
     p('-' * len(hdr))
     names = {'recursion': '(a) recursion', 'frames': '(b) frame loop', 'many': '(c) 1,000 functions'}
     def row(label, w):
         o = w['over']
-        p('%-22s %12d %8.2fn %8.2fn %8.2fn %8.2fn %9s %11.2f %10s' % (
-            label, w['calls'], w['per_call']['plain'], o['piano'], o['disable'], o['floor'],
+        p('%-22s %12d %8.2fn %8.2fn %8.2fn %8.2fn %8.2fn %8.2fn %9s %11.2f %10s' % (
+            label, w['calls'], w['per_call']['plain'], o['piano'], o['disable'], o['guard'], o['gdisable'], o['floor'],
             ('%8.1fn' % o['uftrace']) if 'uftrace' in o else '-', o['piano'] / o['floor'],
             ('%9.2fn' % w['over_wall']['piano']) if 'over_wall' in w else '-'))
     for k, w in R['workloads'].items():
@@ -414,11 +424,13 @@ def report(R):
     d8 = th[8]['over']['piano'] / th[1]['over']['piano'] - 1
     d2 = th[2]['over']['piano'] / th[1]['over']['piano'] - 1
     dis = max(w['over']['disable'] for w in R['workloads'].values())
+    gdis = max(w['over']['gdisable'] for w in R['workloads'].values())
     p('Targets')
     p('  piano/floor on recursion <= 1.25:        %.2f  %s' % (wa['piano'] / wa['floor'], verdict(wa['piano'] / wa['floor'] <= 1.25)))
     p('  piano/floor with 1,000 functions <= 1.5: %.2f  %s' % (wc['piano'] / wc['floor'], verdict(wc['piano'] / wc['floor'] <= 1.5)))
     p('  8 threads within 10%% of 1 (per call, CPU): %+.1f%% (2 threads: %+.1f%%)  %s' % (100 * d8, 100 * d2, verdict(abs(d8) <= 0.10)))
-    p('  PIANO_DISABLE < 2 ns/call (worst workload): %.2f ns  %s' % (dis, verdict(dis < 2)))
+    p('  PIANO_DISABLE < 2 ns/call (worst workload): %.2f ns  %s; built with PIANO_GUARD=1: %.2f ns  %s' % (
+        dis, verdict(dis < 2), gdis, verdict(gdis < 2)))
     p('  storing >= 1,000,000 frames/s: %.0f frames/s (import %.0f ms for %d frames)  %s' % (
         s['frames_per_s'], s['import_ns'] / 1e6, s['frames'], verdict(s['frames_per_s'] >= 1e6)))
     p('  1M-frame report < 1 s: %.0f ms (report --frames --top 10: %.0f ms)  %s' % (
@@ -430,7 +442,8 @@ def report(R):
         p('  compile time +5%% max: %+.1f%% wall, %+.1f%% CPU (%d functions, clang %.2f s, piano %.2f s)  %s' % (
             100 * (c['ratio_wall'] - 1), 100 * (c['ratio_cpu'] - 1), c['functions'], c['clang_wall_s'],
             c['piano_wall_s'], verdict(c['ratio_cpu'] <= 1.05)))
-        p('    (for reference, clang -finstrument-functions: %+.1f%% CPU)' % (100 * (c['finstr_ratio_cpu'] - 1)))
+        p('    (built with PIANO_GUARD=1: %+.1f%% CPU; for reference, clang -finstrument-functions: %+.1f%% CPU)' % (
+            100 * (c['guard_ratio_cpu'] - 1), 100 * (c['finstr_ratio_cpu'] - 1)))
     p('')
     p('Storing: database %.1f MiB for %d frames, %.1f bytes per frame of 4 functions; exit %.0f ms (piano) vs %.0f ms (disabled)' % (
         s['db_bytes'] / MiB, s['frames'], s['bytes_per_frame'], s['exit_piano_ns'] / 1e6, s['exit_disable_ns'] / 1e6))
