@@ -415,7 +415,7 @@ bool PianoPass::instrumentModule(Module &M) {
       Instruction *Then = SplitBlockAndInsertIfThen(
           B.CreateICmpNE(Flag, ConstantInt::get(I8, 0)), CI,
           /*Unreachable=*/false, Likely);
-      CI->moveBefore(Then);
+      CI->moveBefore(*Then->getParent(), Then->getIterator());
     }
   }
   // Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION).
