@@ -237,9 +237,11 @@ static int add_frame(struct job *j, const struct piano_frame_rec *r, uint32_t th
 
 #define STEP(st) (sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -1))
 
-/* Adds the frames of f<number>.<name>. Returns 1 when the file was there, 0
- * when not (or not a chunk), -1 on a database error. */
-static int import_chunk(struct job *j, const char *dir, uint32_t number, const char *name, uint32_t thread)
+/* Adds the frames of f<number>.<name>, unless its chunk number is below
+ * min_seq (stored already). Returns 1 when the file was there, 0 when not (or
+ * not a chunk, or skipped), -1 on a database error. */
+static int import_chunk(struct job *j, const char *dir, uint32_t number, const char *name, uint32_t thread,
+                        uint64_t min_seq)
 {
     char path[4400];
     snprintf(path, sizeof path, "%s/f%u.%s", dir, number, name);
@@ -251,7 +253,7 @@ static int import_chunk(struct job *j, const char *dir, uint32_t number, const c
     keep_map(j, c);
     const struct piano_chunk_hdr *h = (const void *)c.p;
     size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE), at = sizeof *h;
-    if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h)
+    if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h || h->seq < min_seq)
         return 0;
     while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
         const struct piano_frame_rec *r = (const void *)(c.p + at);
@@ -422,22 +424,12 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
     for (uint32_t k = 0; k <= ts->chunks; k++) {
         char name[16];
         snprintf(name, sizeof name, "%u", k);
-        int r = import_chunk(j, dir, number, name, ts->thread);
-        if (r < 0)
+        stored_last = import_chunk(j, dir, number, name, ts->thread, 0);
+        if (stored_last < 0)
             return -1;
-        stored_last = r;
     }
-    struct mapping b = { 0 };
-    snprintf(path, sizeof path, "%s/f%u.w", dir, number);
-    if (map_file(path, &b) == 0 && b.len >= sizeof(struct piano_chunk_hdr)) {
-        uint64_t seq = ((const struct piano_chunk_hdr *)b.p)->seq;
-        int stored = seq < ts->chunks || (seq == ts->chunks && stored_last);
-        unmap(&b);
-        if (!stored && import_chunk(j, dir, number, "w", ts->thread) < 0)
-            return -1;
-    } else {
-        unmap(&b);
-    }
+    if (import_chunk(j, dir, number, "w", ts->thread, ts->chunks + (uint64_t)stored_last) < 0)
+        return -1;
     /* The end of the run bounds what is still in flight. */
     uint64_t end = hdr->status == 1 && hdr->end_tick ? hdr->end_tick : j->end_tick;
     for (uint32_t i = 1; i <= depth; i++) {

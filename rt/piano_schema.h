@@ -100,8 +100,8 @@
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
 ");\n"
 
-/* From version 1 to 2: what a run lost to its limits, so it is never silent. */
-/* 1 -> 2. (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
+/* From version 1 to 2: what a run lost to its limits, so it is never silent.
+ * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
 #define PIANO_SCHEMA_MIGRATE_1 \
 "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;\n" \
 "ALTER TABLE runs ADD COLUMN calls_untimed INTEGER NOT NULL DEFAULT 0;\n"

@@ -66,17 +66,23 @@ static struct {
     pthread_key_t thread_key;
 } g = { .lock_fd = -1, .threads_lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Hot-path copies of two process flags, kept apart from g's written fields. */
-static int g_off_fast;
-/* Read by hook calls compiled with PIANO_GUARD=1 (piano_abi.h): 1 until piano
- * starts (the first hook starts it), then whether it records. */
+/* Whether piano may record, kept apart from g's written fields: 1 until piano
+ * starts (the first hook starts it), then !g.off. Also read at each hook call
+ * compiled with PIANO_GUARD=1 (piano_abi.h). */
 PIANO_API unsigned char __piano_on = 1;
+
+static inline int piano_on(void)
+{
+    return __atomic_load_n(&__piano_on, __ATOMIC_RELAXED);
+}
 
 static void set_off(void)
 {
-    g.off = g_off_fast = 1;
+    g.off = 1;
     __atomic_store_n(&__piano_on, 0, __ATOMIC_RELAXED);
 }
+
+/* Hot-path copy of the clock choice. */
 static int g_tsc_fast = 1;
 /* Whether function id may open a frame (all when PIANO_FRAME is unset). */
 static unsigned char g_frame_fn[PIANO_FN_CAP];
@@ -334,7 +340,6 @@ static void piano_start(void)
         pthread_key_create(&g.thread_key, thread_ended);
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     }
-    g_off_fast = g.off;
     __atomic_store_n(&__piano_on, (unsigned char)!g.off, __ATOMIC_RELAXED);
     errno = saved;
     tls_starting = was_starting;
@@ -546,13 +551,13 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
             say("piano: a module was built by another piano (runtime ABI %s, this one %s); rebuild it",
                 abi_version > PIANO_ABI_VERSION ? "newer" : "older", "differs");
         }
-        return !g_off_fast;
+        return piano_on();
     }
-    if (!g_off_fast)
+    if (piano_on())
         for (uint32_t i = 0; i < count; i++)
             if (!sites[i]->id)
                 register_site(sites[i]);
-    return !g_off_fast;
+    return piano_on();
 }
 
 /* ---------------------------------------------------------------- contexts, pages */
@@ -918,7 +923,7 @@ static inline __attribute__((always_inline)) void enter_hook(struct piano_site *
 {
     struct piano_thread *ts = piano_tls;
     if (UNLIKELY(!ts)) {
-        if (g_off_fast)
+        if (!piano_on())
             return;
         ts = enter_slow();
         if (!ts)

@@ -133,7 +133,6 @@ static void recursion_contexts_are_bounded(void **state)
     assert_int_equal(contexts, PIANO_CTX_DEPTH + 1);
 }
 
-
 /* A frame in which a function has more self time than a frame word holds
  * (2^46 ticks, hours): the record gives it a second word, and the stored
  * frame keeps the whole time. A child makes the frame and stores its run at

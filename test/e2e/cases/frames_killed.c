@@ -1,8 +1,8 @@
 // PIANO_FNS: frame,work
 // EXIT: 137
 // SIGKILL after 120,000 frames: the stored chunks and the frame buffer are
-// recovered, each frame once (also when the kill came between storing a
-// buffer as a chunk and emptying it: the check recreates that state).
+// recovered, each frame once; and so they are in a copy of the spool made to
+// look as if the kill came between storing a full buffer and emptying it.
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
