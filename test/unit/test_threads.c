@@ -76,6 +76,13 @@ static uint64_t calls_of(struct piano_thread *ts, uint32_t fn)
     return calls;
 }
 
+/* Atomic: another thread's CAS on the id (even a failed one, which TSan
+ * counts as a write) may come after this thread's last synchronisation. */
+static uint32_t id_of(struct piano_site *site)
+{
+    return __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+}
+
 static void *worker(void *arg)
 {
     long k = (long)arg;
@@ -93,8 +100,9 @@ static void *worker(void *arg)
     if (ts->frames != ROUNDS)
         return (void *)"frames";
     /* rec(i % 5) makes i % 5 + 1 calls; leaf runs twice per round */
-    if (calls_of(ts, site_outer.id) != ROUNDS || calls_of(ts, site_leaf.id) != 2 * ROUNDS ||
-        calls_of(ts, site_rec.id) != (uint64_t)ROUNDS * 3 || calls_of(ts, site_jump.id) != ROUNDS)
+    if (calls_of(ts, id_of(&site_outer)) != ROUNDS || calls_of(ts, id_of(&site_leaf)) != 2 * ROUNDS ||
+        calls_of(ts, id_of(&site_rec)) != (uint64_t)ROUNDS * 3 ||
+        calls_of(ts, id_of(&site_jump)) != ROUNDS)
         return (void *)"call counts";
     if (k & 1) {
         /* ends inside an instrumented call: the thread's end closes it */
