@@ -169,7 +169,9 @@ void piano_spool_remove(const char *dir)
 struct frame_ref {
     uint64_t end;
     uint32_t thread, order;
-    const struct piano_frame_rec *rec;
+    const unsigned char *rec, *rec_end;   /* the record, in a mapped chunk */
+    uint64_t base;                        /* the tick its start is coded from */
+    uint32_t nfns;
 };
 
 static int by_end(const void *a, const void *b)
@@ -220,7 +222,8 @@ static int keep_map(struct job *j, struct mapping m)
     return 0;
 }
 
-static int add_frame(struct job *j, const struct piano_frame_rec *r, uint32_t thread)
+static int add_frame(struct job *j, const unsigned char *rec, const unsigned char *rec_end, uint64_t base,
+                     const struct piano_frame_view *f, uint32_t thread)
 {
     if (j->n_frames == j->cap_frames) {
         size_t cap = j->cap_frames ? j->cap_frames * 2 : 4096;
@@ -230,7 +233,8 @@ static int add_frame(struct job *j, const struct piano_frame_rec *r, uint32_t th
         j->frames = p;
         j->cap_frames = cap;
     }
-    j->frames[j->n_frames] = (struct frame_ref){ r->start + r->total, thread, (uint32_t)j->n_frames, r };
+    j->frames[j->n_frames] =
+        (struct frame_ref){ f->start + f->total, thread, (uint32_t)j->n_frames, rec, rec_end, base, f->nfns };
     j->n_frames++;
     return 0;
 }
@@ -255,19 +259,21 @@ static int import_chunk(struct job *j, const char *dir, uint32_t number, const c
     size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE), at = sizeof *h;
     if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h || h->seq < min_seq)
         return 0;
-    while (at + sizeof(struct piano_frame_rec) <= sizeof *h + used) {
-        const struct piano_frame_rec *r = (const void *)(c.p + at);
-        size_t size = sizeof *r + (size_t)r->words * sizeof(uint64_t);
+    const unsigned char *p = c.p + at, *end = c.p + at + used;
+    uint64_t base = 0;
+    while (p < end) {
+        struct piano_frame_view f;
         /* A frame names each function once (at most PIANO_FN_CAP): that
          * bounds the blob bind_frame makes of it. */
-        if (at + size > sizeof *h + used || r->nfns > PIANO_FN_CAP || r->words < r->nfns ||
-            r->words > 2ull * r->nfns)
+        const unsigned char *next = piano_frame_read(p, end, base, &f);
+        if (!next)
             break;
-        if (add_frame(j, r, thread))
+        if (add_frame(j, p, next, base, &f, thread))
             return -1;
-        if (r->start + r->total > j->end_tick)
-            j->end_tick = r->start + r->total;
-        at += size;
+        base = f.start + f.total;
+        if (base > j->end_tick)
+            j->end_tick = base;
+        p = next;
     }
     return 1;
 }
@@ -482,27 +488,27 @@ static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
 static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlite3_int64 run,
                        uint64_t tick0, double npt, size_t *at)
 {
-    const struct piano_frame_rec *r = j->frames[i].rec;
-    const uint64_t *w = (const void *)(r + 1), *end = w + r->words;
+    const struct frame_ref *ref = &j->frames[i];
+    struct piano_frame_view f;
+    piano_frame_read(ref->rec, ref->rec_end, ref->base, &f);   /* checked by import_chunk */
+    const unsigned char *p = f.fns;
     unsigned char *blob = j->blob + *at;
     size_t len = 0;
-    for (uint32_t k = 0; k < r->nfns && w < end; k++) {
-        uint64_t word = *w++;
-        uint32_t fn = (uint32_t)(word & PIANO_FW_FN_MASK);
-        uint64_t ticks = word >> PIANO_FW_SHIFT;
-        if ((word & PIANO_FW_LONG) && w < end)
-            ticks = *w++;
+    uint32_t fn = 0;
+    for (uint32_t k = 0; k < f.nfns; k++) {
+        uint64_t ticks = 0;
+        p = piano_frame_fn(p, ref->rec_end, &fn, &ticks);
         len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, npt));
     }
     sqlite3_bind_int64(st, col, run);
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)i + 1);
     sqlite3_bind_int64(st, col + 2, j->frames[i].thread);
-    sqlite3_bind_int64(st, col + 3, since(r->start, tick0, npt));
-    sqlite3_bind_int64(st, col + 4, to_ns(r->total, npt));
-    sqlite3_bind_int64(st, col + 5, (sqlite3_int64)r->allocs);
-    sqlite3_bind_int64(st, col + 6, (sqlite3_int64)r->alloc_bytes);
-    sqlite3_bind_int64(st, col + 7, (sqlite3_int64)r->frees);
-    sqlite3_bind_int64(st, col + 8, (sqlite3_int64)r->free_bytes);
+    sqlite3_bind_int64(st, col + 3, since(f.start, tick0, npt));
+    sqlite3_bind_int64(st, col + 4, to_ns(f.total, npt));
+    sqlite3_bind_int64(st, col + 5, (sqlite3_int64)f.allocs);
+    sqlite3_bind_int64(st, col + 6, (sqlite3_int64)f.alloc_bytes);
+    sqlite3_bind_int64(st, col + 7, (sqlite3_int64)f.frees);
+    sqlite3_bind_int64(st, col + 8, (sqlite3_int64)f.free_bytes);
     sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
     *at += len;
 }
@@ -536,7 +542,7 @@ static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, doubl
         for (; i + FRAME_BATCH <= j->n_frames; i += FRAME_BATCH) {
             size_t need = 0, at = 0;
             for (int k = 0; k < FRAME_BATCH; k++)
-                need += (size_t)PIANO_FNS_ENTRY_MAX * j->frames[i + (size_t)k].rec->nfns;
+                need += (size_t)PIANO_FNS_ENTRY_MAX * j->frames[i + (size_t)k].nfns;
             if (need > FRAME_BLOB_SIZE)   /* rows of many functions: one statement each */
                 break;
             for (int k = 0; k < FRAME_BATCH; k++)
@@ -583,8 +589,13 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
     ssize_t got = fd >= 0 ? read(fd, &run, sizeof run) : -1;
     if (fd >= 0)
         close(fd);
-    if (got != (ssize_t)sizeof run || run.magic != PIANO_SPOOL_MAGIC || run.version != PIANO_SPOOL_VERSION) {
+    if (got != (ssize_t)sizeof run || run.magic != PIANO_SPOOL_MAGIC) {
         snprintf(err, errn, "%s is missing or not a piano run record", path);
+        return -1;
+    }
+    if (run.version != PIANO_SPOOL_VERSION) {
+        snprintf(err, errn, "written by another version of piano (spool version %u, this one reads %u); "
+                 "store it with that version or remove the folder", run.version, PIANO_SPOOL_VERSION);
         return -1;
     }
     run.key[sizeof run.key - 1] = 0;
@@ -738,7 +749,7 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
     DIR *d = opendir(root);
     if (!d)
         return 0;
-    int imported = 0;
+    int imported = 0, failed = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
@@ -760,9 +771,10 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
             piano_spool_remove(dir);
         } else {
             snprintf(err, errn, "cannot recover %s: %s", dir, why);
+            failed = 1;
         }
         close(fd);
     }
     closedir(d);
-    return imported;
+    return failed ? -1 : imported;
 }

@@ -727,8 +727,7 @@ static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32
 
 static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
 {
-    /* At most two words per function (a self time past PIANO_FW_SELF_MAX). */
-    size_t need = sizeof(struct piano_frame_rec) + (size_t)ts->n_touched * 2 * sizeof(uint64_t);
+    size_t need = PIANO_FRAME_HEAD_MAX + (size_t)ts->n_touched * PIANO_FRAME_FN_MAX + PIANO_PV_SLACK;
     ts->frame_depth = 0;
     ts->last_tick = t;
     if (need > PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr)) {
@@ -740,30 +739,28 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
         ts->frames_dropped++;
         return;
     }
-    unsigned char *at = ts->chunk + sizeof(struct piano_chunk_hdr) + ts->chunk_used;
-    struct piano_frame_rec *r = (struct piano_frame_rec *)at;
-    r->start = t0;
-    r->total = t - t0;
-    r->allocs = ts->allocs - ts->frame_allocs;
-    r->alloc_bytes = ts->alloc_bytes - ts->frame_alloc_bytes;
-    r->frees = ts->frees - ts->frame_frees;
-    r->free_bytes = ts->free_bytes - ts->frame_free_bytes;
-    r->nfns = ts->n_touched;
-    uint64_t *w = (uint64_t *)(r + 1);
+    unsigned char *start = ts->chunk + sizeof(struct piano_chunk_hdr) + ts->chunk_used, *p = start;
+    uint64_t base = ts->chunk_used ? ts->chunk_last_end : 0;
+    p = piano_pv_put(p, piano_zigzag((int64_t)(t0 - base)));
+    p = piano_pv_put(p, t - t0);
+    p = piano_pv_put(p, ts->allocs - ts->frame_allocs);
+    p = piano_pv_put(p, ts->alloc_bytes - ts->frame_alloc_bytes);
+    p = piano_pv_put(p, ts->frees - ts->frame_frees);
+    p = piano_pv_put(p, ts->free_bytes - ts->frame_free_bytes);
+    p = piano_pv_put(p, ts->n_touched);
     const uint32_t *touched = PIANO_TOUCHED(ts);
     struct piano_fnrec *fns = PIANO_FNS(ts);
+    uint32_t prev = 0;
     for (uint32_t i = 0; i < ts->n_touched; i++) {
-        uint64_t fn = touched[i], self = fns[fn].frame_self;
-        if (LIKELY(self <= PIANO_FW_SELF_MAX)) {
-            *w++ = self << PIANO_FW_SHIFT | fn;
-        } else {
-            *w++ = PIANO_FW_LONG | fn;
-            *w++ = self;
-        }
+        uint32_t fn = touched[i];
+        uint64_t next = fn == prev + 1, v = fns[fn].frame_self << 1 | next;
+        p = piano_pv_put(p, v);
+        if (UNLIKELY(!next))
+            p = piano_pv_put(p, piano_zigzag((int64_t)fn - (int64_t)prev));
+        prev = fn;
     }
-    r->words = (uint32_t)(w - (uint64_t *)(r + 1));
-    need = sizeof *r + (size_t)r->words * sizeof(uint64_t);
-    ts->chunk_used += (uint32_t)need;
+    ts->chunk_used += (uint32_t)(p - start);
+    ts->chunk_last_end = t;
     /* Publish the record only once it is whole. */
     __atomic_store_n(&((struct piano_chunk_hdr *)ts->chunk)->used, ts->chunk_used, __ATOMIC_RELEASE);
     ts->frames++;

@@ -12,17 +12,19 @@
  *                        fns      appended records: struct piano_spool_fn + name + file
  *                        t<N>     thread N's state: struct piano_thread at offset 0, then the
  *                                 arrays at the PIANO_OFF_* offsets (a sparse file)
- *                        f<N>.w   thread N's frame buffer: struct piano_chunk_hdr, then records
+ *                        f<N>.w   thread N's frame buffer: struct piano_chunk_hdr, then frame
+ *                                 records (piano_frame_read)
  *                        f<N>.<K> thread N's K-th full buffer, stored: the same layout
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
 #ifndef PIANO_SPOOL_H
 #define PIANO_SPOOL_H
+#include <stddef.h>
 #include <stdint.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 2
+#define PIANO_SPOOL_VERSION 3
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -93,6 +95,7 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint64_t contexts_truncated;
     uint32_t chunks;         /* frame chunk files stored (the buffer holds the next) */
     uint32_t chunk_used;     /* bytes of records in the buffer */
+    uint64_t chunk_last_end; /* end tick of the buffer's last record: the next start is coded from it */
     uintptr_t stack_lo, stack_hi;   /* this thread's stack, for longjmp reconciliation */
     unsigned char *chunk;    /* process-local: the mapped frame buffer */
     struct piano_thread *next;      /* process-local: list of live threads */
@@ -104,20 +107,128 @@ struct piano_chunk_hdr {
     uint64_t seq;            /* chunk number K: a buffer holds f<N>.<K> until it is stored */
 };
 
-struct piano_frame_rec {     /* followed by `words` 64-bit words: PIANO_FW_* */
-    uint64_t start, total;
-    uint64_t allocs, alloc_bytes, frees, free_bytes;
-    uint32_t nfns, words;    /* functions with self time in the frame; words after the record */
+/* A frame record is a run of prefix varints (below), in this order: the
+ * frame's start as ticks after the end of the buffer's previous record (the
+ * first record of a buffer: after tick 0), zigzag-coded; its total ticks;
+ * allocs, alloc_bytes, frees, free_bytes; nfns; then an entry per function:
+ * its self ticks times 2, plus 1 when its id is the previous entry's plus one
+ * (the first entry's previous id is 0); otherwise followed by the difference of
+ * the ids, zigzag-coded. Ids are given in the order functions are first called,
+ * and a frame lists its functions in that order too, so a run of frames alike
+ * mostly takes the short form: a frame of small functions then takes 1-2 bytes
+ * per function instead of 8 in fixed words. Every byte is copied into the page
+ * cache when the buffer is stored, and that copy was most of what a frame cost
+ * (bench/README.md). */
+#define PIANO_FRAME_HEAD_MAX (7 * 9)   /* bytes of a record's seven head fields at most */
+#define PIANO_FRAME_FN_MAX (2 * 9)     /* bytes of one function's entry at most */
+#define PIANO_PV_SLACK 8               /* piano_pv_put may write this far past its value */
+
+/* Prefix varint: n = 1..8 bytes hold a value below 2^(7n); the lowest set bit
+ * of the first byte is bit n-1, the value is above it (little-endian). A first
+ * byte of 0 is followed by the 8 bytes of the value. Unlike LEB128, the length
+ * is known from the first byte, so writing one takes no loop and no branch on
+ * its length. */
+/* The bytes piano_pv_put takes for v: by the count of v's leading zero bits
+ * (a table: this is on the path of every function of every frame). */
+static const unsigned char piano_pv_len_by_clz[64] = {
+    9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
+    5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
 };
-/* One word per function of a frame: bits 0-16 its id, bit 17 clear, bits
- * 18-63 its self ticks. A self time of 2^46 ticks or more (hours) sets bit 17
- * and takes the next word whole. Half the bytes of {u32 id, u64 self}: each
- * byte costs a copy into the page cache when the buffer is stored. */
-#define PIANO_FW_FN_MASK ((1ull << 17) - 1)
-#define PIANO_FW_LONG (1ull << 17)
-#define PIANO_FW_SHIFT 18
-#define PIANO_FW_SELF_MAX ((1ull << 46) - 1)
-_Static_assert(PIANO_FN_CAP <= PIANO_FW_FN_MASK + 1, "function ids fit a frame word");
+static inline unsigned piano_pv_len(uint64_t v)
+{
+    return piano_pv_len_by_clz[__builtin_clzll(v | 1)];
+}
+
+/* Writes v, taking n = piano_pv_len(v) bytes, at p; returns p + n. Writes up
+ * to PIANO_PV_SLACK bytes past them. */
+static inline unsigned char *piano_pv_put_n(unsigned char *p, uint64_t v, unsigned n)
+{
+    if (__builtin_expect(n == 9, 0)) {
+        p[0] = 0;
+        __builtin_memcpy(p + 1, &v, 8);
+        return p + 9;
+    }
+    uint64_t w = v << n | 1ull << (n - 1);
+    __builtin_memcpy(p, &w, 8);   /* little-endian: the first n bytes are the value */
+    return p + n;
+}
+
+static inline unsigned char *piano_pv_put(unsigned char *p, uint64_t v)
+{
+    return piano_pv_put_n(p, v, piano_pv_len(v));
+}
+
+/* Reads the prefix varint at p, which must end by `end`. Returns the position
+ * after it, or NULL when it runs past end. */
+static inline const unsigned char *piano_pv_get(const unsigned char *p, const unsigned char *end, uint64_t *v)
+{
+    if (p >= end)
+        return NULL;
+    if (p[0] == 0) {
+        if (end - p < 9)
+            return NULL;
+        __builtin_memcpy(v, p + 1, 8);
+        return p + 9;
+    }
+    unsigned n = (unsigned)__builtin_ctz(p[0]) + 1;
+    if ((size_t)(end - p) < n)
+        return NULL;
+    uint64_t w = 0;
+    __builtin_memcpy(&w, p, n);
+    *v = w >> n;
+    return p + n;
+}
+
+static inline uint64_t piano_zigzag(int64_t v) { return (uint64_t)v << 1 ^ (uint64_t)(v >> 63); }
+static inline int64_t piano_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+struct piano_frame_view {    /* one frame record, read */
+    uint64_t start, total, allocs, alloc_bytes, frees, free_bytes;
+    uint32_t nfns;
+    const unsigned char *fns;   /* the function entries, nfns of them */
+};
+
+/* Reads the function entry at p of a frame record; *id holds the previous
+ * entry's id (0 before the first) and gets this one's. */
+static inline const unsigned char *piano_frame_fn(const unsigned char *p, const unsigned char *end,
+                                                  uint32_t *id, uint64_t *self)
+{
+    uint64_t v, d = piano_zigzag(1);
+    if (!(p = piano_pv_get(p, end, &v)) || (!(v & 1) && !(p = piano_pv_get(p, end, &d))))
+        return NULL;
+    *self = v >> 1;
+    *id = (uint32_t)(*id + (uint64_t)piano_unzigzag(d));
+    return p;
+}
+
+/* Reads the head of the record at p (ending by end) whose buffer's previous
+ * record ended at tick `base`, and checks its function entries. Returns the
+ * position after the record, or NULL when it is malformed. */
+static inline const unsigned char *piano_frame_read(const unsigned char *p, const unsigned char *end,
+                                                    uint64_t base, struct piano_frame_view *f)
+{
+    uint64_t head[7];
+    for (int i = 0; i < 7; i++)
+        if (!(p = piano_pv_get(p, end, &head[i])))
+            return NULL;
+    if (head[6] > PIANO_FN_CAP)
+        return NULL;   /* a frame names each function once */
+    f->start = base + (uint64_t)piano_unzigzag(head[0]);
+    f->total = head[1];
+    f->allocs = head[2];
+    f->alloc_bytes = head[3];
+    f->frees = head[4];
+    f->free_bytes = head[5];
+    f->nfns = (uint32_t)head[6];
+    f->fns = p;
+    uint32_t id = 0;
+    uint64_t self;
+    for (uint32_t k = 0; k < f->nfns; k++)
+        if (!(p = piano_frame_fn(p, end, &id, &self)) || id >= PIANO_FN_CAP)
+            return NULL;
+    return p;
+}
+
 
 struct piano_spool_run {
     uint64_t magic;

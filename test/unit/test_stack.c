@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fns_blob.h"
@@ -133,23 +134,26 @@ static void recursion_contexts_are_bounded(void **state)
     assert_int_equal(contexts, PIANO_CTX_DEPTH + 1);
 }
 
-/* A frame in which a function has more self time than a frame word holds
- * (2^46 ticks, hours): the record gives it a second word, and the stored
- * frame keeps the whole time. A child makes the frame and stores its run at
+/* A frame in which a function has more self time than 8 bytes of prefix
+ * varint hold (2^56 ticks): the record gives it the 9-byte form, and the
+ * stored frame keeps the whole time. A child makes the frame and stores its run at
  * exit; the parent reads it back. */
 static __attribute__((noinline)) int long_call(void)
 {
     __piano_enter(&site_long);
     struct piano_thread *ts = piano_tls;
-    PIANO_STACK(ts)[ts->depth].t0 -= 1ull << 47;   /* as if it had started 2^47 ticks ago */
+    PIANO_STACK(ts)[ts->depth].t0 -= 1ull << 57;   /* as if it had started 2^57 ticks ago */
     uint32_t at = ts->chunk ? ts->chunk_used : 0;
     __piano_exit(&site_long);
     __asm__ volatile("" ::: "memory");
-    const struct piano_frame_rec *r =
-        (const void *)(ts->chunk + sizeof(struct piano_chunk_hdr) + at);
-    const uint64_t *w = (const void *)(r + 1);
-    return r->nfns == 1 && r->words == 2 && w[0] == (PIANO_FW_LONG | site_long.id) &&
-           w[1] >= 1ull << 47;
+    const unsigned char *rec = ts->chunk + sizeof(struct piano_chunk_hdr) + at;
+    const unsigned char *end = ts->chunk + sizeof(struct piano_chunk_hdr) + ts->chunk_used;
+    struct piano_frame_view f;
+    uint32_t fn = 0;
+    uint64_t self = 0;
+    return piano_frame_read(rec, end, 0, &f) == end && f.nfns == 1 &&
+           piano_frame_fn(f.fns, end, &fn, &self) == end && fn == site_long.id && self >= 1ull << 57 &&
+           f.total == self;
 }
 
 static void long_self_time_in_frame(void **state)
@@ -178,10 +182,73 @@ static void long_self_time_in_frame(void **state)
     assert_int_equal(piano_fns_get(b, len, &at, &fn, &self), 0);
     assert_int_equal(at, len);   /* the frame holds that one function */
     assert_int_equal(fn, sqlite3_column_int64(st, 2));
-    double want = (double)(1ull << 47) * sqlite3_column_double(st, 1);
+    double want = (double)(1ull << 57) * sqlite3_column_double(st, 1);
     assert_true((double)self >= want && (double)self < want * 1.01);
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+/* The frame record's prefix varints: each value comes back, takes the bytes
+ * its size says, and a record cut short or out of range is refused. */
+static void frame_record_codec(void **state)
+{
+    (void)state;
+    static const struct { uint64_t v; unsigned len; } cases[] = {
+        { 0, 1 }, { 127, 1 }, { 128, 2 }, { (1ull << 14) - 1, 2 }, { 1ull << 14, 3 },
+        { (1ull << 49) - 1, 7 }, { 1ull << 49, 8 }, { (1ull << 56) - 1, 8 }, { 1ull << 56, 9 },
+        { UINT64_MAX, 9 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned char b[9 + PIANO_PV_SLACK];
+        memset(b, 0xee, sizeof b);
+        const unsigned char *end = piano_pv_put(b, cases[i].v);
+        assert_int_equal(end - b, cases[i].len);
+        uint64_t v = 0;
+        assert_ptr_equal(piano_pv_get(b, end, &v), end);
+        assert_int_equal(v, cases[i].v);
+        assert_null(piano_pv_get(b, end - 1, &v));   /* cut short */
+    }
+    assert_int_equal(piano_unzigzag(piano_zigzag(-5)), -5);
+    assert_int_equal(piano_zigzag(-1), 1);
+
+    /* start 10 ticks before the base (a clock a little behind), total 7, no
+     * allocations, functions 5, 3 and 4 (the id after 3: the short form) */
+    unsigned char rec[128], *p = rec;
+    p = piano_pv_put(p, piano_zigzag(-10));
+    p = piano_pv_put(p, 7);
+    for (int i = 0; i < 4; i++)
+        p = piano_pv_put(p, 0);
+    p = piano_pv_put(p, 3);
+    p = piano_pv_put(p, 300 << 1);
+    p = piano_pv_put(p, piano_zigzag(5));
+    p = piano_pv_put(p, 1 << 1);
+    p = piano_pv_put(p, piano_zigzag(3 - 5));
+    p = piano_pv_put(p, 2 << 1 | 1);
+    struct piano_frame_view f;
+    assert_ptr_equal(piano_frame_read(rec, p, 1000, &f), p);
+    assert_int_equal(f.start, 990);
+    assert_int_equal(f.total, 7);
+    assert_int_equal(f.nfns, 3);
+    uint32_t fn = 0;
+    uint64_t self = 0;
+    const unsigned char *q = piano_frame_fn(f.fns, p, &fn, &self);
+    assert_true(q && fn == 5 && self == 300);
+    q = piano_frame_fn(q, p, &fn, &self);
+    assert_true(q && fn == 3 && self == 1);
+    q = piano_frame_fn(q, p, &fn, &self);
+    assert_true(q == p && fn == 4 && self == 2);
+    assert_null(piano_frame_read(rec, p - 1, 1000, &f));   /* the last entry cut short */
+
+    p = rec;   /* a frame naming more functions than there can be */
+    for (int i = 0; i < 6; i++)
+        p = piano_pv_put(p, 0);
+    unsigned char *nfns_at = p;
+    p = piano_pv_put(p, PIANO_FN_CAP + 1ull);
+    assert_null(piano_frame_read(rec, p, 0, &f));
+    p = piano_pv_put(nfns_at, 1);   /* one function, with an id past the cap */
+    p = piano_pv_put(p, 1 << 1);
+    p = piano_pv_put(p, piano_zigzag(PIANO_FN_CAP));
+    assert_null(piano_frame_read(rec, p, 0, &f));
 }
 
 int main(void)
@@ -192,6 +259,7 @@ int main(void)
         cmocka_unit_test(unmatched_exit_is_ignored),
         cmocka_unit_test(recursion_contexts_are_bounded),
         cmocka_unit_test(long_self_time_in_frame),
+        cmocka_unit_test(frame_record_codec),
     };
     return cmocka_run_group_tests_name("stack", tests, NULL, NULL);
 }
