@@ -166,23 +166,13 @@ void piano_spool_remove(const char *dir)
     rmdir(dir);
 }
 
-struct frame_ref {
-    uint64_t end;
-    uint32_t thread, order;
-    const unsigned char *rec, *rec_end;   /* the record, in a mapped chunk */
-    uint64_t base;                        /* the tick its start is coded from */
-    uint32_t nfns;
+/* A run of one thread's frame records, checked by import_chunk: one chunk
+ * file's, or the buffer's. A thread's records are in end order; the import
+ * merges the threads' by end (insert_frames), so it never holds a frame list. */
+struct frame_span {
+    const unsigned char *p, *end;
+    uint32_t thread;
 };
-
-static int by_end(const void *a, const void *b)
-{
-    const struct frame_ref *x = a, *y = b;
-    if (x->end != y->end)
-        return x->end < y->end ? -1 : 1;
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
 
 static int by_number(const void *a, const void *b)
 {
@@ -200,8 +190,8 @@ struct job {
     sqlite3_stmt *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st, *frame_st;
     struct mapping *maps;
     size_t n_maps, cap_maps;
-    struct frame_ref *frames;
-    size_t n_frames, cap_frames;
+    struct frame_span *spans;
+    size_t n_spans, cap_spans;
     struct agg *agg;
     uint64_t *node_total;
     unsigned char *blob;
@@ -222,20 +212,17 @@ static int keep_map(struct job *j, struct mapping m)
     return 0;
 }
 
-static int add_frame(struct job *j, const unsigned char *rec, const unsigned char *rec_end, uint64_t base,
-                     const struct piano_frame_view *f, uint32_t thread)
+static int add_span(struct job *j, const unsigned char *p, const unsigned char *end, uint32_t thread)
 {
-    if (j->n_frames == j->cap_frames) {
-        size_t cap = j->cap_frames ? j->cap_frames * 2 : 4096;
-        void *p = realloc(j->frames, cap * sizeof *j->frames);
-        if (!p)
+    if (j->n_spans == j->cap_spans) {
+        size_t cap = j->cap_spans ? j->cap_spans * 2 : 64;
+        void *q = realloc(j->spans, cap * sizeof *j->spans);
+        if (!q)
             return -1;
-        j->frames = p;
-        j->cap_frames = cap;
+        j->spans = q;
+        j->cap_spans = cap;
     }
-    j->frames[j->n_frames] =
-        (struct frame_ref){ f->start + f->total, thread, (uint32_t)j->n_frames, rec, rec_end, base, f->nfns };
-    j->n_frames++;
+    j->spans[j->n_spans++] = (struct frame_span){ p, end, thread };
     return 0;
 }
 
@@ -259,22 +246,22 @@ static int import_chunk(struct job *j, const char *dir, uint32_t number, const c
     size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE), at = sizeof *h;
     if (h->magic != PIANO_SPOOL_MAGIC || used > c.len - sizeof *h || h->seq < min_seq)
         return 0;
+    /* The records up to the first malformed one (none, unless the file was
+     * damaged: a record is published only once whole). */
     const unsigned char *p = c.p + at, *end = c.p + at + used;
     uint64_t base = 0;
     while (p < end) {
         struct piano_frame_view f;
-        /* A frame names each function once (at most PIANO_FN_CAP): that
-         * bounds the blob bind_frame makes of it. */
         const unsigned char *next = piano_frame_read(p, end, base, &f);
         if (!next)
             break;
-        if (add_frame(j, p, next, base, &f, thread))
-            return -1;
         base = f.start + f.total;
         if (base > j->end_tick)
             j->end_tick = base;
         p = next;
     }
+    if (p > c.p + at && add_span(j, c.p + at, p, thread))
+        return -1;
     return 1;
 }
 
@@ -482,33 +469,32 @@ static int import_functions(struct job *j, const char *dir, sqlite3_int64 run)
     return 0;
 }
 
-/* Binds frame i (in end order) to the 10 parameters of st from col. Its fns
- * blob is made at j->blob + *at and bound without a copy (it stays there until
- * the statement has run); *at moves past it. */
-static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlite3_int64 run,
+/* Binds frame f (number seq in end order, of thread `thread`, in a span
+ * ending at end) to the 10 parameters of st from col. Its fns blob is made at
+ * j->blob + *at and bound without a copy (it stays there until the statement
+ * has run); *at moves past it. */
+static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct piano_frame_view *f,
+                       const unsigned char *end, uint32_t thread, uint64_t seq, sqlite3_int64 run,
                        uint64_t tick0, double npt, size_t *at)
 {
-    const struct frame_ref *ref = &j->frames[i];
-    struct piano_frame_view f;
-    piano_frame_read(ref->rec, ref->rec_end, ref->base, &f);   /* checked by import_chunk */
-    const unsigned char *p = f.fns;
+    const unsigned char *p = f->fns;
     unsigned char *blob = j->blob + *at;
     size_t len = 0;
     uint32_t fn = 0;
-    for (uint32_t k = 0; k < f.nfns; k++) {
+    for (uint32_t k = 0; k < f->nfns; k++) {
         uint64_t ticks = 0;
-        p = piano_frame_fn(p, ref->rec_end, &fn, &ticks);
+        p = piano_frame_fn(p, end, &fn, &ticks);   /* checked by import_chunk */
         len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, npt));
     }
     sqlite3_bind_int64(st, col, run);
-    sqlite3_bind_int64(st, col + 1, (sqlite3_int64)i + 1);
-    sqlite3_bind_int64(st, col + 2, j->frames[i].thread);
-    sqlite3_bind_int64(st, col + 3, since(f.start, tick0, npt));
-    sqlite3_bind_int64(st, col + 4, to_ns(f.total, npt));
-    sqlite3_bind_int64(st, col + 5, (sqlite3_int64)f.allocs);
-    sqlite3_bind_int64(st, col + 6, (sqlite3_int64)f.alloc_bytes);
-    sqlite3_bind_int64(st, col + 7, (sqlite3_int64)f.frees);
-    sqlite3_bind_int64(st, col + 8, (sqlite3_int64)f.free_bytes);
+    sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
+    sqlite3_bind_int64(st, col + 2, thread);
+    sqlite3_bind_int64(st, col + 3, since(f->start, tick0, npt));
+    sqlite3_bind_int64(st, col + 4, to_ns(f->total, npt));
+    sqlite3_bind_int64(st, col + 5, (sqlite3_int64)f->allocs);
+    sqlite3_bind_int64(st, col + 6, (sqlite3_int64)f->alloc_bytes);
+    sqlite3_bind_int64(st, col + 7, (sqlite3_int64)f->frees);
+    sqlite3_bind_int64(st, col + 8, (sqlite3_int64)f->free_bytes);
     sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
     *at += len;
 }
@@ -521,46 +507,123 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, size_t i, sqlit
 #define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
 #define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns"
 
+/* One thread's frames, read in order across its spans. */
+struct frame_cursor {
+    const struct frame_span *span, *last;   /* the current span; one past the thread's last */
+    const unsigned char *p, *next;          /* the current record; the one after it */
+    uint64_t base, end;                     /* the tick p's start is coded from; p's end */
+    struct piano_frame_view f;
+};
+
+/* Reads the record at c->p, going on to the thread's next span at the end of
+ * one. Returns 0 when the thread has no more frames. */
+static int cursor_read(struct frame_cursor *c)
+{
+    while (c->p >= c->span->end) {
+        if (++c->span == c->last)
+            return 0;
+        c->p = c->span->p;
+        c->base = 0;   /* each span is one buffer's records: coded from tick 0 */
+    }
+    c->next = piano_frame_read(c->p, c->span->end, c->base, &c->f);   /* checked by import_chunk */
+    c->end = c->f.start + c->f.total;
+    return 1;
+}
+
+static int cursor_before(const struct frame_cursor *a, const struct frame_cursor *b)
+{
+    return a->end != b->end ? a->end < b->end : a->span->thread < b->span->thread;
+}
+
+static void heap_down(struct frame_cursor **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && cursor_before(h[l], h[m]))
+            m = l;
+        if (l + 1 < n && cursor_before(h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        struct frame_cursor *t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Inserts every frame, numbered in end order (ties: by thread), merging the
+ * threads' frames, each already in end order, through a heap of cursors. */
 static int insert_frames(struct job *j, sqlite3_int64 run, uint64_t tick0, double npt)
 {
-    /* One thread's frames come in end order: a one-thread run needs no sort.
-     * (A run without frames has no array: qsort must not get NULL.) */
-    size_t unsorted = 0;
-    for (size_t k = 1; k < j->n_frames && !unsorted; k++)
-        unsorted = by_end(&j->frames[k - 1], &j->frames[k]) > 0;
-    if (unsorted)
-        qsort(j->frames, j->n_frames, sizeof *j->frames, by_end);
-    size_t i = 0;
-    if (j->n_frames >= FRAME_BATCH) {
-        char sql[64 * 24 + 128];
-        int n = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
-        for (int k = 0; k < FRAME_BATCH; k++)
-            n += snprintf(sql + n, sizeof sql - (size_t)n, "%s(?,?,?,?,?,?,?,?,?,?)", k ? "," : "");
-        sqlite3_stmt *batch = NULL;
-        if (sqlite3_prepare_v2(j->db, sql, -1, &batch, NULL) != SQLITE_OK)
-            return -1;
-        for (; i + FRAME_BATCH <= j->n_frames; i += FRAME_BATCH) {
-            size_t need = 0, at = 0;
-            for (int k = 0; k < FRAME_BATCH; k++)
-                need += (size_t)PIANO_FNS_ENTRY_MAX * j->frames[i + (size_t)k].nfns;
-            if (need > FRAME_BLOB_SIZE)   /* rows of many functions: one statement each */
-                break;
-            for (int k = 0; k < FRAME_BATCH; k++)
-                bind_frame(j, batch, 1 + 10 * k, i + (size_t)k, run, tick0, npt, &at);
-            if (STEP(batch)) {
-                sqlite3_finalize(batch);
-                return -1;
+    if (!j->n_spans)
+        return 0;
+    struct frame_cursor *cur = calloc(j->n_spans, sizeof *cur);
+    struct frame_cursor **heap = calloc(j->n_spans, sizeof *heap);
+    sqlite3_stmt *batch = NULL;
+    int rc = -1;
+    if (!cur || !heap)
+        goto out;
+    size_t n = 0;
+    for (size_t i = 0, k; i < j->n_spans; i = k) {   /* a thread's spans are adjacent */
+        for (k = i + 1; k < j->n_spans && j->spans[k].thread == j->spans[i].thread; k++)
+            ;
+        struct frame_cursor *c = &cur[n];
+        *c = (struct frame_cursor){ .span = &j->spans[i], .last = &j->spans[k], .p = j->spans[i].p };
+        if (cursor_read(c))
+            heap[n++] = c;
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(heap, n, i);
+
+    char sql[64 * 24 + 128];
+    int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
+    for (int k = 0; k < FRAME_BATCH; k++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, "%s(?,?,?,?,?,?,?,?,?,?)", k ? "," : "");
+    if (sqlite3_prepare_v2(j->db, sql, -1, &batch, NULL) != SQLITE_OK)
+        goto out;
+    struct pending {
+        struct piano_frame_view f;
+        const unsigned char *end;
+        uint32_t thread;
+    } pend[FRAME_BATCH];
+    uint64_t seq = 0;
+    while (n) {
+        int got = 0;
+        size_t need = 0;
+        for (; got < FRAME_BATCH && n; got++) {
+            struct frame_cursor *c = heap[0];
+            pend[got] = (struct pending){ c->f, c->span->end, c->span->thread };
+            need += (size_t)PIANO_FNS_ENTRY_MAX * c->f.nfns;
+            c->base = c->end;
+            c->p = c->next;
+            if (!cursor_read(c))
+                heap[0] = heap[--n];
+            heap_down(heap, n, 0);
+        }
+        if (got == FRAME_BATCH && need <= FRAME_BLOB_SIZE) {
+            size_t at = 0;
+            for (int k = 0; k < got; k++)
+                bind_frame(j, batch, 1 + 10 * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, run, tick0,
+                           npt, &at);
+            if (STEP(batch))
+                goto out;
+        } else {   /* the last frames, or rows of many functions: one statement each */
+            for (int k = 0; k < got; k++) {
+                size_t at = 0;
+                bind_frame(j, j->frame_st, 1, &pend[k].f, pend[k].end, pend[k].thread, ++seq, run, tick0, npt,
+                           &at);
+                if (STEP(j->frame_st))
+                    goto out;
             }
         }
-        sqlite3_finalize(batch);
     }
-    for (; i < j->n_frames; i++) {
-        size_t at = 0;
-        bind_frame(j, j->frame_st, 1, i, run, tick0, npt, &at);
-        if (STEP(j->frame_st))
-            return -1;
-    }
-    return 0;
+    rc = 0;
+out:
+    sqlite3_finalize(batch);
+    free(cur);
+    free(heap);
+    return rc;
 }
 
 static void job_free(struct job *j)
@@ -574,7 +637,7 @@ static void job_free(struct job *j)
     for (size_t i = 0; i < j->n_maps; i++)
         unmap(&j->maps[i]);
     free(j->maps);
-    free(j->frames);
+    free(j->spans);
     free(j->agg);
     free(j->node_total);
     free(j->blob);

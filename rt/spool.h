@@ -162,6 +162,13 @@ static inline unsigned char *piano_pv_put(unsigned char *p, uint64_t v)
  * after it, or NULL when it runs past end. */
 static inline const unsigned char *piano_pv_get(const unsigned char *p, const unsigned char *end, uint64_t *v)
 {
+    if (end - p >= 8 && p[0]) {   /* the usual case: one load, no loop */
+        uint64_t w;
+        __builtin_memcpy(&w, p, 8);
+        unsigned n = (unsigned)__builtin_ctzll(w) + 1, drop = 64 - 8 * n;
+        *v = w << drop >> (drop + n);
+        return p + n;
+    }
     if (p >= end)
         return NULL;
     if (p[0] == 0) {
@@ -174,7 +181,8 @@ static inline const unsigned char *piano_pv_get(const unsigned char *p, const un
     if ((size_t)(end - p) < n)
         return NULL;
     uint64_t w = 0;
-    __builtin_memcpy(&w, p, n);
+    for (unsigned i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << 8 * i;
     *v = w >> n;
     return p + n;
 }
