@@ -28,7 +28,7 @@ sanitized() {   # DIR SANITIZERS TEST_REGEX TARGET...
     TSAN_OPTIONS=halt_on_error=1 $norand ctest --output-on-failure -j"$(nproc)" -R "$tests")
 }
 sanitized build-asan address,undefined '^(unit\.(hist|schema|stack|threads)|db_.*|fuzz\..*)$' \
-  test_hist test_schema test_stack test_threads test_db_units piano-db make_fixture fuzz_db fuzz_blobs
+  test_hist test_schema test_stack test_threads test_db_units piano-db make_fixture fuzz_db fuzz_blobs fuzz_frames
 sanitized build-tsan thread '^unit\.(stack|threads)$' test_stack test_threads
 
 case "${PIANO_TEST_LLVM:-}" in
