@@ -111,9 +111,9 @@ struct piano_chunk_hdr {
  * frame's start as ticks after the end of the buffer's previous record (the
  * first record of a buffer: after tick 0), zigzag-coded; its total ticks;
  * allocs, alloc_bytes, frees, free_bytes; nfns; then an entry per function:
- * its self ticks times 2, plus 1 when its id is the previous entry's plus one
- * (the first entry's previous id is 0); otherwise followed by the difference of
- * the ids, zigzag-coded. Ids are given in the order functions are first called,
+ * its self ticks (below 2^63: centuries) times 2, plus 1 when its id is the
+ * previous entry's plus one (the first entry's previous id is 0); otherwise
+ * followed by the difference of the ids, zigzag-coded. Ids are given in the order functions are first called,
  * and a frame lists its functions in that order too, so a run of frames alike
  * mostly takes the short form: a frame of small functions then takes 1-2 bytes
  * per function instead of 8 in fixed words. Every byte is copied into the page
