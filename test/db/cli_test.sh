@@ -59,7 +59,7 @@ Function            Calls       Self        p50        p99   Allocs      Bytes
 resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB
 parse_item            108    94.58ms   798.72us     1.20ms     1620    126.3KB
 main                    1   499.41us   501.17us   501.17us        3       300B
-parse                  12    18.96us   914.00ns     4.93us        6      2.1KB
+parse                  12    18.96us   950.00ns     4.93us        6      2.1KB
 helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B
 helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 
@@ -68,14 +68,15 @@ helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 recovered run: the process died and its figures were imported afterwards
 EOF
 # parse: ids 1 and 6 merged (10 calls at 1000 ticks + 2 at 5000, 108 child calls);
-# p50 = bucket midpoint 1004 - 10 ns * 108/12, p99 = 5024 - 90; self 20040 - 108 * 10.
+# self 20040 - 108 * 10 = 18960; a call is shifted by 10 ns * 108/12 = 90 ns but keeps at least
+# 18960/20040 of its time: p50 = max(1004 - 90, 1004 * 0.946) = 950, p99 = max(5024 - 90, 4753) = 4934.
 # helper (b.c): 200 child calls cost more than its self time: clamped at 0.
 expect report_json "$P" report --db "$B" --json <<'EOF'
 [
   {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678},
   {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
   {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300},
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 914, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
   {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0},
   {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0}
 ]

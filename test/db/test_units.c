@@ -10,6 +10,8 @@
 #include "hist.h"
 #include "piano_db.h"
 
+#define NOFIX ((call_fix){ 0, 1 })
+
 static void test_units(void **state)
 {
     (void)state;
@@ -98,7 +100,7 @@ static void test_same_distribution(void **state)
     for (int trial = 0; trial < 200; trial++) {
         int n = trial % 2 ? 500 : 20000;
         size_t na = draw(ha, n, 10000, 0.3), nb = draw(hb, n, 10000, 0.3);
-        sig_result r = sig_mann_whitney(ha, na, 1.0, 0, hb, nb, 1.0, 0);
+        sig_result r = sig_mann_whitney(ha, na, 1.0, NOFIX, hb, nb, 1.0, NOFIX);
         assert_true(r.valid);
         flagged += r.significant;
     }
@@ -111,11 +113,11 @@ static void test_known_shift(void **state)
     (void)state;
     for (int trial = 0; trial < 50; trial++) {
         size_t na = draw(ha, 5000, 10000, 0.3), nb = draw(hb, 5000, 11000, 0.3);
-        sig_result r = sig_mann_whitney(ha, na, 1.0, 0, hb, nb, 1.0, 0);
+        sig_result r = sig_mann_whitney(ha, na, 1.0, NOFIX, hb, nb, 1.0, NOFIX);
         assert_true(r.significant);
         assert_true(r.z > 0);
         assert_true(r.shift > 0.05 && r.shift < 0.15);
-        r = sig_mann_whitney(hb, nb, 1.0, 0, ha, na, 1.0, 0);
+        r = sig_mann_whitney(hb, nb, 1.0, NOFIX, ha, na, 1.0, NOFIX);
         assert_true(r.significant);
         assert_true(r.z < 0);
     }
@@ -126,7 +128,7 @@ static void test_calibration(void **state)
 {
     (void)state;
     size_t na = draw(ha, 20000, 20000, 0.3), nb = draw(hb, 20000, 10000, 0.3);
-    sig_result r = sig_mann_whitney(ha, na, 0.5, 0, hb, nb, 1.0, 0);
+    sig_result r = sig_mann_whitney(ha, na, 0.5, NOFIX, hb, nb, 1.0, NOFIX);
     assert_false(r.significant);
     assert_true(fabs(r.shift) < 0.02);
 }
@@ -136,15 +138,34 @@ static void test_degenerate(void **state)
 {
     (void)state;
     hbin a[] = {{10, 5}}, b[] = {{10, 7}};
-    sig_result r = sig_mann_whitney(a, 1, 1.0, 0, b, 1, 1.0, 0);
+    sig_result r = sig_mann_whitney(a, 1, 1.0, NOFIX, b, 1, 1.0, NOFIX);
     assert_true(r.valid);
     assert_false(r.significant);
     assert_true(r.p_value == 1.0);
-    r = sig_mann_whitney(a, 0, 1.0, 0, b, 1, 1.0, 0);
+    r = sig_mann_whitney(a, 0, 1.0, NOFIX, b, 1, 1.0, NOFIX);
     assert_false(r.valid);
     hbin c[] = {{20, 1}}, d[] = {{40, 1}};
-    r = sig_mann_whitney(c, 1, 1.0, 0, d, 1, 1.0, 0);
+    r = sig_mann_whitney(c, 1, 1.0, NOFIX, d, 1, 1.0, NOFIX);
     assert_false(r.significant);
+}
+
+/* The per-call overhead correction: uncorrected is the identity; a call is
+ * shifted by the average overhead of the function's children, but keeps at
+ * least the function's corrected share of its time; never below 0. */
+static void test_call_fix(void **state)
+{
+    (void)state;
+    assert_true(call_fix_ns(1234.0, NOFIX) == 1234.0);
+    /* children spread evenly (9 a call, 10 ns each): the shift holds */
+    call_fix even = { 90, 0.946 };
+    assert_true(fabs(call_fix_ns(5024, even) - 4934) < 1e-9);
+    /* a dispatch loop: 274 children a call on average, all under one call;
+     * the other calls (30 ns) keep 63% instead of dropping to 0 */
+    call_fix skewed = { 2740, 0.63 };
+    assert_true(fabs(call_fix_ns(30, skewed) - 18.9) < 1e-9);
+    assert_true(fabs(call_fix_ns(1e6, skewed) - (1e6 - 2740)) < 1e-9);
+    /* all of the function's self time was overhead */
+    assert_true(call_fix_ns(50, (call_fix){ 100, 0 }) == 0);
 }
 
 int main(void)
@@ -156,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_known_shift),
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_call_fix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,7 +42,7 @@ static void hist_case(const uint8_t *b, size_t len)
     for (unsigned i = 0; i < PIANO_HIST_BUCKETS; i++)
         if (h.count[i])
             bins[n++] = (hbin){ (uint16_t)i, h.count[i] };
-    sig_result r = sig_mann_whitney(bins, n, 1.0, 0, bins, n, 1.5, 3.0);
+    sig_result r = sig_mann_whitney(bins, n, 1.0, (call_fix){ 0, 1 }, bins, n, 1.5, (call_fix){ 3.0, 0.5 });
     (void)r;
 }
 

@@ -13,9 +13,11 @@
  * measure_overhead in rt/runtime.c), and stats.child_calls counts the
  * instrumented calls a function made directly. So:
  *   corrected self    = max(0, self - child_calls * overhead)
- *   corrected p50/p99 = max(0, value - overhead * child_calls / calls)
- * (each call is shifted by the average overhead of its children). Inclusive
- * figures are shown as measured.
+ *   corrected p50/p99 = max(value - overhead * child_calls / calls,
+ *                           value * corrected self / self), at least 0
+ * (each call is shifted by the average overhead of its children, but by no
+ * more than the share of the function's self time that is overhead: call_fix
+ * in piano_db.h says why). Inclusive figures are shown as measured.
  */
 #include "piano_db.h"
 #include "hist.h"
@@ -43,17 +45,19 @@ static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
 {
     double ovh = (flags & AGG_CORRECTED) && row->calls > 0
                      ? r->overhead_ns * (double)row->child_calls / (double)row->calls : 0;
-    row->shift_ns = ovh;
+    row->fix = (call_fix){ 0, 1 };
     row->p50_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.50), r->ns_per_tick);
     row->p99_ns = ticks_to_ns(piano_hist_quantile(m->self, 0.99), r->ns_per_tick);
     row->p50_total_ns = ticks_to_ns(piano_hist_quantile(m->total, 0.50), r->ns_per_tick);
     row->p99_total_ns = ticks_to_ns(piano_hist_quantile(m->total, 0.99), r->ns_per_tick);
     if (ovh > 0) {
+        int64_t raw_self = row->self_ns;
+        row->self_ns = corrected_ns(raw_self, (double)row->child_calls * r->overhead_ns);
+        row->fix = (call_fix){ ovh, raw_self > 0 ? (double)row->self_ns / (double)raw_self : 0 };
         if (m->self->total) {
-            row->p50_ns = corrected_ns(row->p50_ns, ovh);
-            row->p99_ns = corrected_ns(row->p99_ns, ovh);
+            row->p50_ns = (int64_t)llround(call_fix_ns((double)row->p50_ns, row->fix));
+            row->p99_ns = (int64_t)llround(call_fix_ns((double)row->p99_ns, row->fix));
         }
-        row->self_ns = corrected_ns(row->self_ns, (double)row->child_calls * r->overhead_ns);
     }
     if (flags & AGG_KEEP_HIST) {
         size_t n = 0;

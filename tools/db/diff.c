@@ -88,9 +88,9 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         d->b = c >= 0 ? &sb.v[j++] : NULL;
         d->delta = (d->b ? d->b->self_ns : 0) - (d->a ? d->a->self_ns : 0);
         if (d->a && d->b) {
-            /* Each side's calls are shifted by their own overhead correction. */
-            d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, d->a->shift_ns,
-                                      d->b->hist, d->b->nhist, rb.ns_per_tick, d->b->shift_ns);
+            /* Each side's calls are corrected by their own overhead correction. */
+            d->sig = sig_mann_whitney(d->a->hist, d->a->nhist, ra.ns_per_tick, d->a->fix,
+                                      d->b->hist, d->b->nhist, rb.ns_per_tick, d->b->fix);
             /* The gate compares per-call medians, as the test does: a total
              * moves with the number of calls and with preemption, a median
              * does not. */

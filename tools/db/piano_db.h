@@ -90,12 +90,31 @@ typedef struct {
     uint64_t c;
 } hbin;
 
+/* The overhead correction of one function's per-call self times: a call of
+ * raw self time v shows max(v - shift_ns, v * keep), at least 0. shift_ns is
+ * the average overhead of a call's instrumented children; keep is the share of
+ * the function's whole self time left after its correction, so a call is never
+ * cut by more than that share. (Uncorrected: {0, 1}.) Without the bound, a
+ * function whose children are all under a few of its calls (an interpreter's
+ * dispatch loop: one call runs the program, the others a line) would show
+ * every other call as 0. */
+typedef struct {
+    double shift_ns, keep;
+} call_fix;
+
+static inline double call_fix_ns(double v, call_fix f)
+{
+    double shifted = v - f.shift_ns, kept = v * f.keep;
+    double r = shifted > kept ? shifted : kept;
+    return r > 0 ? r : 0;
+}
+
 typedef struct {
     char *name, *file;
     int64_t line;
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
-    double shift_ns; /* overhead taken off each call's self time (0 uncorrected) */
+    call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
     size_t nhist;
@@ -166,9 +185,9 @@ typedef struct {
 } sig_result;
 #define PDB_ALPHA 0.001
 #define PDB_MIN_SHIFT 0.02
-/* Bucket values are ticks * ns_per_tick - overhead (clamped at 0). */
-sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, double ovh_a,
-                            const hbin *b, size_t nb, double nspt_b, double ovh_b);
+/* Bucket values are call_fix_ns(ticks * ns_per_tick, fix). */
+sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fix_a,
+                            const hbin *b, size_t nb, double nspt_b, call_fix fix_b);
 
 /* ---- commands ---- */
 int cmd_report(pdb *p, const pdb_opts *o);

@@ -9,8 +9,8 @@
  *     var(U) = n1*n2/12 * ((N+1) - sum(t^3 - t) / (N*(N-1))).
  * z = (U_b - n1*n2/2 -/+ 0.5) / sqrt(var(U)) (continuity correction), and
  * p = erfc(|z| / sqrt 2). Bucket values are converted to ns with each run's
- * ns_per_tick (and shifted by the function's overhead correction) so runs with different clock
- * calibrations still compare.
+ * ns_per_tick (and corrected for the overhead as the report corrects them:
+ * call_fix) so runs with different clock calibrations still compare.
  *
  * With millions of calls even a trivial shift gets a tiny p, so a change is
  * called significant only when also the medians moved by at least
@@ -21,13 +21,12 @@
 #include "hist.h"
 #include <math.h>
 
-static double bin_ns(const hbin *h, double nspt, double ovh)
+static double bin_ns(const hbin *h, double nspt, call_fix fix)
 {
-    double v = (double)piano_hist_value(h->b) * nspt - ovh;
-    return v > 0 ? v : 0;
+    return call_fix_ns((double)piano_hist_value(h->b) * nspt, fix);
 }
 
-static double median_ns(const hbin *h, size_t n, double total, double nspt, double ovh)
+static double median_ns(const hbin *h, size_t n, double total, double nspt, call_fix fix)
 {
     double rank = ceil(0.5 * total), seen = 0;
     if (rank < 1)
@@ -35,13 +34,13 @@ static double median_ns(const hbin *h, size_t n, double total, double nspt, doub
     for (size_t i = 0; i < n; i++) {
         seen += (double)h[i].c;
         if (seen >= rank)
-            return bin_ns(&h[i], nspt, ovh);
+            return bin_ns(&h[i], nspt, fix);
     }
     return 0;
 }
 
-sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, double ovh_a,
-                            const hbin *b, size_t nb, double nspt_b, double ovh_b)
+sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fix_a,
+                            const hbin *b, size_t nb, double nspt_b, call_fix fix_b)
 {
     sig_result r = {1.0, 0, 0, 0, 0, 0, 0};
     double n1 = 0, n2 = 0;
@@ -52,8 +51,8 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, double ovh_
     if (n1 <= 0 || n2 <= 0)
         return r;
     r.valid = 1;
-    r.median_a_ns = median_ns(a, na, n1, nspt_a, ovh_a);
-    r.median_b_ns = median_ns(b, nb, n2, nspt_b, ovh_b);
+    r.median_a_ns = median_ns(a, na, n1, nspt_a, fix_a);
+    r.median_b_ns = median_ns(b, nb, n2, nspt_b, fix_b);
     if (r.median_a_ns > 0)
         r.shift = (r.median_b_ns - r.median_a_ns) / r.median_a_ns;
     else if (r.median_b_ns > 0)
@@ -63,13 +62,13 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, double ovh_
     double ranked = 0, rank_sum_b = 0, ties = 0;
     size_t i = 0, j = 0;
     while (i < na || j < nb) {
-        double va = i < na ? bin_ns(&a[i], nspt_a, ovh_a) : INFINITY;
-        double vb = j < nb ? bin_ns(&b[j], nspt_b, ovh_b) : INFINITY;
+        double va = i < na ? bin_ns(&a[i], nspt_a, fix_a) : INFINITY;
+        double vb = j < nb ? bin_ns(&b[j], nspt_b, fix_b) : INFINITY;
         double v = va < vb ? va : vb;
         double ca = 0, cb = 0;
-        while (i < na && bin_ns(&a[i], nspt_a, ovh_a) == v)
+        while (i < na && bin_ns(&a[i], nspt_a, fix_a) == v)
             ca += (double)a[i++].c;
-        while (j < nb && bin_ns(&b[j], nspt_b, ovh_b) == v)
+        while (j < nb && bin_ns(&b[j], nspt_b, fix_b) == v)
             cb += (double)b[j++].c;
         double t = ca + cb;
         rank_sum_b += cb * (ranked + (t + 1) / 2);
