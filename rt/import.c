@@ -818,7 +818,8 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
         if (e->d_name[0] == '.')
             continue;   /* '.', '..', and spools still being made */
         char dir[4400], lock[4500];
-        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        if ((size_t)snprintf(dir, sizeof dir, "%s/%s", root, e->d_name) >= sizeof dir)
+            continue;   /* not a name piano makes */
         snprintf(lock, sizeof lock, "%s/lock", dir);
         int fd = open(lock, O_RDONLY | O_CLOEXEC);
         if (fd < 0)

@@ -271,7 +271,10 @@ static int make_spool(const char *parent_key)
         return -1;
     }
     snprintf(tmp, sizeof tmp, "%s/.%s", root, g.run.key);
-    snprintf(g.dir, sizeof g.dir, "%s/%s", root, g.run.key);
+    if ((size_t)snprintf(g.dir, sizeof g.dir, "%s/%s", root, g.run.key) >= sizeof g.dir) {
+        say("piano: the path of %s is too long%s; this run is not recorded", root, "");
+        return -1;
+    }
     if (mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
