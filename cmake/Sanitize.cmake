@@ -4,13 +4,14 @@
 #   -DPIANO_SANITIZE=thread              (TSan)
 #
 # The flags go on every target of the project except the LLVM plugin (it is
-# loaded into an unsanitized clang). rt/alloc.c interposes malloc, as ASan and
-# TSan do: a sanitized build leaves it out (PIANO_NO_ALLOC_HOOKS), so the
-# runtime's heap accounting is not covered there. Only the unit, piano-db and
+# loaded into an unsanitized clang). rt/alloc.c interposes malloc and rt/jumps.c
+# setjmp/longjmp, as ASan and TSan do: a sanitized build leaves them out
+# (PIANO_NO_ALLOC_HOOKS), so the runtime's heap accounting and jump notes are
+# not covered there. Only the unit, piano-db and
 # fuzz tests make sense in such a build (the e2e programs are built by an
 # unsanitized clang against the runtime): scripts/test.sh runs those.
 set(PIANO_SANITIZE "" CACHE STRING "Sanitizers for piano's code and tests (address,undefined | thread)")
-option(PIANO_NO_ALLOC_HOOKS "Build libpiano_rt without rt/alloc.c (no heap accounting)" OFF)
+option(PIANO_NO_ALLOC_HOOKS "Build libpiano_rt without rt/alloc.c and rt/jumps.c (no heap accounting, no setjmp notes)" OFF)
 
 if(PIANO_SANITIZE)
   set(PIANO_NO_ALLOC_HOOKS ON CACHE BOOL "" FORCE)

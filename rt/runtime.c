@@ -835,6 +835,20 @@ static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts
     return d;
 }
 
+void piano_jumped_to(uint32_t depth)
+{
+    struct piano_thread *ts = piano_tls;
+    if (!ts || ts->busy)
+        return;
+    uint32_t d = ts->depth;
+    if (d > PIANO_STACK_CAP)
+        return;   /* untimed deep calls: the next hooks sort them out */
+    uint64_t t = piano_now();
+    struct piano_slot *stack = PIANO_STACK(ts);
+    for (; d > depth; d--)
+        close_slot(ts, stack, d, t);
+}
+
 /* Closes slot k, below the top: its call ended while the calls above it go on
  * elsewhere (another context's stack). They move down one slot. */
 static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, uint32_t k, uint64_t t)

@@ -18,4 +18,8 @@
  * ended, or when piano is off. initial-exec: one instruction to reach it. */
 extern __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
 
+/* A longjmp goes back to where the thread's shadow stack had `depth` calls:
+ * the calls above end now (jumps.c). */
+void piano_jumped_to(uint32_t depth);
+
 #endif
