@@ -62,18 +62,30 @@ static void resolve(void)
         ts->busy = busy;
 }
 
+/* At load: not in the signal handler a siglongjmp may come from. */
 __attribute__((constructor)) static void resolve_early(void) { resolve(); }
+
+/* The note of env, or NULL. Newest first: a program mostly jumps to the
+ * buffer it set last, and sets the same buffers again and again. */
+static unsigned note_of(const void *env)
+{
+    unsigned n = next_note < JUMP_NOTES ? next_note : JUMP_NOTES;
+    for (unsigned i = 1; i <= n; i++) {
+        unsigned k = (next_note - i) % JUMP_NOTES;
+        if (notes[k].env == env)
+            return k;
+    }
+    return JUMP_NOTES;
+}
 
 /* Called by the setjmp stubs with the buffer, before they jump to glibc. */
 __attribute__((visibility("hidden"))) void piano_setjmp_note(const void *env)
 {
-    resolve();
+    resolve();   /* done at load, unless another library's constructor got here first */
     struct piano_thread *ts = piano_tls;
     if (!ts || ts->depth > PIANO_STACK_CAP)
         return;
-    unsigned k = 0;
-    while (k < JUMP_NOTES && notes[k].env != env)
-        k++;
+    unsigned k = note_of(env);
     if (k == JUMP_NOTES)
         k = next_note++ % JUMP_NOTES;   /* the oldest note makes room */
     notes[k].env = env;
@@ -84,11 +96,9 @@ __attribute__((visibility("hidden"))) void piano_setjmp_note(const void *env)
 static void leave_to(const void *env)
 {
     resolve();
-    for (unsigned k = 0; k < JUMP_NOTES; k++)
-        if (notes[k].env == env) {
-            piano_jumped_to(notes[k].depth);
-            return;
-        }
+    unsigned k = note_of(env);
+    if (k < JUMP_NOTES)
+        piano_jumped_to(notes[k].depth);
 }
 
 /* rdi (the buffer) and rsi (__sigsetjmp's flag) are kept across the note;
