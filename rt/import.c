@@ -193,6 +193,7 @@ struct job {
     struct frame_span *spans;
     size_t n_spans, cap_spans;
     struct agg *agg;
+    size_t agg_used;   /* agg[0..agg_used) may be non-zero */
     uint64_t *node_total;
     unsigned char *blob;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick;
@@ -298,7 +299,9 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
     if (STEP(j->thread_st))
         return -1;
 
-    memset(j->agg, 0, PIANO_FN_CAP * sizeof *j->agg);
+    /* Zero what the previous thread used (calloc zeroed the rest): all of it
+     * is 8 MiB, most of the time a short run took to store. */
+    memset(j->agg, 0, j->agg_used * sizeof *j->agg);
     uint32_t n_nodes = ts->n_nodes < PIANO_NODE_CAP ? ts->n_nodes : PIANO_NODE_CAP;
     /* A context's inclusive time is its self time plus its children's. Summed
      * here rather than on the per-call path, and right even for the context
@@ -357,6 +360,7 @@ static int import_thread(struct job *j, const char *dir, uint32_t number, sqlite
                 return -1;
         }
     }
+    j->agg_used = (size_t)max_fn + 1;   /* parents' functions are among the nodes' */
     uint32_t n_pages = ts->n_pages < PIANO_PAGE_CAP ? ts->n_pages : PIANO_PAGE_CAP;
     for (uint32_t fn = 1; fn <= max_fn; fn++) {
         const struct agg *a = &j->agg[fn];

@@ -193,19 +193,43 @@ static void append_fns(const void *buf, size_t n)
     close(fd);
 }
 
-/* Records a function name in the fns file: one append, atomic for the reader. */
-static void write_fn_record(uint32_t id, uint32_t line, const char *name, const char *file)
+/* Function records waiting to be appended to the fns file together: a
+ * module's constructor registers all its functions at once, and one append
+ * per function (open, write, close: the program may close any descriptor we
+ * keep) made a 500-function program start 20 ms later. */
+struct fn_batch {
+    size_t used;
+    char buf[1 << 16];
+};
+
+static void batch_flush(struct fn_batch *b)
 {
-    char buf[8192];
+    if (b->used)
+        append_fns(b->buf, b->used);
+    b->used = 0;
+}
+
+/* Records a function name in the fns file, now (b NULL: one append, atomic
+ * for the reader) or with the batch's next flush. */
+static void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file)
+{
+    char one[8192];
     struct piano_spool_fn r = { id, line, (uint32_t)strlen(name), (uint32_t)strlen(file) };
     if (r.name_len > 4000)
         r.name_len = 4000;
     if (r.file_len > 4000)
         r.file_len = 4000;
+    size_t n = sizeof r + r.name_len + r.file_len;
+    if (b && b->used + n > sizeof b->buf)
+        batch_flush(b);
+    char *buf = b ? b->buf + b->used : one;
     memcpy(buf, &r, sizeof r);
     memcpy(buf + sizeof r, name, r.name_len);
     memcpy(buf + sizeof r + r.name_len, file, r.file_len);
-    append_fns(buf, sizeof r + r.name_len + r.file_len);
+    if (b)
+        b->used += n;
+    else
+        append_fns(buf, n);
 }
 
 /* PIANO_FRAME matching: comma-separated names; `=name` exact, otherwise a
@@ -339,7 +363,7 @@ static void piano_start(void)
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {
-        write_fn_record(PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
+        write_fn_record(NULL, PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
         pthread_key_create(&g.thread_key, thread_ended);
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     }
@@ -511,7 +535,7 @@ static void thread_ended(void *arg)
 
 /* ---------------------------------------------------------------- registry */
 
-static uint32_t register_site(struct piano_site *site)
+static uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
 {
     if (atomic_load(&g.state) != 2)
         piano_start();
@@ -535,7 +559,7 @@ static uint32_t register_site(struct piano_site *site)
     }
     if (fresh != PIANO_FN_OVERFLOW) {
         if (!g.off)
-            write_fn_record(fresh, site->line, name, site->file ? site->file : "");
+            write_fn_record(batch, fresh, site->line, name, site->file ? site->file : "");
     }
     errno = saved;
     return fresh;
@@ -556,10 +580,20 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         }
         return piano_on();
     }
-    if (piano_on())
+    if (piano_on()) {
+        /* Not on the stack: a dlopen may run this on a thread with a small one. */
+        struct fn_batch *batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (batch == MAP_FAILED)
+            batch = NULL;   /* one append per function */
         for (uint32_t i = 0; i < count; i++)
             if (!sites[i]->id)
-                register_site(sites[i]);
+                register_site(sites[i], batch);
+        if (batch) {
+            batch_flush(batch);   /* before any of these functions can run */
+            munmap(batch, sizeof *batch);
+        }
+    }
     return piano_on();
 }
 
@@ -947,7 +981,7 @@ static inline __attribute__((always_inline)) void enter_hook(struct piano_site *
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(!fn))
-        fn = register_site(site);
+        fn = register_site(site, NULL);
     uint32_t d = ts->depth;
     if (UNLIKELY(d >= PIANO_STACK_CAP)) {
         ts->depth = d + 1;
