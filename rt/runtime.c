@@ -599,6 +599,29 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
 
 /* ---------------------------------------------------------------- contexts, pages */
 
+static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
+{
+    return (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & mask;
+}
+
+/* Doubles the context hash: it starts at one page and grows with the
+ * contexts, so a thread with few of them does not fault in the whole 512 KiB
+ * (its slots are spread at random). Every node but the root is in it. */
+static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
+{
+    uint32_t mask = (ts->hash_mask | (PIANO_HASH_MIN - 1)) * 2 + 1;
+    uint32_t *hash = PIANO_HASH(ts);
+    struct piano_node *nodes = PIANO_NODES(ts);
+    memset(hash, 0, ((size_t)mask + 1) * sizeof *hash);
+    for (uint32_t n = 1; n < ts->n_nodes; n++) {
+        uint32_t h = context_hash(nodes[n].parent, nodes[n].fn, mask);
+        while (hash[h])
+            h = (h + 1) & mask;
+        hash[h] = n;
+    }
+    ts->hash_mask = mask;
+}
+
 /* Finds or makes the context (parent, fn). Beyond PIANO_NODE_CAP contexts a
  * function's new contexts share one orphan node, so per-function sums stay exact. */
 static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, struct piano_fnrec *fr,
@@ -610,13 +633,20 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
     if (n && up->cache_fn == fn)
         goto found;
     uint32_t *hash = PIANO_HASH(ts);
-    uint32_t h = (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & (PIANO_HASH_CAP - 1);
+    uint32_t mask = ts->hash_mask | (PIANO_HASH_MIN - 1);
+    uint32_t h = context_hash(parent, fn, mask);
     while ((n = hash[h]) != 0) {
         if (nodes[n].parent == parent && nodes[n].fn == fn)
             goto found;
-        h = (h + 1) & (PIANO_HASH_CAP - 1);
+        h = (h + 1) & mask;
     }
     if (ts->n_nodes < PIANO_NODE_CAP) {
+        if (2 * ts->n_nodes >= mask + 1 && mask + 1 < PIANO_HASH_CAP) {
+            grow_hash(ts);
+            mask = ts->hash_mask;
+            for (h = context_hash(parent, fn, mask); hash[h]; h = (h + 1) & mask)
+                ;
+        }
         n = ts->n_nodes;
         nodes[n].parent = parent;
         nodes[n].fn = fn;
@@ -1192,7 +1222,7 @@ static int write_state(int fd, const struct piano_thread *ts)
           ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
         { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
-        { PIANO_OFF_HASH, (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t) },
+        { PIANO_OFF_HASH, ((uint64_t)(ts->hash_mask | (PIANO_HASH_MIN - 1)) + 1) * sizeof(uint32_t) },
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i].len && write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))

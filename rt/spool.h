@@ -32,10 +32,13 @@
 #define PIANO_CTX_DEPTH 256          /* deeper calls share their ancestor's context at this depth */
 #define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
 #define PIANO_PAGE_WORDS 128         /* counters per page: 64 buckets x {self, total} */
-#define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node */
+#define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
+#define PIANO_HASH_MIN (1u << 10)    /* ... and at first: it doubles to stay under half full */
 #define PIANO_HIST_OCTAVES 59
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
+
+_Static_assert(PIANO_HASH_CAP >= 2 * PIANO_NODE_CAP, "the context hash stays at most half full");
 
 struct piano_slot {          /* one in-flight call */
     uint32_t node;           /* its calling context */
@@ -83,7 +86,8 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint32_t n_touched;      /* functions with self time in the current frame */
     uint32_t busy;           /* piano itself is running on this thread: ignore allocations */
     uint32_t dead;           /* the thread has ended */
-    uint32_t anon, pad0;     /* state in anonymous memory, written to the file at the end */
+    uint32_t anon;           /* state in anonymous memory, written to the file at the end */
+    uint32_t hash_mask;      /* slots of the context hash in use, minus 1 (at least PIANO_HASH_MIN - 1) */
     uint64_t allocs, alloc_bytes, frees, free_bytes; /* running totals of the thread */
     uint64_t frame_t0, frame_allocs, frame_alloc_bytes, frame_frees, frame_free_bytes;
     uint64_t frames, frames_dropped;
