@@ -599,6 +599,13 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
 
 /* ---------------------------------------------------------------- contexts, pages */
 
+/* The context hash's slots in use, minus 1 (a state never initialised, as
+ * measure_overhead's scratch one, has the smallest table). */
+static inline uint32_t hash_mask(const struct piano_thread *ts)
+{
+    return ts->hash_mask | (PIANO_HASH_MIN - 1);
+}
+
 static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
 {
     return (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & mask;
@@ -609,7 +616,7 @@ static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
  * (its slots are spread at random). Every node but the root is in it. */
 static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
 {
-    uint32_t mask = (ts->hash_mask | (PIANO_HASH_MIN - 1)) * 2 + 1;
+    uint32_t mask = hash_mask(ts) * 2 + 1;
     uint32_t *hash = PIANO_HASH(ts);
     struct piano_node *nodes = PIANO_NODES(ts);
     memset(hash, 0, ((size_t)mask + 1) * sizeof *hash);
@@ -633,7 +640,7 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
     if (n && up->cache_fn == fn)
         goto found;
     uint32_t *hash = PIANO_HASH(ts);
-    uint32_t mask = ts->hash_mask | (PIANO_HASH_MIN - 1);
+    uint32_t mask = hash_mask(ts);
     uint32_t h = context_hash(parent, fn, mask);
     while ((n = hash[h]) != 0) {
         if (nodes[n].parent == parent && nodes[n].fn == fn)
@@ -899,18 +906,20 @@ static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts
     return d;
 }
 
+/* Closes the calls above depth `keep` on ts, all ending at tick t. */
+static void close_above(struct piano_thread *ts, uint32_t keep, uint64_t t)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    for (uint32_t d = ts->depth; d > keep; d--)
+        close_slot(ts, stack, d, t);
+}
+
 void piano_jumped_to(uint32_t depth)
 {
     struct piano_thread *ts = piano_tls;
-    if (!ts || ts->busy)
-        return;
-    uint32_t d = ts->depth;
-    if (d > PIANO_STACK_CAP)
+    if (!ts || ts->busy || ts->depth > PIANO_STACK_CAP)
         return;   /* untimed deep calls: the next hooks sort them out */
-    uint64_t t = piano_now();
-    struct piano_slot *stack = PIANO_STACK(ts);
-    for (; d > depth; d--)
-        close_slot(ts, stack, d, t);
+    close_above(ts, depth, piano_now());
 }
 
 /* Closes slot k, below the top: its call ended while the calls above it go on
@@ -972,11 +981,9 @@ static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_
 /* Closes every call in flight on ts at tick t (its thread is ending). */
 static void close_all(struct piano_thread *ts, uint64_t t)
 {
-    struct piano_slot *stack = PIANO_STACK(ts);
     if (ts->depth > PIANO_STACK_CAP)
         ts->depth = PIANO_STACK_CAP;
-    for (uint32_t d = ts->depth; d > 0; d--)
-        close_slot(ts, stack, d, t);
+    close_above(ts, 0, t);
 }
 
 static __attribute__((noinline)) struct piano_thread *enter_slow(void)
@@ -1222,7 +1229,7 @@ static int write_state(int fd, const struct piano_thread *ts)
           ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
         { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
-        { PIANO_OFF_HASH, ((uint64_t)(ts->hash_mask | (PIANO_HASH_MIN - 1)) + 1) * sizeof(uint32_t) },
+        { PIANO_OFF_HASH, ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (parts[i].len && write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))

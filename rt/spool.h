@@ -132,21 +132,18 @@ struct piano_chunk_hdr {
  * byte of 0 is followed by the 8 bytes of the value. Unlike LEB128, the length
  * is known from the first byte, so writing one takes no loop and no branch on
  * its length. */
-/* The bytes piano_pv_put takes for v: by the count of v's leading zero bits
- * (a table: this is on the path of every function of every frame). */
+/* The bytes a value takes, by the count of its leading zero bits (a table:
+ * this is on the path of every function of every frame). */
 static const unsigned char piano_pv_len_by_clz[64] = {
     9, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
     5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1,
 };
-static inline unsigned piano_pv_len(uint64_t v)
-{
-    return piano_pv_len_by_clz[__builtin_clzll(v | 1)];
-}
 
-/* Writes v, taking n = piano_pv_len(v) bytes, at p; returns p + n. Writes up
- * to PIANO_PV_SLACK bytes past them. */
-static inline unsigned char *piano_pv_put_n(unsigned char *p, uint64_t v, unsigned n)
+/* Writes v at p; returns the position after it. Writes up to PIANO_PV_SLACK
+ * bytes past that. */
+static inline unsigned char *piano_pv_put(unsigned char *p, uint64_t v)
 {
+    unsigned n = piano_pv_len_by_clz[__builtin_clzll(v | 1)];
     if (__builtin_expect(n == 9, 0)) {
         p[0] = 0;
         __builtin_memcpy(p + 1, &v, 8);
@@ -155,11 +152,6 @@ static inline unsigned char *piano_pv_put_n(unsigned char *p, uint64_t v, unsign
     uint64_t w = v << n | 1ull << (n - 1);
     __builtin_memcpy(p, &w, 8);   /* little-endian: the first n bytes are the value */
     return p + n;
-}
-
-static inline unsigned char *piano_pv_put(unsigned char *p, uint64_t v)
-{
-    return piano_pv_put_n(p, v, piano_pv_len(v));
 }
 
 /* Reads the prefix varint at p, which must end by `end`. Returns the position

@@ -114,6 +114,19 @@ static sqlite3 *open_older(const char *name, const char *old_sql)
     return db;
 }
 
+/* The first row of SELECT user_version, <what> on an upgraded database,
+ * whose version is checked to be the current one. */
+static sqlite3_stmt *first_upgraded_row(sqlite3 *db, const char *what)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT (SELECT user_version FROM pragma_user_version), %s", what);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
+    return st;
+}
+
 /* A version-1 database (before runs.samples_dropped and calls_untimed) is
  * upgraded in place when opened for writing, its runs kept. */
 static void upgrades_version_1(void **state)
@@ -122,14 +135,7 @@ static void upgrades_version_1(void **state)
     sqlite3 *db = open_older("v1.db", "ALTER TABLE runs DROP COLUMN samples_dropped;"
                                       "ALTER TABLE runs DROP COLUMN calls_untimed;"
                                       "PRAGMA user_version=1");
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT (SELECT user_version FROM pragma_user_version), "
-                                        "count(*), sum(samples_dropped + calls_untimed) FROM runs",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
+    sqlite3_stmt *st = first_upgraded_row(db, "count(*), sum(samples_dropped + calls_untimed) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
     sqlite3_finalize(st);
@@ -149,14 +155,7 @@ static void upgrades_version_2_frame_blobs(void **state)
                              "INSERT INTO frames VALUES(1,2,0,0,9,0,0,0,0,x'');"
                              "INSERT INTO frames VALUES(1,3,0,0,9,0,0,0,0,x'0102030405');"
                              "PRAGMA user_version=2");
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT (SELECT user_version FROM pragma_user_version), fns "
-                                        "FROM frames ORDER BY seq",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
+    sqlite3_stmt *st = first_upgraded_row(db, "fns FROM frames ORDER BY seq");
     const unsigned char *b = sqlite3_column_blob(st, 1);
     size_t len = (size_t)sqlite3_column_bytes(st, 1), at = 0;
     uint32_t fn = 0;
