@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 3
+#define PIANO_SPOOL_VERSION 4
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -37,6 +37,10 @@
 #define PIANO_HIST_OCTAVES 59
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
+/* Set in piano_thread.depth while a hook is updating the thread's state: a
+ * signal handler that interrupts it records its calls in a state of its own
+ * (piano_thread.signal_of). A reader masks it (piano_depth). */
+#define PIANO_DEPTH_IN_HOOK (1u << 31)
 
 _Static_assert(PIANO_HASH_CAP >= 2 * PIANO_NODE_CAP, "the context hash stays at most half full");
 
@@ -93,7 +97,9 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint64_t frames, frames_dropped;
     uint64_t last_tick;      /* latest frame end or exit: bounds a crashed run's duration */
     uint64_t pend_self, pend_total; /* the latest call's sample, not yet in the histograms */
-    uint32_t pend_fn, pad1;         /* its function (0: none; the import adds it) */
+    uint32_t pend_fn;               /* its function (0: none; the import adds it) */
+    uint32_t signal_of;      /* 0; or 1 + the thread number whose signal handlers, run while
+                              * one of its hooks was interrupted, this state records */
     uint64_t deep_calls;     /* calls deeper than PIANO_STACK_CAP, not timed */
     uint64_t hist_dropped;   /* samples lost because histogram pages ran out */
     uint64_t contexts_truncated;
@@ -105,11 +111,23 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     struct piano_thread *next;      /* process-local: list of live threads */
 };
 
+/* A thread's depth as a reader outside its hooks may use it: without the
+ * in-hook bit, and at most PIANO_STACK_CAP (deeper calls are not in slots). */
+static inline uint32_t piano_depth(uint32_t depth)
+{
+    depth &= ~PIANO_DEPTH_IN_HOOK;
+    return depth < PIANO_STACK_CAP ? depth : PIANO_STACK_CAP;
+}
+
 struct piano_chunk_hdr {
     uint64_t magic;
     uint64_t used;           /* bytes of complete records after this header */
     uint64_t seq;            /* chunk number K: a buffer holds f<N>.<K> until it is stored */
 };
+/* A live thread's buffer is read like a seqlock: seq (acquire), used
+ * (acquire), copy the bytes, fence, seq again; equal seqs mean the copy holds
+ * records of chunk seq only. When the owner stores the buffer it writes the
+ * chunk file, then used = 0, then seq + 1 (release), before any new record. */
 
 /* A frame record is a run of prefix varints (below), in this order: the
  * frame's start as ticks after the end of the buffer's previous record (the
@@ -247,6 +265,10 @@ struct piano_spool_run {
     double overhead_ticks;   /* measured cost of one instrumented call, outside its own time */
     uint32_t cmd_len, pad;
     char cmd[4096];
+    /* Calls piano could not record because a thread's state could not be
+     * made (address-space limit, no memory): said once, counted here. */
+    uint64_t calls_unrecorded;
+    uint32_t threads_unrecorded, pad2;
 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 
