@@ -4,24 +4,217 @@
 #include "fns_blob.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 const char *piano_store_default_path(char *buf, size_t n)
 {
     const char *env = getenv("PIANO_DB");
+    int w;
     if (env && *env) {
-        snprintf(buf, n, "%s", env);
+        w = snprintf(buf, n, "%s", env);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home)
+            return NULL;
+        w = snprintf(buf, n, "%s/.piano/piano.db", home);
+    }
+    return w >= 0 && (size_t)w < n ? buf : NULL;
+}
+
+static const char *kind_of(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a folder";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISFIFO(m))
+        return "a fifo";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISLNK(m))
+        return "a symbolic link";
+    return "not a regular file";
+}
+
+/* The checks of piano_store_resolve_path on an absolute or relative path: the
+ * database (if it exists) and its spool folder (if it exists). *is_link: the
+ * database is a symbolic link (owned by this user) to a good file. */
+static int check_path(const char *path, int *is_link, char *err, size_t errn)
+{
+    uid_t me = geteuid();
+    struct stat st;
+    if (is_link)
+        *is_link = 0;
+    if (lstat(path, &st) != 0) {
+        if (errno != ENOENT) {
+            snprintf(err, errn, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+    } else {
+        if (S_ISLNK(st.st_mode)) {
+            if (st.st_uid != me) {
+                snprintf(err, errn, "%s is a symbolic link owned by another user (uid %u); piano will not follow it",
+                         path, (unsigned)st.st_uid);
+                return -1;
+            }
+            if (stat(path, &st) != 0) {
+                snprintf(err, errn, "%s is a symbolic link to nothing (%s); piano will not create a database through it",
+                         path, strerror(errno));
+                return -1;
+            }
+            if (is_link)
+                *is_link = 1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errn, "%s is %s, not a database file", path, kind_of(st.st_mode));
+            return -1;
+        }
+        if (st.st_uid != me) {
+            snprintf(err, errn, "%s is owned by another user (uid %u); piano will not use it", path,
+                     (unsigned)st.st_uid);
+            return -1;
+        }
+        if (st.st_mode & 022) {
+            snprintf(err, errn, "%s is writable by other users (mode %04o); piano will not use it: chmod go-w it",
+                     path, (unsigned)(st.st_mode & 07777));
+            return -1;
+        }
+    }
+    char spool[PATH_MAX + 16];
+    if ((size_t)snprintf(spool, sizeof spool, "%s.spool", path) >= sizeof spool) {
+        snprintf(err, errn, "%.60s...: the path is too long", path);
+        return -1;
+    }
+    if (lstat(spool, &st) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        snprintf(err, errn, "%s: %s", spool, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errn, "%s is %s, not a folder; piano will not use it", spool, kind_of(st.st_mode));
+        return -1;
+    }
+    if (st.st_uid != me) {
+        snprintf(err, errn, "%s is owned by another user (uid %u); piano will not use it", spool,
+                 (unsigned)st.st_uid);
+        return -1;
+    }
+    if (st.st_mode & 022) {
+        snprintf(err, errn, "%s is writable by other users (mode %04o); piano will not use it: chmod go-w it",
+                 spool, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+int piano_store_resolve_path(const char *in, char *out, size_t n, char *err, size_t errn)
+{
+    char dflt[PIANO_STORE_PATH_MAX + 2];
+    const char *src = in;
+    if (!src || !*src) {
+        src = piano_store_default_path(dflt, sizeof dflt);
+        if (!src) {
+            const char *env = getenv("PIANO_DB");
+            if ((env && *env) || (getenv("HOME") && *getenv("HOME")))
+                snprintf(err, errn, "the database path is too long (at most %d bytes)", PIANO_STORE_PATH_MAX);
+            else
+                snprintf(err, errn, "no PIANO_DB and no HOME: no place for the database");
+            return -1;
+        }
+    }
+    size_t len = strlen(src);
+    if (src[len - 1] == '/') {
+        snprintf(err, errn, "%s ends in '/': name the database file, not a folder (e.g. %spiano.db)", src, src);
+        return -1;
+    }
+    size_t max = n - 1 < PIANO_STORE_PATH_MAX ? n - 1 : PIANO_STORE_PATH_MAX;
+    if (n == 0 || len > max) {
+        snprintf(err, errn, "%.60s...: the path is too long (%zu bytes, at most %zu)", src, len, n ? max : 0);
+        return -1;
+    }
+    if (src[0] == '/') {
+        memcpy(out, src, len + 1);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            snprintf(err, errn, "%s: cannot tell the current folder to make it absolute (%s)", src, strerror(errno));
+            return -1;
+        }
+        size_t cl = strlen(cwd);
+        int slash = cl > 0 && cwd[cl - 1] == '/';
+        if (cl + !slash + len > max) {
+            snprintf(err, errn, "%s/%.40s...: the path is too long (%zu bytes, at most %zu)", cwd, src,
+                     cl + !slash + len, max);
+            return -1;
+        }
+        snprintf(out, n, "%s%s%s", cwd, slash ? "" : "/", src);
+    }
+    return check_path(out, NULL, err, errn);
+}
+
+/* The folder path is in, or the nearest ancestor that exists (it will be created). */
+static void existing_dir(const char *path, char *dir, size_t n)
+{
+    snprintf(dir, n, "%s", path);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, n, ".");
+            return;
+        }
+        if (slash == dir) {
+            dir[1] = 0;
+            return;
+        }
+        *slash = 0;
+        struct stat st;
+        if (stat(dir, &st) == 0)
+            return;
+    }
+}
+
+const char *piano_store_unwritable(const char *path, char *buf, size_t n)
+{
+    char dir[PATH_MAX];
+    existing_dir(path, dir, sizeof dir);
+    struct statvfs vs;
+    int have_vfs = statvfs(dir, &vs) == 0;
+    if (have_vfs && (vs.f_flag & ST_RDONLY)) {
+        snprintf(buf, n, "read-only file system");
         return buf;
     }
-    const char *home = getenv("HOME");
-    if (!home || !*home)
-        return NULL;
-    snprintf(buf, n, "%s/.piano/piano.db", home);
-    return buf;
+    if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+        if (errno == EROFS)
+            snprintf(buf, n, "read-only file system");
+        else if (errno == EACCES || errno == EPERM)
+            snprintf(buf, n, "permission denied: the folder %s is not writable", dir);
+        else
+            snprintf(buf, n, "the folder %s is not writable: %s", dir, strerror(errno));
+        return buf;
+    }
+    if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) != 0 && errno != ENOENT) {
+        if (errno == EROFS)
+            snprintf(buf, n, "read-only file system");
+        else if (errno == EACCES || errno == EPERM)
+            snprintf(buf, n, "permission denied: the file is read-only");
+        else
+            snprintf(buf, n, "the file is not writable: %s", strerror(errno));
+        return buf;
+    }
+    if (have_vfs && (geteuid() == 0 ? vs.f_bfree : vs.f_bavail) == 0) {
+        snprintf(buf, n, "the disk is full");
+        return buf;
+    }
+    return NULL;
 }
 
 int piano_store_exec(sqlite3 *db, const char *sql)
@@ -114,37 +307,148 @@ static int read_state(sqlite3 *db, int *version, int *tables)
     return rc;
 }
 
+/* What went wrong, as a phrase: the disk is full, read-only, permission... */
+static const char *why_failed(sqlite3 *db, int rc, const char *path, char *buf, size_t n)
+{
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+        return "the disk is full";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return "locked by another process (database is locked)";
+    case SQLITE_NOMEM:
+        return "out of memory";
+    case SQLITE_READONLY:
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+        if (sys == ENOSPC)
+            return "the disk is full";
+        if (sys == EROFS)
+            return "read-only file system";
+        if (sys == EDQUOT)
+            return "disk quota exceeded";
+        if (sys == EACCES || sys == EPERM || (rc & 0xff) == SQLITE_READONLY) {
+            const char *why = piano_store_unwritable(path, buf, n);
+            if (why)
+                return why;
+            if ((rc & 0xff) == SQLITE_READONLY)
+                return "read-only";
+            return "permission denied";
+        }
+        if (sys) {
+            snprintf(buf, n, "%s (%s)", sqlite3_errstr(rc), strerror(sys));
+            return buf;
+        }
+        break;
+    }
+    return db && sqlite3_errcode(db) == rc ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+}
+
+/* A database opened as a read-only file (no locks, no WAL): only when the
+ * database has no write-ahead log to read, and -shm cannot be made (a read-only
+ * folder, a full disk). */
+static sqlite3 *open_immutable(const char *path)
+{
+    char wal[PATH_MAX + 8];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) == 0 && st.st_size > 0)
+        return NULL;
+    /* A URI: '%', '?' and '#' are escaped; everything else is taken as it is. */
+    size_t len = strlen(path);
+    char *uri = malloc(len * 3 + 32);
+    if (!uri)
+        return NULL;
+    char *o = uri + sprintf(uri, "file:");
+    for (const char *c = path; *c; c++) {
+        if (*c == '%' || *c == '?' || *c == '#')
+            o += sprintf(o, "%%%02X", (unsigned char)*c);
+        else
+            *o++ = *c;
+    }
+    strcpy(o, "?immutable=1");
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        db = NULL;
+    }
+    free(uri);
+    return db;
+}
+
 sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
 {
     sqlite3 *db = NULL;
     struct stat st;
+    char why[PATH_MAX + 128];
+    int is_link = 0;
     if (mode == PIANO_STORE_READ && stat(path, &st) != 0) {
         snprintf(err, errn, "no database at %s", path);
         return NULL;
     }
+    if (check_path(path, &is_link, err, errn) != 0)
+        return NULL;
     if (mode == PIANO_STORE_WRITE) {
         if (piano_store_make_parent(path, err, errn))
             return NULL;
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            snprintf(err, errn, "cannot open %s: %s", path, strerror(errno));
+        /* Created here, by this user, never through a link another user planted. */
+        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            close(fd);
+        } else if (errno != EEXIST) {
+            int e = errno;
+            snprintf(err, errn, "cannot create %s: %s", path,
+                     e == ENOSPC ? "the disk is full" : e == EROFS ? "read-only file system" : strerror(e));
             return NULL;
+        } else if (check_path(path, &is_link, err, errn) != 0) {
+            return NULL;   /* it appeared meanwhile: the same checks */
         }
-        close(fd);
     }
-    /* Even readers open read-write: WAL recovery and busy handling need it. */
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errn, "cannot open %s: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+    /* Readers open read-only: a database in a read-only folder, a read-only file
+     * or one on a full disk can still be read. Only a link the user made
+     * himself (checked above) is followed. */
+    int flags = (mode == PIANO_STORE_WRITE ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+#ifdef SQLITE_OPEN_NOFOLLOW
+    if (!is_link)
+        flags |= SQLITE_OPEN_NOFOLLOW;
+#endif
+    int rc = sqlite3_open_v2(path, &db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errn, "cannot open %s: %s", path, db ? why_failed(db, sqlite3_errcode(db), path, why, sizeof why)
+                                                          : "out of memory");
         sqlite3_close(db);
         return NULL;
     }
     sqlite3_busy_timeout(db, 60000);
     sqlite3_extended_result_codes(db, 1);
     int version, tables;
-    int rc = read_state(db, &version, &tables);
+    rc = read_state(db, &version, &tables);
+    if (rc != SQLITE_OK && mode == PIANO_STORE_READ && (rc & 0xff) != SQLITE_NOTADB &&
+        (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_BUSY) {
+        /* No -shm can be made next to it (read-only folder, full disk): read the
+         * file as it is, when it has no write-ahead log waiting. */
+        sqlite3 *ro = open_immutable(path);
+        if (ro) {
+            sqlite3_extended_result_codes(ro, 1);
+            if (read_state(ro, &version, &tables) == SQLITE_OK) {
+                sqlite3_close(db);
+                db = ro;
+                rc = SQLITE_OK;
+            } else {
+                sqlite3_close(ro);
+            }
+        }
+    }
     if (rc != SQLITE_OK) {
-        snprintf(err, errn, "%s is not a piano database (%s)", path, sqlite3_errstr(rc));
+        if ((rc & 0xff) == SQLITE_NOTADB)
+            snprintf(err, errn, "%s is not a piano database (%s)", path, sqlite3_errstr(rc));
+        else if ((rc & 0xff) == SQLITE_CORRUPT)
+            snprintf(err, errn, "%s is damaged (%s)", path, sqlite3_errstr(rc));
+        else
+            snprintf(err, errn, "cannot read %s: %s", path, why_failed(db, rc, path, why, sizeof why));
         sqlite3_close(db);
         return NULL;
     }
@@ -160,12 +464,19 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         sqlite3_close(db);
         return NULL;
     }
-    if (version > 0 && version < PIANO_SCHEMA_VERSION && mode == PIANO_STORE_READ &&
-        access(path, W_OK) != 0) {
-        snprintf(err, errn, "%s has schema version %d: open it once with write access to upgrade it",
-                 path, version);
+    if (version > 0 && version < PIANO_SCHEMA_VERSION && mode == PIANO_STORE_READ) {
+        /* An older schema: upgraded through a writing connection, then read. */
         sqlite3_close(db);
-        return NULL;
+        if (piano_store_unwritable(path, why, sizeof why)) {
+            snprintf(err, errn, "%s has schema version %d: open it once with write access to upgrade it (%s)",
+                     path, version, why);
+            return NULL;
+        }
+        db = piano_store_open(path, PIANO_STORE_WRITE, err, errn);
+        if (!db)
+            return NULL;
+        sqlite3_close(db);
+        return piano_store_open(path, PIANO_STORE_READ, err, errn);
     }
     if (version == 0 && mode == PIANO_STORE_READ) {
         snprintf(err, errn, "no runs stored in %s yet", path);
@@ -175,7 +486,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     piano_store_exec(db, "PRAGMA foreign_keys=ON");
     /* WAL is persistent: if another process holds a lock while switching, the
      * first writer has set it. */
-    piano_store_exec(db, "PRAGMA journal_mode=WAL");
+    if (mode == PIANO_STORE_WRITE)
+        piano_store_exec(db, "PRAGMA journal_mode=WAL");
     if (version > 0 && version < PIANO_SCHEMA_VERSION) {
         /* An older piano's database: upgrade it in place, under the write lock
          * (another process may be doing the same). */
@@ -192,7 +504,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         if (ok && version < PIANO_SCHEMA_VERSION)
             ok = piano_store_exec(db, buf) == SQLITE_OK;
         if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
-            snprintf(err, errn, "cannot upgrade the schema of %s: %s", path, sqlite3_errmsg(db));
+            snprintf(err, errn, "cannot upgrade the schema of %s: %s", path,
+                     why_failed(db, sqlite3_extended_errcode(db), path, why, sizeof why));
             piano_store_exec(db, "ROLLBACK");
             sqlite3_close(db);
             return NULL;
@@ -215,7 +528,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
             ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK &&
                  piano_store_exec(db, buf) == SQLITE_OK;
         if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
-            snprintf(err, errn, "cannot create the schema in %s: %s", path, sqlite3_errmsg(db));
+            snprintf(err, errn, "cannot create the schema in %s: %s", path,
+                     why_failed(db, sqlite3_extended_errcode(db), path, why, sizeof why));
             piano_store_exec(db, "ROLLBACK");
             sqlite3_close(db);
             return NULL;

@@ -340,7 +340,7 @@ error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|
 error bad_command "unknown command 'frobnicate' (piano-db --help lists them)" "$P" frobnicate
 error no_command "missing command (piano-db --help lists them)" "$P"
 error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"
-error folder "$W is a folder, not a piano database" "$P" report --db "$W"
+error folder "$W is a folder, not a database file" "$P" report --db "$W"
 # A frame whose fns blob ends inside a varint: one line, not a crash or a guess.
 cp "$B" "$W/badblob.db"
 sqlite3 "$W/badblob.db" "UPDATE frames SET fns = x'0780' WHERE seq = 2" || fail "corrupting a blob"

@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static pdb p;   /* static: set before setjmp, read after a longjmp */
     memset(&p, 0, sizeof p);
     if (!setjmp(env)) {
-        pdb_open(&p, path);
+        pdb_open(&p, path, 0);
         pdb_opts o = { .cmd = "runs" };
         run(&p, cmd_runs, &o);
         o = (pdb_opts){ .cmd = "tag", .json = 1 };

@@ -3,6 +3,7 @@
 #include "import.h"
 #include "store.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -71,38 +72,62 @@ char *xstrdup(const char *s)
     return memcpy(xmalloc(n), s, n);
 }
 
-void pdb_open(pdb *p, const char *dbopt)
+/* Does <path>.spool hold runs (other than ones being made, named '.*')? */
+static int spool_pending(const char *path)
 {
-    char err[1024] = "";
+    char spool[sizeof ((pdb *)0)->path + 8];
+    snprintf(spool, sizeof spool, "%s.spool", path);
+    DIR *d = opendir(spool);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while (!n && (e = readdir(d)) != NULL)
+        n = e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+void pdb_open(pdb *p, const char *dbopt, int write)
+{
+    char err[1024] = "", why[1024];
     memset(p, 0, sizeof *p);
-    if (dbopt) {
-        snprintf(p->path, sizeof p->path, "%s", dbopt);
-    } else if (!piano_store_default_path(p->path, sizeof p->path)) {
-        pdb_die("no database: set PIANO_DB or HOME, or pass --db FILE");
-    }
+    /* The one check of the path (resolved once, refused before anything is made). */
+    if (piano_store_resolve_path(dbopt, p->path, sizeof p->path, err, sizeof err) != 0)
+        pdb_die("%s", err);
     struct stat st;
-    if (stat(p->path, &st) != 0) {
-        /* No database yet, but a run that died before it could make one may
-         * wait in the spool: create the database to take it in. */
-        char spool[sizeof p->path + 8];
-        snprintf(spool, sizeof spool, "%s.spool", p->path);
-        struct stat sp;
-        if (stat(spool, &sp) != 0 || !S_ISDIR(sp.st_mode))
-            pdb_die("no database at %s", p->path);
-        sqlite3 *db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
-        if (!db)
-            pdb_die("%s", err);
-        sqlite3_close(db);
-        if (stat(p->path, &st) != 0)
-            pdb_die("no database at %s", p->path);
-    }
-    if (S_ISDIR(st.st_mode))
-        pdb_die("%s is a folder, not a piano database", p->path);
-    /* Write mode so that runs of crashed processes can be imported; a file we
-     * may not write is still readable. */
-    if (access(p->path, W_OK) == 0)
+    int exists = stat(p->path, &st) == 0;
+    /* Runs of crashed processes are stored only where the database can be written. */
+    int pending = spool_pending(p->path);
+    const char *ro = piano_store_unwritable(p->path, why, sizeof why);
+    if (!exists && !pending)
+        pdb_die("no database at %s", p->path);
+    if (!exists && ro)
+        pdb_die("no database at %s, and the runs waiting in %s.spool cannot be stored: %s", p->path, p->path, ro);
+    if (write && ro && strcmp(ro, "the disk is full") != 0)
+        pdb_die("cannot write %s: %s", p->path, ro);
+    if (write || (pending && !ro)) {
         p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
-    else
+        if (!p->db && (write || !exists))
+            pdb_die("%s", err);
+        if (!p->db)
+            fprintf(stderr, "piano-db: warning: %s; the runs of crashed processes in %s.spool are not imported\n",
+                    err, p->path);
+    } else if (pending) {
+        fprintf(stderr, "piano-db: warning: %s: %s; the runs of crashed processes in %s.spool are not imported\n",
+                p->path, ro, p->path);
+    }
+    if (p->db && pending) {
+        err[0] = 0;
+        if (piano_import_recover(p->db, p->path, err, sizeof err) < 0) {
+            /* Stored runs are still worth showing: warn on one line and go on. */
+            fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
+                    err[0] ? err : "unknown error");
+        }
+    }
+    /* A command that only reads opens read-only: a read-only folder or file, or
+     * a full disk, still lets it read. */
+    if (!p->db)
         p->db = piano_store_open(p->path, PIANO_STORE_READ, err, sizeof err);
     if (!p->db)
         pdb_die("%s", err);
@@ -110,8 +135,11 @@ void pdb_open(pdb *p, const char *dbopt)
     sqlite3_stmt *st_q = NULL;
     if (sqlite3_prepare_v2(p->db, "SELECT count(*) FROM runs", -1, &st_q, NULL) != SQLITE_OK ||
         sqlite3_step(st_q) != SQLITE_ROW) {
+        int rc = sqlite3_errcode(p->db);
         const char *m = sqlite3_errmsg(p->db);
-        pdb_die("%s is not a readable piano database (%s)", p->path, m);
+        if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+            pdb_die("%s is damaged (%s)", p->path, m);
+        pdb_die("cannot read %s: %s", p->path, m);
     }
     sqlite3_finalize(st_q);
     sqlite3_stmt *cc = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') "
@@ -119,12 +147,6 @@ void pdb_open(pdb *p, const char *dbopt)
     if (pdb_step(p, cc) == SQLITE_ROW)
         p->has_child_calls = sqlite3_column_int(cc, 0) > 0;
     sqlite3_finalize(cc);
-    err[0] = 0;
-    if (piano_import_recover(p->db, p->path, err, sizeof err) < 0) {
-        /* Stored runs are still worth showing: warn on one line and go on. */
-        fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
-                err[0] ? err : "unknown error");
-    }
     const char *nc = getenv("NO_COLOR");
     const char *term = getenv("TERM");
     p->color = isatty(STDOUT_FILENO) && !nc && !(term && strcmp(term, "dumb") == 0);
@@ -193,20 +215,66 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
     if (id < 0)
         id = lookup_id(p, "SELECT run FROM tags WHERE name = ?", arg, 0);
     if (id < 0)
-        pdb_die("no run or tag '%s' in %s", arg, p->path);
+        pdb_die("no run or tag '%s' in %s", esc_ctrl(arg), p->path);
     return id;
 }
 
-int64_t pdb_latest_run(pdb *p, int nth)
+/* The n latest runs (newest first), those that recorded something (a call, an
+ * allocation or a frame) before those that did not: a build tool's exec'd
+ * children leave empty runs that no default should pick. Returns how many. */
+static int latest_runs(pdb *p, int n, int64_t *ids, int64_t *started)
 {
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT id FROM runs ORDER BY started_ns DESC, id DESC "
-                                      "LIMIT 1 OFFSET ?");
-    sqlite3_bind_int(st, 1, nth);
-    int64_t id = -1;
-    if (pdb_step(p, st) == SQLITE_ROW)
-        id = sqlite3_column_int64(st, 0);
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT id, started_ns FROM runs r ORDER BY "
+        "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) "
+        " OR EXISTS (SELECT 1 FROM frames f WHERE f.run = r.id)) DESC, "
+        "started_ns DESC, id DESC LIMIT ?");
+    sqlite3_bind_int(st, 1, n);
+    int k = 0;
+    while (k < n && pdb_step(p, st) == SQLITE_ROW) {
+        ids[k] = sqlite3_column_int64(st, 0);
+        started[k] = sqlite3_column_int64(st, 1);
+        k++;
+    }
     sqlite3_finalize(st);
-    return id;
+    return k;
+}
+
+void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids)
+{
+    int given = o->npos - first;
+    if (given < 0)
+        given = 0;
+    if (given > want)
+        pdb_usage_die("%s: too many arguments (%s)", o->cmd, usage);
+    int64_t got[2], started[2];
+    int k = given < want ? latest_runs(p, want, got, started) : 0;
+    if (want == 1) {
+        if (given)
+            ids[0] = pdb_resolve_run(p, o->pos[first]);
+        else if (k)
+            ids[0] = got[0];
+        else
+            pdb_die("no runs stored in %s yet", p->path);
+        return;
+    }
+    if (given == 2) {
+        ids[0] = pdb_resolve_run(p, o->pos[first]);
+        ids[1] = pdb_resolve_run(p, o->pos[first + 1]);
+    } else if (given == 1) {
+        ids[0] = pdb_resolve_run(p, o->pos[first]);
+        if (!k)
+            pdb_die("no runs stored in %s yet", p->path);
+        ids[1] = got[0];
+    } else {
+        if (k < 2)
+            pdb_die("%s%s needs two runs; %s holds %s", o->cmd, o->diff ? " --diff" : "", p->path,
+                    k ? "one" : "none");
+        /* The older of the two is A. */
+        int newer = started[0] > started[1] || (started[0] == started[1] && got[0] > got[1]) ? 0 : 1;
+        ids[0] = got[1 - newer];
+        ids[1] = got[newer];
+    }
 }
 
 void pdb_run_load(pdb *p, int64_t id, run_info *r)

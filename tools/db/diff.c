@@ -53,23 +53,11 @@ static const char *verdict(const drow *d)
 
 int cmd_diff(pdb *p, const pdb_opts *o)
 {
-    int64_t ia, ib;
-    if (o->npos > 2)
-        pdb_usage_die("diff: too many arguments (diff [A B])");
     if (o->json && o->csv)
         pdb_usage_die("diff: --json and --csv exclude each other");
-    if (o->npos == 2) {
-        ia = pdb_resolve_run(p, o->pos[0]);
-        ib = pdb_resolve_run(p, o->pos[1]);
-    } else if (o->npos == 1) {
-        ia = pdb_resolve_run(p, o->pos[0]);
-        ib = pdb_latest_run(p, 0);
-    } else {
-        ib = pdb_latest_run(p, 0);
-        ia = pdb_latest_run(p, 1);
-        if (ia < 0)
-            pdb_die("diff needs two runs; %s holds %s", p->path, ib < 0 ? "none" : "one");
-    }
+    int64_t ab[2];
+    pdb_pick_runs(p, o, 0, 2, "diff [A B]", ab);
+    int64_t ia = ab[0], ib = ab[1];
     run_info ra, rb;
     pdb_run_load(p, ia, &ra);
     pdb_run_load(p, ib, &rb);

@@ -222,10 +222,10 @@ int cmd_export(pdb *p, const pdb_opts *o)
 {
     if (!o->format)
         pdb_usage_die("export: --format wants folded, pprof, chrome or callgrind");
-    if (o->npos > 1)
-        pdb_usage_die("export: too many arguments (export [RUN|TAG] --format F)");
+    int64_t id;
+    pdb_pick_runs(p, o, 0, 1, "export [RUN|TAG] --format F", &id);
     run_info r;
-    pdb_run_load(p, pos_run(p, o, 0), &r);
+    pdb_run_load(p, id, &r);
     long thread = o->thread_set ? o->thread : -1;
     if (!strcmp(o->format, "pprof")) {
         export_pprof(p, o, &r, thread);

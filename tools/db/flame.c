@@ -327,29 +327,17 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
     run_info r, ra;
     ctree t, base;
     if (o->diff) {
-        int64_t ia, ib;
-        if (o->npos > 2)
-            pdb_usage_die("flamegraph: too many arguments (flamegraph --diff [A [B]])");
-        if (o->npos == 2) {
-            ia = pdb_resolve_run(p, o->pos[0]);
-            ib = pdb_resolve_run(p, o->pos[1]);
-        } else if (o->npos == 1) {
-            ia = pdb_resolve_run(p, o->pos[0]);
-            ib = pdb_latest_run(p, 0);
-        } else {
-            ib = pdb_latest_run(p, 0);
-            ia = pdb_latest_run(p, 1);
-            if (ia < 0)
-                pdb_die("flamegraph --diff needs two runs; %s holds %s", p->path, ib < 0 ? "none" : "one");
-        }
+        int64_t ab[2];
+        pdb_pick_runs(p, o, 0, 2, "flamegraph --diff [A [B]]", ab);
+        int64_t ia = ab[0], ib = ab[1];
         pdb_run_load(p, ia, &ra);
         pdb_run_load(p, ib, &r);
         ctree_load(p, ia, thread, &base);
         ctree_load(p, ib, thread, &t);
     } else {
-        if (o->npos > 1)
-            pdb_usage_die("flamegraph: too many arguments (flamegraph [RUN|TAG])");
-        pdb_run_load(p, pos_run(p, o, 0), &r);
+        int64_t id;
+        pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
+        pdb_run_load(p, id, &r);
         ctree_load(p, r.id, thread, &t);
     }
     FILE *f = out_open(o, 0);

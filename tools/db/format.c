@@ -170,6 +170,48 @@ void table_init(table *t, int ncols, const char **hdr, const int *minw)
     t->minw = minw;
 }
 
+/* Length of the control character at s (C0, DEL, or C1 as UTF-8), or 0. */
+static int ctrl_len(const unsigned char *s)
+{
+    if (s[0] < 0x20 || s[0] == 0x7f)
+        return 1;
+    if (s[0] == 0xC2 && s[1] >= 0x80 && s[1] <= 0x9F)
+        return 2;
+    return 0;
+}
+
+int has_ctrl(const char *s)
+{
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        if (ctrl_len(u))
+            return 1;
+    return 0;
+}
+
+char *esc_ctrl(const char *s)
+{
+    char *out = xmalloc(strlen(s) * 6 + 1), *o = out;
+    for (const unsigned char *u = (const unsigned char *)s; *u;) {
+        int n = ctrl_len(u);
+        if (!n) {
+            *o++ = (char)*u++;
+        } else if (n == 2) {
+            o += sprintf(o, "\\u%04x", u[1]);
+            u += 2;
+        } else {
+            switch (*u) {
+            case '\n': o += sprintf(o, "\\n"); break;
+            case '\t': o += sprintf(o, "\\t"); break;
+            case '\r': o += sprintf(o, "\\r"); break;
+            default: o += sprintf(o, "\\x%02x", *u);
+            }
+            u++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 void table_add(table *t, const char **cells, const char *color)
 {
     if (t->nrows == t->cap) {
@@ -178,7 +220,7 @@ void table_add(table *t, const char **cells, const char *color)
         t->rowcolor = xrealloc(t->rowcolor, t->cap * sizeof *t->rowcolor);
     }
     for (int c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] = xstrdup(cells[c] ? cells[c] : "");
+        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] = esc_ctrl(cells[c] ? cells[c] : ""); /* one line a row */
     t->rowcolor[t->nrows++] = color;
 }
 

@@ -1,31 +1,17 @@
 /* main.c - piano-db: command dispatch, options and help. */
 #include "piano_db.h"
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *usage_top =
-    "usage: piano-db COMMAND [options]   (piano-db COMMAND --help for details)\n"
-    "\n"
-    "Reads the runs piano stored. Commands:\n"
-    "  report [RUN|TAG]   per-function figures of a run (the latest by default)\n"
-    "  runs               the stored runs\n"
-    "  tag [NAME [RUN]]   name a run (the latest by default); alone, list the tags\n"
-    "  untag NAME         remove a tag\n"
-    "  diff [A B]         compare two runs (the two latest by default)\n"
-    "  rm RUN...          delete runs\n"
-    "  gc --keep N        delete all but the N newest runs and the tagged ones\n"
-    "\n"
-    "Every command takes --db FILE (default: $PIANO_DB, else ~/.piano/piano.db).\n"
-    "RUN is a run id (as `runs` shows), a run key, or a tag name, looked up in that order.\n"
-    "Exit status: 0 ok, 1 error (one line on stderr, starting 'piano-db: '), 2 bad usage,\n"
-    "3 diff --fail-above found a significant slowdown.\n"
-    "Colour only when stdout is a terminal and NO_COLOR is not set.\n";
 
 static const char *help_report =
     "usage: piano-db report [RUN|TAG] [options]\n"
     "\n"
-    "Per-function figures of one run (the latest by default), merged across threads:\n"
+    "Per-function figures of one run (by default the latest that recorded something),\n"
+    "merged across threads:\n"
     "calls, self time, p50/p99 of per-call self time, allocations and bytes allocated.\n"
     "Rows are keyed by (name, file, line); a name present at two places shows as\n"
     "'name (file:line)'. Names longer than 60 characters are cut in the table (not in JSON/CSV).\n"
@@ -69,19 +55,23 @@ static const char *help_runs =
     "           frames}; started is ns since the epoch, parent a run id or null.\n";
 
 static const char *help_tag =
-    "usage: piano-db tag NAME [RUN]   name RUN (default: the latest run)\n"
+    "usage: piano-db tag NAME [RUN]   name RUN (default: the latest run that recorded something)\n"
     "       piano-db tag [--json]     list the tags\n"
     "\n"
-    "A name is any text; tagging an existing name moves it to the new run.\n"
-    "Put -- before a name that starts with '-'. Prints: tagged 'NAME' -> RUN.\n";
+    "A name is any text without control characters (newline, tab, escape...) that\n"
+    "cannot be taken for a run: not all digits (a run id) nor shaped like a run key\n"
+    "(PID-NS). Tagging an existing name moves it to the new run. Put -- before a name\n"
+    "that starts with '-'. Prints: tagged 'NAME' -> RUN. Tables show control\n"
+    "characters of older names escaped (\\n, \\t, \\x1b).\n";
 
 static const char *help_untag = "usage: piano-db untag NAME [--db FILE]\n\nRemoves the tag NAME.\n";
 
 static const char *help_diff =
     "usage: piano-db diff [A [B]] [options]\n"
     "\n"
-    "Compares the self time of two runs (default: the second latest as A, the latest as\n"
-    "B; with only A, B is the latest). Functions match by name and file; rows are sorted\n"
+    "Compares the self time of two runs (default: of the two latest runs that recorded\n"
+    "something, the older as A, the newer as B; with only A, B is the latest that\n"
+    "recorded something). Functions match by name and file; rows are sorted\n"
     "by the absolute change; functions on one side only are marked (added)/(removed).\n"
     "\n"
     "Significance (column Sig.: slower, faster or -): a two-sided Mann-Whitney U test\n"
@@ -161,35 +151,100 @@ static const char *help_export =
     "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 
+/* The commands: piano-db --help is made from this table. */
 typedef struct {
     const char *name;
+    const char *args;    /* its arguments, for the overview */
+    const char *summary; /* one line, for the overview */
     int (*fn)(pdb *, const pdb_opts *);
     const char *allowed; /* option names, space separated and enclosed */
     const char **help;
+    int writes;          /* 0: reads only (opens read-only); 1: writes; 2: writes when given arguments */
 } command;
 
 static const command commands[] = {
-    {"report", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report},
-    {"runs", cmd_runs, " db json ", &help_runs},
-    {"tag", cmd_tag, " db json ", &help_tag},
-    {"untag", cmd_untag, " db ", &help_untag},
-    {"diff", cmd_diff, " db json csv top all thread uncorrected fail-above ", &help_diff},
-    {"rm", cmd_rm, " db ", &help_rm},
-    {"gc", cmd_gc, " db keep ", &help_gc},
-    {"flamegraph", cmd_flamegraph, " db output thread diff ", &help_flamegraph},
-    {"plot", cmd_plot, " db output thread ", &help_plot},
-    {"export", cmd_export, " db output thread format ", &help_export},
+    {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
+     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report, 0},
+    {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
+    {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
+    {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
+    {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
+     " db json csv top all thread uncorrected fail-above ", &help_diff, 0},
+    {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
+    {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
+    {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
+     " db output thread diff ", &help_flamegraph, 0},
+    {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
+    {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
+     " db output thread format ", &help_export, 0},
 };
+enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
-static long parse_count(const char *cmd, const char *opt, const char *v)
+static void print_usage(FILE *f)
 {
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || end == v || *end || n < 0)
-        pdb_usage_die("%s: %s wants a number >= 0, not '%s'", cmd, opt, v);
+    fputs("usage: piano-db [--db FILE] COMMAND [options]   (piano-db COMMAND --help for details)\n"
+          "\n"
+          "Reads the runs piano stored. Commands:\n", f);
+    size_t w = 0;
+    for (int i = 0; i < NCOMMANDS; i++) {
+        size_t l = strlen(commands[i].name) + (*commands[i].args ? 1 + strlen(commands[i].args) : 0);
+        if (l > w)
+            w = l;
+    }
+    for (int i = 0; i < NCOMMANDS; i++) {
+        const command *c = &commands[i];
+        int l = fprintf(f, "  %s%s%s", c->name, *c->args ? " " : "", c->args);
+        fprintf(f, "%*s%s\n", (int)(w + 5 - (size_t)l), "", c->summary);
+    }
+    fputs("\n"
+          "Every command takes --db FILE, before or after the command (default: $PIANO_DB,\n"
+          "else ~/.piano/piano.db).\n"
+          "RUN is a run id (as `runs` shows), a run key, or a tag name, looked up in that order;\n"
+          "without one, a command takes the latest run that recorded something.\n"
+          "Exit status: 0 ok, 1 error (one line on stderr, starting 'piano-db: '), 2 bad usage,\n"
+          "3 diff --fail-above found a significant slowdown.\n"
+          "Colour only when stdout is a terminal and NO_COLOR is not set.\n", f);
+}
+
+/* The one parser of whole-number options: digits only (no sign, no blanks, no
+ * hex), at most max. */
+static unsigned long long parse_uint(const char *cmd, const char *opt, const char *v, unsigned long long max)
+{
+    unsigned long long n = 0;
+    int big = 0;
+    if (!*v)
+        pdb_usage_die("%s: %s wants a number >= 0, not ''", cmd, opt);
+    for (const char *c = v; *c; c++) {
+        if (*c < '0' || *c > '9')
+            pdb_usage_die("%s: %s wants a number >= 0, not '%s'", cmd, opt, v);
+        unsigned d = (unsigned)(*c - '0');
+        if (n > (max - d) / 10)
+            big = 1;
+        else
+            n = n * 10 + d;
+    }
+    if (big)
+        pdb_usage_die("%s: %s is at most %llu, not '%s'", cmd, opt, max, v);
     return n;
+}
+
+/* A percentage: digits with at most one '.', then an optional '%'; finite, >= 0. */
+static double parse_percent(const char *cmd, const char *opt, const char *v)
+{
+    int digits = 0, dots = 0;
+    const char *c = v;
+    for (; *c; c++) {
+        if (*c >= '0' && *c <= '9')
+            digits++;
+        else if (*c == '.' && !dots)
+            dots++;
+        else
+            break;
+    }
+    double x = digits ? strtod(v, NULL) : NAN;
+    if (!digits || (*c && strcmp(c, "%") != 0) || !isfinite(x) || x < 0)
+        pdb_usage_die("%s: %s wants a percentage >= 0, not '%s'", cmd, opt, v);
+    return x;
 }
 
 static int allowed(const command *c, const char *name)
@@ -201,31 +256,49 @@ static int allowed(const command *c, const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        pdb_usage_die("missing command (piano-db --help lists them)");
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        fputs(usage_top, stdout);
-        return 0;
+    /* Options before the command: --db FILE (also accepted after it), --help, --version. */
+    const char *global_db = NULL;
+    int first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        const char *a = argv[first];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--version")) {
+            puts("piano-db 0.1.0");
+            return 0;
+        }
+        if (!strcmp(a, "--db") || !strncmp(a, "--db=", 5)) {
+            global_db = a[4] == '=' ? a + 5 : first + 1 < argc ? argv[++first] : NULL;
+            if (!global_db || !*global_db)
+                pdb_usage_die("--db wants a file");
+            continue;
+        }
+        pdb_usage_die("unknown option '%s' before the command (piano-db --help)", a);
     }
-    if (!strcmp(argv[1], "--version")) {
-        puts("piano-db 0.1.0");
+    if (first >= argc)
+        pdb_usage_die("missing command (piano-db --help lists them)");
+    if (!strcmp(argv[first], "help")) {
+        print_usage(stdout);
         return 0;
     }
     const command *c = NULL;
-    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name))
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[first], commands[i].name))
             c = &commands[i];
     if (!c)
-        pdb_usage_die("unknown command '%s' (piano-db --help lists them)", argv[1]);
+        pdb_usage_die("unknown command '%s' (piano-db --help lists them)", argv[first]);
 
     pdb_opts o;
     memset(&o, 0, sizeof o);
     o.cmd = c->name;
+    o.db = global_db;
     o.pos = calloc((size_t)argc, sizeof *o.pos);
     if (!o.pos)
         pdb_die("out of memory");
     int only_pos = 0;
-    for (int i = 2; i < argc; i++) {
+    for (int i = first + 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_pos || a[0] != '-' || a[1] == 0) {
             o.pos[o.npos++] = a;
@@ -313,20 +386,16 @@ int main(int argc, char **argv)
                               c->name, val);
             o.sort = val;
         } else if (!strcmp(name, "top")) {
-            o.top = parse_count(c->name, "--top", val);
+            o.top = (long)parse_uint(c->name, "--top", val, LONG_MAX);
             o.top_set = 1;
         } else if (!strcmp(name, "thread")) {
-            o.thread = parse_count(c->name, "--thread", val);
+            o.thread = (long)parse_uint(c->name, "--thread", val, UINT32_MAX); /* thread numbers are uint32 */
             o.thread_set = 1;
         } else if (!strcmp(name, "keep")) {
-            o.keep = parse_count(c->name, "--keep", val);
+            o.keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
             o.keep_set = 1;
         } else if (!strcmp(name, "fail-above")) {
-            char *end;
-            errno = 0;
-            o.fail_above = strtod(val, &end);
-            if (errno || end == val || (*end && strcmp(end, "%")) || o.fail_above < 0)
-                pdb_usage_die("%s: --fail-above wants a percentage >= 0, not '%s'", c->name, val);
+            o.fail_above = parse_percent(c->name, "--fail-above", val);
             o.fail_set = 1;
         }
     }
@@ -338,7 +407,7 @@ int main(int argc, char **argv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
 
     pdb p;
-    pdb_open(&p, o.db);
+    pdb_open(&p, o.db, c->writes == 1 || (c->writes == 2 && o.npos > 0));
     int rc = c->fn(&p, &o);
     pdb_close(&p);
     free(o.pos);

@@ -67,7 +67,11 @@ void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
-void pdb_open(pdb *p, const char *dbopt);
+/* Opens the database dbopt names (NULL: $PIANO_DB, else ~/.piano/piano.db), after
+ * piano_store_resolve_path's checks; dies with one line. write: the command
+ * changes it (else it is opened read-only). Runs of crashed processes waiting in
+ * the spool are stored first when the database can be written (else a warning). */
+void pdb_open(pdb *p, const char *dbopt, int write);
 void pdb_close(pdb *p);
 sqlite3_stmt *pdb_prepare(pdb *p, const char *sql);
 /* sqlite3_step that dies on errors; returns SQLITE_ROW or SQLITE_DONE. */
@@ -77,8 +81,13 @@ const char *pdb_col_text(sqlite3_stmt *st, int i); /* never NULL */
 
 /* Run id of a run id, run key or tag name; dies if none. */
 int64_t pdb_resolve_run(pdb *p, const char *arg);
-/* The n-th latest run (0 = latest) by start time, or -1. */
-int64_t pdb_latest_run(pdb *p, int nth);
+/* The one resolver of run arguments: the `want` runs (1 or 2) that the positional
+ * arguments from o->pos[first] name, into ids (for 2: A then B). Missing ones are
+ * the latest runs that recorded something (a call, an allocation or a frame;
+ * empty runs only when there are not enough others); with none given for 2, the
+ * older of the two is A. Dies (usage, naming `usage`) when more arguments than
+ * `want` are given, or when the runs are not there. */
+void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids);
 void pdb_run_load(pdb *p, int64_t id, run_info *r);
 void pdb_run_free(run_info *r);
 int64_t pdb_frame_count(pdb *p, int64_t run, long thread /* -1: all */);
@@ -150,6 +159,11 @@ size_t utf8_width(const char *s);
 /* Copies s into buf, cutting to at most max display characters with "..." */
 void fmt_cut(char *buf, size_t n, const char *s, size_t max);
 void json_str(FILE *f, const char *s);
+/* Does s hold a control character (C0, DEL, C1)? */
+int has_ctrl(const char *s);
+/* s with its control characters escaped (\n, \t, \r, \x1b, \u0085), in a new
+ * string: what tables and messages show of names, so a row stays one line. */
+char *esc_ctrl(const char *s);
 void csv_str(FILE *f, const char *s);
 
 #define C_RED "\033[31m"
@@ -248,7 +262,5 @@ FILE *out_open(const pdb_opts *o, int binary);
 void out_close(FILE *f, const pdb_opts *o);
 /* XML text/attribute: & < > " ' escaped, invalid UTF-8 and control characters replaced. */
 void xml_str(FILE *f, const char *s);
-/* The run the positional argument i names (the latest when absent). */
-int64_t pos_run(pdb *p, const pdb_opts *o, int i);
 
 #endif

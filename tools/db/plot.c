@@ -55,10 +55,10 @@ int cmd_plot(pdb *p, const pdb_opts *o)
 {
     if (o->npos < 1 || strcmp(o->pos[0], "frames"))
         pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG])");
-    if (o->npos > 2)
-        pdb_usage_die("plot: too many arguments (plot frames [RUN|TAG])");
+    int64_t id;
+    pdb_pick_runs(p, o, 1, 1, "plot frames [RUN|TAG]", &id);
     run_info r;
-    pdb_run_load(p, pos_run(p, o, 1), &r);
+    pdb_run_load(p, id, &r);
     long thread = o->thread_set ? o->thread : -1;
 
     size_t n = 0, cap = 0;

@@ -133,13 +133,10 @@ static void run_footer(FILE *f, pdb *p, const run_info *r)
 
 int cmd_report(pdb *p, const pdb_opts *o)
 {
-    if (o->npos > 1)
-        pdb_usage_die("report: too many arguments (one RUN or TAG)");
     if (o->json && o->csv)
         pdb_usage_die("report: --json and --csv exclude each other");
-    int64_t id = o->npos ? pdb_resolve_run(p, o->pos[0]) : pdb_latest_run(p, 0);
-    if (id < 0)
-        pdb_die("no runs stored in %s yet", p->path);
+    int64_t id;
+    pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
     if (o->frames) {

@@ -1,4 +1,4 @@
-/* svg.c - output files, XML escaping and run arguments shared by flamegraph, plot and export. */
+/* svg.c - output files and XML escaping shared by flamegraph, plot and export. */
 #include "piano_db.h"
 #include <errno.h>
 #include <string.h>
@@ -73,14 +73,4 @@ void xml_str(FILE *f, const char *s)
             u += len;
         }
     }
-}
-
-int64_t pos_run(pdb *p, const pdb_opts *o, int i)
-{
-    if (i < o->npos)
-        return pdb_resolve_run(p, o->pos[i]);
-    int64_t id = pdb_latest_run(p, 0);
-    if (id < 0)
-        pdb_die("no runs stored in %s yet", p->path);
-    return id;
 }

@@ -1,7 +1,37 @@
 /* tag.c - `piano-db tag [NAME [RUN]]` and `piano-db untag NAME`.
- * Tag names are any text: they only ever reach SQL as bound parameters. */
+ * Tag names only ever reach SQL as bound parameters. A new name must print on
+ * one line (no control characters) and be reachable (not read as a run). */
 #include "piano_db.h"
+#include <stdlib.h>
 #include <string.h>
+
+static int all_digits(const char *s, const char *end)
+{
+    if (s == end)
+        return 0;
+    for (; s < end; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* Refuses, with one line, a name a table could not show or a run argument could
+ * not reach (run ids and keys are looked up before tags). */
+static void check_new_name(const char *name)
+{
+    if (!*name)
+        pdb_usage_die("tag: the tag name is empty");
+    if (has_ctrl(name))
+        pdb_usage_die("tag: a tag name cannot hold control characters (newline, tab, escape...): '%s'",
+                      esc_ctrl(name));
+    const char *end = name + strlen(name), *dash = strchr(name, '-');
+    if (all_digits(name, end))
+        pdb_usage_die("tag: '%s' is a number, which names run %s: a tag of that name could never be reached", name,
+                      name);
+    if (dash && all_digits(name, dash) && all_digits(dash + 1, end))
+        pdb_usage_die("tag: '%s' is shaped like a run key (PID-NS): a tag of that name could never be reached",
+                      name);
+}
 
 static int list_tags(pdb *p, const pdb_opts *o)
 {
@@ -47,14 +77,10 @@ int cmd_tag(pdb *p, const pdb_opts *o)
 {
     if (o->npos == 0)
         return list_tags(p, o);
-    if (o->npos > 2)
-        pdb_usage_die("tag: too many arguments (tag NAME [RUN])");
     const char *name = o->pos[0];
-    if (!*name)
-        pdb_usage_die("tag: the tag name is empty");
-    int64_t run = o->npos == 2 ? pdb_resolve_run(p, o->pos[1]) : pdb_latest_run(p, 0);
-    if (run < 0)
-        pdb_die("no runs stored in %s yet", p->path);
+    check_new_name(name);
+    int64_t run;
+    pdb_pick_runs(p, o, 1, 1, "tag NAME [RUN]", &run);
     /* Re-tagging moves the name. */
     sqlite3_stmt *st = pdb_prepare(p, "INSERT INTO tags(name, run) VALUES(?1, ?2) "
                                       "ON CONFLICT(name) DO UPDATE SET run = excluded.run");
@@ -74,8 +100,10 @@ int cmd_untag(pdb *p, const pdb_opts *o)
     pdb_bind_text(st, 1, o->pos[0]);
     pdb_step(p, st);
     sqlite3_finalize(st);
+    char *shown = esc_ctrl(o->pos[0]);
     if (sqlite3_changes(p->db) == 0)
-        pdb_die("no tag '%s' in %s", o->pos[0], p->path);
-    printf("untagged '%s'\n", o->pos[0]);
+        pdb_die("no tag '%s' in %s", shown, p->path);
+    printf("untagged '%s'\n", shown);
+    free(shown);
     return 0;
 }
