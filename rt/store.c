@@ -41,7 +41,9 @@ static const char *kind_of(mode_t m)
         return "a socket";
     if (S_ISLNK(m))
         return "a symbolic link";
-    return "not a regular file";
+    if (S_ISREG(m))
+        return "a file";
+    return "an unusual file";
 }
 
 /* The checks of piano_store_resolve_path on an absolute or relative path: the
@@ -501,6 +503,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
             ok = sqlite3_create_function(db, "piano_fns_v3", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
                                          fns_v3, NULL, NULL) == SQLITE_OK &&
                  piano_store_exec(db, "UPDATE frames SET fns = piano_fns_v3(fns)") == SQLITE_OK;
+        if (ok && version <= 3)
+            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_3) == SQLITE_OK;
         if (ok && version < PIANO_SCHEMA_VERSION)
             ok = piano_store_exec(db, buf) == SQLITE_OK;
         if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {

@@ -104,7 +104,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("no database at %s", p->path);
     if (!exists && ro)
         pdb_die("no database at %s, and the runs waiting in %s.spool cannot be stored: %s", p->path, p->path, ro);
-    if (write && ro && strcmp(ro, "the disk is full") != 0)
+    if (write && ro)
         pdb_die("cannot write %s: %s", p->path, ro);
     if (write || (pending && !ro)) {
         p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);

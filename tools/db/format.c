@@ -120,6 +120,10 @@ void json_str(FILE *f, const char *s)
             default: fprintf(f, "\\u%04x", *u);
             }
             u++;
+        } else if (*u == 0x7f || (u[0] == 0xC2 && u[1] >= 0x80 && u[1] <= 0x9F)) {
+            /* DEL and C1 controls: valid JSON as they are, but escaped they cannot act on a terminal */
+            fprintf(f, "\\u%04x", *u == 0x7f ? 0x7f : u[1]);
+            u += *u == 0x7f ? 1 : 2;
         } else {
             int len = utf8_seq(u);
             if (len == 0) {
