@@ -25,7 +25,7 @@ extern void *__libc_memalign(size_t, size_t);
 
 static inline struct piano_node *charged_node(struct piano_thread *ts)
 {
-    uint32_t d = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    uint32_t d = piano_depth(ts->depth);
     return PIANO_NODES(ts) + PIANO_STACK(ts)[d].node;   /* node 0 (no call) when d == 0 */
 }
 

@@ -19,7 +19,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -41,6 +45,9 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PIANO_API __attribute__((visibility("default")))
+/* How long an exiting program waits for a database another process holds. */
+#define PIANO_EXIT_WAIT_MS 1000
+#define PIANO_PATH_MAX 4096
 
 __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
 static __thread int tls_ended __attribute__((tls_model("initial-exec")));
@@ -54,9 +61,11 @@ static struct {
     int off;                    /* record nothing (disabled, or the spool could not be made) */
     int finished;
     int use_tsc;
-    char db_path[4096];
-    char dir[4200];             /* this run's spool folder */
-    int lock_fd;
+    char db_path[PIANO_PATH_MAX];
+    char dir[PIANO_PATH_MAX];   /* this run's spool folder */
+    dev_t dir_dev;              /* ... and its identity: files are made only in that folder */
+    ino_t dir_ino;
+    void *lock_map;             /* the lock file, mapped: holds its flock (make_spool) */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -64,7 +73,7 @@ static struct {
     pthread_mutex_t threads_lock;
     struct piano_thread *threads;
     pthread_key_t thread_key;
-} g = { .lock_fd = -1, .threads_lock = PTHREAD_MUTEX_INITIALIZER };
+} g = { .threads_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Whether piano may record, kept apart from g's written fields: 1 until piano
  * starts (the first hook starts it), then !g.off. Also read at each hook call
@@ -120,20 +129,62 @@ static int tsc_usable(void)
 
 /* ---------------------------------------------------------------- helpers */
 
+/* piano's own writes must not raise a signal the program did not ask for:
+ * SIGPIPE (stderr is a pipe nobody reads) or SIGXFSZ (the program lowered
+ * RLIMIT_FSIZE). Between quiet_begin and quiet_end both are blocked on this
+ * thread, and one that piano's writes raised is taken back before the mask
+ * is restored; the write itself fails with EPIPE or EFBIG. */
+struct quiet {
+    sigset_t old, pending;
+};
+
+static void quiet_begin(struct quiet *q)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    sigaddset(&s, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &s, &q->old);
+    sigpending(&q->pending);
+}
+
+static void quiet_end(struct quiet *q)
+{
+    static const int raised[] = { SIGPIPE, SIGXFSZ };
+    sigset_t now;
+    sigpending(&now);
+    for (size_t i = 0; i < sizeof raised / sizeof raised[0]; i++) {
+        if (!sigismember(&now, raised[i]) || sigismember(&q->pending, raised[i]))
+            continue;
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, raised[i]);
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&one, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+}
+
 /* Prints one line on stderr, the first time only: whatever goes wrong, a
  * program run under piano gets at most one line from it. */
-static void say(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
     static _Atomic int said;
     if (atomic_exchange(&said, 1))
         return;
     char line[8400];
-    int n = snprintf(line, sizeof line, fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
     if (n > (int)sizeof line - 2)
         n = (int)sizeof line - 2;
     line[n++] = '\n';
+    struct quiet q;
+    quiet_begin(&q);
     ssize_t w = write(2, line, (size_t)n);
     (void)w;
+    quiet_end(&q);
 }
 
 static int write_all(int fd, const void *p, size_t n, off_t off)
@@ -150,15 +201,46 @@ static int write_all(int fd, const void *p, size_t n, off_t off)
     return 0;
 }
 
+/* Opens this run's spool folder, checked to be the one this process made:
+ * a folder renamed away or put in its place is not written into. Returns a
+ * descriptor, or -1 with errno set. */
+static int run_dir_open(void)
+{
+    int dfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != g.dir_dev || st.st_ino != g.dir_ino)) {
+        close(dfd);
+        errno = ESTALE;
+        return -1;
+    }
+    return dfd;
+}
+
+/* Opens file `name` of this run's spool folder (never through a symbolic
+ * link; made 0600). Not kept open: a program may close any descriptor it did
+ * not open, or reuse its number. Returns a descriptor, or -1 with errno set. */
+static int run_open(const char *name, int flags)
+{
+    int dfd = run_dir_open();
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return fd;
+}
+
 static void save_run_header(void)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/run", g.dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    write_all(fd, &g.run, sizeof g.run, 0);
-    close(fd);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open("run", O_WRONLY | O_CREAT);
+    if (fd >= 0) {
+        write_all(fd, &g.run, sizeof g.run, 0);
+        close(fd);
+    }
+    quiet_end(&q);
 }
 
 static void read_command(char *out, uint32_t *len, size_t cap)
@@ -183,14 +265,15 @@ static void read_command(char *out, uint32_t *len, size_t cap)
  * number, must never get piano's records in its own files. */
 static void append_fns(const void *buf, size_t n)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/fns", g.dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    ssize_t w = write(fd, buf, n);
-    (void)w;
-    close(fd);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open("fns", O_WRONLY | O_CREAT | O_APPEND);
+    if (fd >= 0) {
+        ssize_t w = write(fd, buf, n);
+        (void)w;
+        close(fd);
+    }
+    quiet_end(&q);
 }
 
 /* Function records waiting to be appended to the fns file together: a
@@ -264,11 +347,16 @@ static int frame_pattern_matches(const char *name)
 
 /* ---------------------------------------------------------------- spool */
 
-/* Makes this run's spool folder atomically: built under a dot name with its
- * lock held, then renamed, so a recovering piano-db never sees it half made. */
+/* Makes this run's spool folder: built under a dot name with its lock held,
+ * its run header and fns file written, then renamed, so a recovering piano-db
+ * never sees it half made. The lock is held through a mapping of the lock
+ * file, not a descriptor: a program that closes every descriptor, or dup2s
+ * onto one, cannot release it; exit and exec do (spool.h). The spool root
+ * must be a folder of this user that nobody else can write. Returns 0, or -1
+ * after one line on stderr. */
 static int make_spool(const char *parent_key)
 {
-    char root[4200], tmp[4300], lock[4400];
+    char root[PIANO_PATH_MAX], tmp[PIANO_PATH_MAX];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     memset(&g.run, 0, sizeof g.run);
@@ -284,48 +372,56 @@ static int make_spool(const char *parent_key)
     g.run.tick0 = piano_now();
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
 
-    snprintf(root, sizeof root, "%s.spool", g.db_path);
+    if ((size_t)snprintf(root, sizeof root, "%s.spool", g.db_path) >= sizeof root ||
+        (size_t)snprintf(tmp, sizeof tmp, "%s/.%s", root, g.run.key) >= sizeof tmp ||
+        (size_t)snprintf(g.dir, sizeof g.dir, "%s/%s", root, g.run.key) >= sizeof g.dir) {
+        say("piano: the path of %s is too long; this run is not recorded", g.db_path);
+        return -1;
+    }
     char why[512];
     if (piano_store_make_parent(g.db_path, why, sizeof why) != 0) {
-        say("piano: %s; this run is not recorded%s", why, "");
+        say("piano: %s; this run is not recorded", why);
         return -1;
     }
     if (mkdir(root, 0700) != 0 && errno != EEXIST) {
         say("piano: cannot create %s: %s; this run is not recorded", root, strerror(errno));
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s/.%s", root, g.run.key);
-    if ((size_t)snprintf(g.dir, sizeof g.dir, "%s/%s", root, g.run.key) >= sizeof g.dir) {
-        say("piano: the path of %s is too long%s; this run is not recorded", root, "");
+    struct stat st;
+    if (lstat(root, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        say("piano: %s is not a folder of this user that only it can write; this run is not recorded", root);
         return -1;
     }
     if (mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
     }
-    snprintf(lock, sizeof lock, "%s/lock", tmp);
-    g.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (g.lock_fd >= 0) {
-        /* Keep the lock's descriptor out of the low numbers a program reuses. */
-        int high = fcntl(g.lock_fd, F_DUPFD_CLOEXEC, 512);
-        if (high >= 0) {
-            close(g.lock_fd);
-            g.lock_fd = high;
-        }
-    }
-    if (g.lock_fd < 0 || flock(g.lock_fd, LOCK_EX) != 0 || rename(tmp, g.dir) != 0) {
-        say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(errno));
+    int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int lock = dfd >= 0 ? openat(dfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    void *map = MAP_FAILED;
+    int ok = lock >= 0 && fstat(dfd, &st) == 0 && flock(lock, LOCK_EX) == 0 &&
+             (map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, lock, 0)) != MAP_FAILED;
+    if (lock >= 0)
+        close(lock);
+    int fns = ok ? openat(dfd, "fns", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = fns >= 0 ? openat(dfd, "run", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
+    int e = errno;
+    if (fns >= 0)
+        close(fns);
+    if (run >= 0)
+        close(run);
+    if (dfd >= 0)
+        close(dfd);
+    if (!ok) {
+        if (map != MAP_FAILED)
+            munmap(map, 4096);
+        say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(e));
         return -1;
     }
-    char fns[4300];
-    snprintf(fns, sizeof fns, "%s/fns", g.dir);
-    int fns_fd = open(fns, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fns_fd < 0) {
-        say("piano: cannot create %s: %s; this run is not recorded", fns, strerror(errno));
-        return -1;
-    }
-    close(fns_fd);
-    save_run_header();
+    g.dir_dev = st.st_dev;
+    g.dir_ino = st.st_ino;
+    g.lock_map = map;
     return 0;
 }
 
@@ -355,11 +451,15 @@ static void piano_start(void)
     g_tsc_fast = g.use_tsc;
     atomic_store(&g.next_fn, 2);
     if (!g.off && !piano_store_default_path(g.db_path, sizeof g.db_path)) {
-        say("piano: %s%sno PIANO_DB and no HOME; this run is not recorded", "", "");
+        say("piano: no PIANO_DB and no HOME; this run is not recorded");
         g.off = 1;
     }
     const char *frame = getenv("PIANO_FRAME");
     g.frame_pattern = frame && *frame ? frame : NULL;
+    if (g.frame_pattern && !g.off && strspn(g.frame_pattern, ", =") == strlen(g.frame_pattern)) {
+        say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
+        g.frame_pattern = NULL;
+    }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {
@@ -396,16 +496,19 @@ static void stack_bounds(struct piano_thread *ts)
 
 /* Maps a fresh state file for thread number n. Falls back to anonymous memory
  * (written out at thread or process end) when the disk is nearly full, since a
- * write to a sparse mapping that the disk cannot back would raise SIGBUS. */
+ * write to a sparse mapping that the disk cannot back would raise SIGBUS, and
+ * when the program's file-size limit is below the file's size. */
 static struct piano_thread *map_thread(uint32_t n, int *anon)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/t%u", g.dir, n);
+    char name[32];
+    snprintf(name, sizeof name, "t%u", n);
     struct statvfs vfs;
+    struct rlimit fsize;
     *anon = 1;
     if (statvfs(g.dir, &vfs) == 0 &&
-        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_THREAD_FILE_SIZE + (1ull << 30)) {
-        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_THREAD_FILE_SIZE + (1ull << 30) &&
+        getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= PIANO_THREAD_FILE_SIZE) {
+        int fd = run_open(name, O_RDWR | O_CREAT | O_TRUNC);
         if (fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0) {
             void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
                            MAP_SHARED | MAP_NORESERVE, fd, 0);
@@ -425,33 +528,16 @@ static struct piano_thread *map_thread(uint32_t n, int *anon)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static struct piano_thread *thread_start_locked(void);
-
-static struct piano_thread *thread_start(void)
+/* Makes the state of thread number n: mapped, its header filled in. Stack
+ * bounds come from `owner` when given (a signal handler's state: no
+ * pthread_getattr_np, which may allocate, in a handler). NULL if it cannot be
+ * mapped. */
+static struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
 {
-    if (tls_ended || tls_starting)
-        return NULL;
-    tls_starting = 1;
-    struct piano_thread *ts = thread_start_locked();
-    tls_starting = 0;
-    return ts;
-}
-
-static struct piano_thread *thread_start_locked(void)
-{
-    if (atomic_load(&g.state) != 2)
-        piano_start();
-    if (g.off || g.finished)
-        return NULL;
-    int saved = errno;
-    uint32_t n = atomic_fetch_add(&g.next_thread, 1);
     int anon;
     struct piano_thread *ts = map_thread(n, &anon);
-    if (!ts) {
-        tls_ended = 1;
-        errno = saved;
+    if (!ts)
         return NULL;
-    }
     ts->magic = PIANO_SPOOL_MAGIC;
     ts->version = PIANO_SPOOL_VERSION;
     ts->thread = n;
@@ -463,15 +549,90 @@ static struct piano_thread *thread_start_locked(void)
     ts->n_nodes = 1;   /* node 0: the root, parent of outermost calls */
     ts->n_pages = 1;   /* page 0: swallows samples when pages run out */
     PIANO_STACK(ts)[0].sp = UINTPTR_MAX;  /* the sentinel is above every frame */
-    stack_bounds(ts);
-    pthread_mutex_lock(&g.threads_lock);
-    ts->next = g.threads;
-    g.threads = ts;
-    pthread_mutex_unlock(&g.threads_lock);
-    pthread_setspecific(g.thread_key, ts);
-    piano_tls = ts;
-    errno = saved;
+    if (owner) {
+        ts->stack_lo = owner->stack_lo;
+        ts->stack_hi = owner->stack_hi;
+    } else {
+        stack_bounds(ts);
+    }
     return ts;
+}
+
+/* Signals wait while piano changes a thread's bookkeeping (its state, the
+ * list of threads): a handler's calls then find it whole. */
+static void signals_hold(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static void signals_release(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* The calling thread has no state (its first call, or piano could not make
+ * one): makes it. NULL when the thread records nothing. */
+static struct piano_thread *thread_start(void)
+{
+    if (tls_starting)
+        return NULL;
+    if (tls_ended) {
+        /* A call piano cannot record (no state could be made for the thread,
+         * or it came after the thread's end): counted, unless the run is stored. */
+        if (!g.finished)
+            __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    tls_starting = 1;
+    if (atomic_load(&g.state) != 2)
+        piano_start();
+    if (g.off || g.finished) {
+        tls_starting = 0;
+        return NULL;
+    }
+    int saved = errno;
+    sigset_t old;
+    signals_hold(&old);
+    struct piano_thread *ts = state_new(atomic_fetch_add(&g.next_thread, 1), NULL);
+    if (ts) {
+        pthread_mutex_lock(&g.threads_lock);
+        ts->next = g.threads;
+        g.threads = ts;
+        pthread_mutex_unlock(&g.threads_lock);
+        pthread_setspecific(g.thread_key, ts);
+        piano_tls = ts;
+    } else {
+        tls_ended = 2;
+        __atomic_fetch_add(&g.run.threads_unrecorded, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
+        say("piano: cannot map a thread's records (%s: an address-space limit?); its calls are counted, "
+            "not timed", strerror(errno));
+    }
+    signals_release(&old);
+    errno = saved;
+    tls_starting = 0;
+    return ts;
+}
+
+static struct piano_thread *signal_state(struct piano_thread *ts)
+{
+    struct piano_thread *sig = __atomic_load_n(&ts->sig, __ATOMIC_ACQUIRE);
+    if (sig || g.finished)
+        return sig;
+    int saved = errno;
+    sigset_t old;
+    signals_hold(&old);
+    sig = state_new(atomic_fetch_add(&g.next_thread, 1), ts);
+    if (sig) {
+        sig->signal_of = ts->thread + 1;
+        memcpy(sig->name, ts->name, sizeof sig->name);
+        __atomic_store_n(&ts->sig, sig, __ATOMIC_RELEASE);
+    }
+    signals_release(&old);
+    errno = saved;
+    return sig;
 }
 
 static void chunk_finish(struct piano_thread *ts);
@@ -501,21 +662,37 @@ static void refresh_name(struct piano_thread *ts, int self)
         memcpy(ts->name, name, sizeof name);
 }
 
-/* pthread key destructor: the thread is ending. Calls it still has in flight
- * (left by pthread_exit, cancellation, or a longjmp nothing reconciled) end
- * with it. Its file stays for the import. */
+/* The end of one state (a thread's, or its signal handlers'): calls still
+ * in flight (left by pthread_exit, cancellation, or a longjmp nothing
+ * reconciled) end now, its frames and an anonymous state go to files. */
+static void state_end(struct piano_thread *ts)
+{
+    close_all(ts, piano_now());
+    ts->dead = 1;
+    chunk_finish(ts);
+    if (ts->anon)
+        dump_anon(ts);
+    munmap(ts, PIANO_THREAD_FILE_SIZE);
+}
+
+static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
+
+/* pthread key destructor: the thread is ending. Other keys' destructors may
+ * still call instrumented functions after this one: glibc runs destructors
+ * again, up to PTHREAD_DESTRUCTOR_ITERATIONS rounds, while one sets its key,
+ * so this one sets its own and ends the thread's records in the last round. */
 static void thread_ended(void *arg)
 {
     struct piano_thread *ts = arg;
-    int saved = errno;
-    piano_tls = NULL;
-    tls_ended = 1;
     if (!ts)
         return;
-    if (!g.finished) {
-        close_all(ts, piano_now());
-        refresh_name(ts, 1);
-    }
+    if (++tls_end_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(g.thread_key, ts) == 0)
+        return;
+    int saved = errno;
+    sigset_t old;
+    signals_hold(&old);
+    piano_tls = NULL;
+    tls_ended = 1;
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread **p = &g.threads; *p; p = &(*p)->next)
         if (*p == ts) {
@@ -523,13 +700,13 @@ static void thread_ended(void *arg)
             break;
         }
     pthread_mutex_unlock(&g.threads_lock);
-    if (!g.finished) {
-        ts->dead = 1;
-        chunk_finish(ts);
-        if (ts->anon)
-            dump_anon(ts);
-        munmap(ts, PIANO_THREAD_FILE_SIZE);
+    if (!g.finished) {   /* else the run is stored: the process is exiting */
+        refresh_name(ts, 1);
+        if (ts->sig)
+            state_end(ts->sig);
+        state_end(ts);
     }
+    signals_release(&old);
     errno = saved;
 }
 
@@ -706,29 +883,32 @@ static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uin
  * memory for an anonymous thread. A full buffer is copied into the next chunk
  * file f<N>.<K> by one write and reused. Mapping a fresh file per chunk instead
  * took a page fault per 4 KiB written: 4x the CPU time (bench/README.md). */
-static void chunk_path(char *out, size_t n, const struct piano_thread *ts, const char *suffix)
-{
-    snprintf(out, n, "%s/f%u.%s", g.dir, ts->thread, suffix);
-}
 
-/* Maps the thread's frame buffer. Returns 0, or -1 (frames are dropped). */
+/* Maps the thread's frame buffer. Returns 0, or -1 with errno set (frames
+ * are dropped). */
 static int buffer_open(struct piano_thread *ts)
 {
-    int saved = errno;
     void *p = MAP_FAILED;
     if (!ts->anon) {
-        char path[4400];
-        chunk_path(path, sizeof path, ts, "w");
-        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        char name[32];
+        snprintf(name, sizeof name, "f%u.w", ts->thread);
+        struct quiet q;
+        quiet_begin(&q);
+        int fd = run_open(name, O_RDWR | O_CREAT | O_TRUNC);
         /* Reserve the blocks now: a full disk then fails here, not as SIGBUS later. */
-        if (fd >= 0 && posix_fallocate(fd, 0, PIANO_CHUNK_SIZE) == 0)
+        int e = fd < 0 ? errno : posix_fallocate(fd, 0, PIANO_CHUNK_SIZE);
+        if (!e)
             p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        else
+            errno = e;
+        e = errno;
         if (fd >= 0)
             close(fd);
+        quiet_end(&q);
+        errno = e;
     } else {
         p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     }
-    errno = saved;
     if (p == MAP_FAILED)
         return -1;
     struct piano_chunk_hdr *h = p;
@@ -737,39 +917,49 @@ static int buffer_open(struct piano_thread *ts)
     h->seq = ts->chunks;
     ts->chunk = p;
     ts->chunk_used = 0;
+    ts->chunk_frames = 0;
     return 0;
 }
 
 /* Stores the buffer's records as chunk file number ts->chunks and empties it.
  * The file appears whole or not at all (rename); the import reads the buffer
  * only while no file has its number, so a crash at any point neither loses
- * nor repeats a frame. Returns 0, or -1 (the buffer is left as it was). */
+ * nor repeats a frame. Returns 0, or -1 with errno set (the buffer is left as
+ * it was). */
 static int buffer_flush(struct piano_thread *ts)
 {
     struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
     if (!h || !ts->chunk_used)
         return 0;
-    int saved = errno;
-    char path[4400], tmp[4400];
-    char k[16];
-    snprintf(k, sizeof k, "%u", ts->chunks);
-    chunk_path(path, sizeof path, ts, k);
-    snprintf(k, sizeof k, "%u.tmp", ts->chunks);
-    chunk_path(tmp, sizeof tmp, ts, k);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    char name[32], tmp[40];
+    snprintf(name, sizeof name, "f%u.%u", ts->thread, ts->chunks);
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    struct quiet q;
+    quiet_begin(&q);
+    int dfd = run_dir_open();
+    int fd = dfd >= 0 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     int ok = fd >= 0 && write_all(fd, ts->chunk, sizeof *h + ts->chunk_used, 0) == 0;
     if (fd >= 0)
         close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        errno = saved;
+    ok = ok && renameat(dfd, tmp, dfd, name) == 0;
+    int e = errno;
+    if (!ok && dfd >= 0)
+        unlinkat(dfd, tmp, 0);
+    if (dfd >= 0)
+        close(dfd);
+    quiet_end(&q);
+    if (!ok) {
+        errno = e;
         return -1;
     }
+    /* A live buffer is read as a seqlock (spool.h): the new seq is seen
+     * before any record written after it. */
     __atomic_store_n(&h->used, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&h->seq, ts->chunks + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     ts->chunks++;
     ts->chunk_used = 0;
-    errno = saved;
+    ts->chunk_frames = 0;
     return 0;
 }
 
@@ -780,12 +970,29 @@ static void chunk_finish(struct piano_thread *ts)
     if (!ts->chunk)
         return;
     if (ts->anon && buffer_flush(ts) != 0) {
-        char path[4400];
-        chunk_path(path, sizeof path, ts, "*");
-        say("piano: cannot write %s: %s; frames lost", path, strerror(errno));
+        ts->frames_dropped += ts->chunk_frames;
+        say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
     }
     munmap(ts->chunk, PIANO_CHUNK_SIZE);
     ts->chunk = NULL;
+}
+
+/* Makes room for a frame record: maps the buffer, or stores a full one.
+ * After a failure (a full disk) it tries again only every 4,096 frames, each
+ * dropped meanwhile. Returns 0, or -1 (the frame is dropped). */
+static __attribute__((noinline)) int frame_room(struct piano_thread *ts, int full)
+{
+    if (g.finished)
+        return -1;   /* the run is stored: frames that end after it are not part of it */
+    if (ts->room_backoff) {
+        ts->room_backoff--;
+        return -1;
+    }
+    if ((full ? buffer_flush(ts) : buffer_open(ts)) == 0)
+        return 0;
+    ts->room_backoff = 4096;
+    say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
+    return -1;
 }
 
 static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32_t depth)
@@ -808,8 +1015,8 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
         ts->frames_dropped++;
         return;
     }
-    if ((!ts->chunk && buffer_open(ts) != 0) ||
-        (sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE && buffer_flush(ts) != 0)) {
+    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE;
+    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full) != 0) {
         ts->frames_dropped++;
         return;
     }
@@ -834,6 +1041,7 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
         prev = fn;
     }
     ts->chunk_used += (uint32_t)(p - start);
+    ts->chunk_frames++;
     ts->chunk_last_end = t;
     /* Publish the record only once it is whole. */
     __atomic_store_n(&((struct piano_chunk_hdr *)ts->chunk)->used, ts->chunk_used, __ATOMIC_RELEASE);
@@ -844,8 +1052,8 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
 
 /* ---------------------------------------------------------------- the hooks */
 
-/* Closes the call in slot d at tick t. Inlined into __piano_exit: this is
- * the per-call path. */
+/* Closes the call in slot d at tick t; the caller then lowers the depth.
+ * Inlined into __piano_exit: this is the per-call path. */
 static inline __attribute__((always_inline)) void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
 {
     struct piano_slot *s = &stack[d];
@@ -874,9 +1082,24 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
         PIANO_TOUCHED(ts)[ts->n_touched++] = s->fn;
     }
     fr->frame_self += self;
-    ts->depth = d - 1;
     if (UNLIKELY(d == ts->frame_depth))
         frame_close(ts, t0, t);
+}
+
+/* A hook's updates of ts are bracketed by the in-hook bit of its depth
+ * (spool.h): a signal handler that runs meanwhile sees it and records its
+ * calls in another state. The store of the new depth, last, commits the
+ * update. Compiler fences only: a handler runs on this thread. */
+static inline __attribute__((always_inline)) void hook_begin(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_store_n(&ts->depth, d | PIANO_DEPTH_IN_HOOK, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline __attribute__((always_inline)) void hook_end(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->depth, d, __ATOMIC_RELAXED);
 }
 
 /* Stack positions a and b belong to the same stack: both on the thread's own
@@ -893,11 +1116,11 @@ static inline int same_stack(const struct piano_thread *ts, uintptr_t a, uintptr
  * the slots below sp (or fn's own at sp) were left by longjmp, or by an
  * exception through code without unwind tables. Close them now. Returns the
  * new depth. */
-static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp, uint32_t fn)
+static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp, uint32_t fn,
+                                                         uint32_t d)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
     uint64_t t = piano_now();
-    uint32_t d = ts->depth;
     while (d > 0 && (stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)) &&
            same_stack(ts, stack[d].sp, sp)) {
         close_slot(ts, stack, d, t);
@@ -906,27 +1129,38 @@ static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts
     return d;
 }
 
-/* Closes the calls above depth `keep` on ts, all ending at tick t. */
-static void close_above(struct piano_thread *ts, uint32_t keep, uint64_t t)
+/* Closes the calls in slots keep+1..top of ts, all ending at tick t.
+ * Returns the new top. */
+static uint32_t close_above(struct piano_thread *ts, uint32_t top, uint32_t keep, uint64_t t)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
-    for (uint32_t d = ts->depth; d > keep; d--)
-        close_slot(ts, stack, d, t);
+    for (; top > keep; top--)
+        close_slot(ts, stack, top, t);
+    return top;
 }
 
 void piano_jumped_to(uint32_t depth)
 {
     struct piano_thread *ts = piano_tls;
-    if (!ts || ts->busy || ts->depth > PIANO_STACK_CAP)
+    if (!ts || ts->busy)
+        return;
+    /* A jump out of a signal handler that interrupted a hook abandons that
+     * hook's update: its state is as before it (depth is its commit). */
+    uint32_t d = ts->depth & ~PIANO_DEPTH_IN_HOOK;
+    if (d > PIANO_STACK_CAP) {
+        ts->depth = d;
         return;   /* untimed deep calls: the next hooks sort them out */
-    close_above(ts, depth, piano_now());
+    }
+    hook_begin(ts, d);
+    d = close_above(ts, d, depth, piano_now());
+    hook_end(ts, d);
 }
 
 /* Closes slot k, below the top: its call ended while the calls above it go on
  * elsewhere (another context's stack). They move down one slot. */
-static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, uint32_t k, uint64_t t)
+static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, uint32_t k, uint32_t d,
+                            uint64_t t)
 {
-    uint32_t d = ts->depth;
     struct piano_slot s = stack[k];
     memmove(&stack[k], &stack[k + 1], (size_t)(d - k) * sizeof *stack);
     stack[d] = s;
@@ -942,16 +1176,17 @@ static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, u
     stack[k - 1].child += total;
 }
 
-/* An exit that is not the top slot's. Its call's slot is the innermost slot of
- * fn at sp. Slots above it on the same stack (deeper, or at the same position:
- * inlined) are calls it made that did not return (longjmp, exceptions through
- * code without unwind tables): they end with it. Slots above it on another
- * stack (a coroutine's, a signal stack) go on. */
-static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_t fn, uintptr_t sp,
-                                                uint64_t t)
+/* An exit that is not the top slot's (top: d). Its call's slot is the
+ * innermost slot of fn at sp. Slots above it on the same stack (deeper, or at
+ * the same position: inlined) are calls it made that did not return (longjmp,
+ * exceptions through code without unwind tables): they end with it. Slots
+ * above it on another stack (a coroutine's, a signal stack) go on. Returns the
+ * new top. */
+static __attribute__((noinline)) uint32_t exit_slow(struct piano_thread *ts, uint32_t fn, uintptr_t sp,
+                                                    uint64_t t, uint32_t d)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
-    uint32_t d = ts->depth, k = d;
+    uint32_t k = d, top = d;
     while (k > 0 && !(stack[k].fn == fn && stack[k].sp == sp) &&
            (!same_stack(ts, stack[k].sp, sp) || stack[k].sp <= sp))
         k--;
@@ -959,12 +1194,13 @@ static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_
         for (uint32_t j = d; j >= k; j--) {
             if (j != k && !same_stack(ts, stack[j].sp, sp))
                 continue;
-            if (j == ts->depth)
+            if (j == top)
                 close_slot(ts, stack, j, t);
             else
-                close_below_top(ts, stack, j, t);
+                close_below_top(ts, stack, j, top, t);
+            top--;
         }
-        return;
+        return top;
     }
     /* No slot at exactly sp (alloca moved the stack pointer): close the deeper
      * slots, then the top one if it is fn's. */
@@ -973,17 +1209,18 @@ static __attribute__((noinline)) void exit_slow(struct piano_thread *ts, uint32_
         d--;
     }
     if (d > 0 && stack[d].fn == fn)
-        close_slot(ts, stack, d, t);
+        close_slot(ts, stack, d--, t);
     /* Otherwise this exit has no matching entry (the entry ran before the
      * thread's state existed, or on another context): ignore it. */
+    return d;
 }
 
 /* Closes every call in flight on ts at tick t (its thread is ending). */
 static void close_all(struct piano_thread *ts, uint64_t t)
 {
-    if (ts->depth > PIANO_STACK_CAP)
-        ts->depth = PIANO_STACK_CAP;
-    close_above(ts, 0, t);
+    uint32_t d = piano_depth(ts->depth);
+    hook_begin(ts, d);
+    hook_end(ts, close_above(ts, d, 0, t));
 }
 
 static __attribute__((noinline)) struct piano_thread *enter_slow(void)
@@ -1004,34 +1241,31 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
     return mono_ns();
 }
 
-static inline __attribute__((always_inline)) void enter_hook(struct piano_site *site, const int tsc)
+static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
+static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
+
+/* Records the entry of a call of site on ts. */
+static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
+                                                           const int tsc)
 {
-    struct piano_thread *ts = piano_tls;
-    if (UNLIKELY(!ts)) {
-        if (!piano_on())
-            return;
-        ts = enter_slow();
-        if (!ts)
-            return;
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        enter_busy(ts, site, d, tsc);
+        return;
     }
+    hook_begin(ts, d);
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(!fn))
         fn = register_site(site, NULL);
-    uint32_t d = ts->depth;
-    if (UNLIKELY(d >= PIANO_STACK_CAP)) {
-        ts->depth = d + 1;
-        ts->deep_calls++;
-        return;
-    }
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     /* The caller's slot is normally above (an inlined call: at the same
      * position). One below, or the same function at the same position, was
      * left by longjmp. */
     if (UNLIKELY(stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)))
-        d = drop_abandoned(ts, sp, fn);
+        d = drop_abandoned(ts, sp, fn, d);
     struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
     uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
     uint32_t node = fr->last_node;
@@ -1042,10 +1276,85 @@ static inline __attribute__((always_inline)) void enter_hook(struct piano_site *
     s->fn = fn;
     s->sp = sp;
     s->child = 0;
-    ts->depth = d + 1;
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     s->t0 = clock_now(tsc);
+    hook_end(ts, d + 1);
+}
+
+/* Records the exit, at tick t, of a call of site on ts. */
+static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
+                                                          uint64_t t)
+{
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        exit_busy(ts, site, d, t);
+        return;
+    }
+    hook_begin(ts, d);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
+        d = exit_slow(ts, fn, sp, t, d);
+    } else {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    hook_end(ts, d);
+}
+
+/* The state that records the calls of signal handlers run while a hook of ts
+ * was interrupted: made at the first such call, NULL if it cannot be. */
+static struct piano_thread *signal_state(struct piano_thread *ts);
+
+/* An entry on ts at depth word d, past the fast path: calls nested deeper
+ * than the shadow stack are only counted by depth; a call made by a signal
+ * handler while one of ts's hooks was interrupted goes to ts's signal state. */
+static __attribute__((noinline)) void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
+                                                 int tsc)
+{
+    if (!(d & PIANO_DEPTH_IN_HOOK)) {
+        ts->depth = d + 1;
+        ts->deep_calls++;
+        return;
+    }
+    struct piano_thread *sig = ts->signal_of ? NULL : signal_state(ts);
+    if (!sig) {
+        /* A signal within a signal handler's hook (its exit is dropped too),
+         * or no state could be made for it. */
+        __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (tsc)
+        enter_on(sig, site, 1);
+    else
+        enter_on(sig, site, 0);
+}
+
+static __attribute__((noinline)) void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
+                                                uint64_t t)
+{
+    if (!(d & PIANO_DEPTH_IN_HOOK)) {
+        ts->depth = d - 1;
+        return;
+    }
+    struct piano_thread *sig = ts->signal_of ? NULL : __atomic_load_n(&ts->sig, __ATOMIC_ACQUIRE);
+    if (sig)
+        exit_on(sig, site, t);
+}
+
+static inline __attribute__((always_inline)) void enter_hook(struct piano_site *site, const int tsc)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts)) {
+        if (!piano_on())
+            return;
+        ts = enter_slow();
+        if (!ts)
+            return;
+    }
+    enter_on(ts, site, tsc);
 }
 
 static inline __attribute__((always_inline)) void exit_hook(struct piano_site *site, const int tsc)
@@ -1053,20 +1362,7 @@ static inline __attribute__((always_inline)) void exit_hook(struct piano_site *s
     struct piano_thread *ts = piano_tls;
     if (UNLIKELY(!ts))
         return;
-    uint64_t t = clock_now(tsc);
-    uint32_t d = ts->depth;
-    if (UNLIKELY(d > PIANO_STACK_CAP)) {
-        ts->depth = d - 1;
-        return;
-    }
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    struct piano_slot *stack = PIANO_STACK(ts);
-    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
-        exit_slow(ts, fn, sp, t);
-        return;
-    }
-    close_slot(ts, stack, d, t);
+    exit_on(ts, site, clock_now(tsc));
 }
 
 static __attribute__((noinline)) void enter_tsc(struct piano_site *site) { enter_hook(site, 1); }
@@ -1195,7 +1491,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t));
     ts->n_pages = 1;
     struct piano_slot *stack = PIANO_STACK(ts);
-    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth : PIANO_STACK_CAP;
+    uint32_t depth = piano_depth(ts->depth);
     for (uint32_t i = 1; i <= depth; i++) {
         stack[i].t0 = now;
         stack[i].child = 0;
@@ -1220,7 +1516,7 @@ static int write_state(int fd, const struct piano_thread *ts)
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
     /* The slots in use, and one more: the last closed call's end tick. */
-    uint32_t depth = ts->depth < PIANO_STACK_CAP ? ts->depth + 1 : PIANO_STACK_CAP;
+    uint32_t depth = piano_depth(ts->depth) < PIANO_STACK_CAP ? piano_depth(ts->depth) + 1 : PIANO_STACK_CAP;
     struct { uint64_t off, len; } parts[] = {
         { 0, 4096 },
         { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
@@ -1241,9 +1537,7 @@ static int write_state(int fd, const struct piano_thread *ts)
  * same address so that nothing pointing into it changes. */
 static int clone_state(struct piano_thread *ts)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/t0", g.dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = run_open("t0", O_RDWR | O_CREAT | O_TRUNC);
     if (fd < 0 || ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0) {
         if (fd >= 0)
             close(fd);
@@ -1269,9 +1563,16 @@ static void atfork_child(void)
         return;
     }
     struct piano_thread *self = piano_tls;
-    /* The other threads do not exist here; their files belong to the parent. */
+    /* The other threads do not exist here, nor do signal handlers' calls in
+     * flight; their files belong to the parent. */
     for (struct piano_thread *t = g.threads, *next; t; t = next) {
         next = t->next;
+        if (t->sig) {
+            if (t->sig->chunk)
+                munmap(t->sig->chunk, PIANO_CHUNK_SIZE);
+            munmap(t->sig, PIANO_THREAD_FILE_SIZE);
+            t->sig = NULL;
+        }
         if (t == self)
             continue;
         if (t->chunk)
@@ -1283,11 +1584,13 @@ static void atfork_child(void)
         munmap(self->chunk, PIANO_CHUNK_SIZE);   /* the parent's buffer: the child maps its own */
         self->chunk = NULL;
     }
-    char parent_key[64], parent_fns[4300];
+    char parent_key[64], parent_fns[PIANO_PATH_MAX + 8];
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     snprintf(parent_fns, sizeof parent_fns, "%s/fns", g.dir);
-    close(g.lock_fd);   /* the parent's lock stays held through the parent's descriptor */
-    g.lock_fd = -1;
+    /* The parent's lock stays held through the parent's mapping. */
+    if (g.lock_map)
+        munmap(g.lock_map, 4096);
+    g.lock_map = NULL;
     if (make_spool(parent_key) != 0) {
         fork_release_parent();
         set_off();
@@ -1322,15 +1625,17 @@ static void atfork_child(void)
 /* Writes an anonymous thread state into its file (used regions only). */
 static void dump_anon(struct piano_thread *ts)
 {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/t%u", g.dir, ts->thread);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    int bad = ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0 || write_state(fd, ts) != 0;
-    if (bad)
-        say("piano: cannot write %s: %s; that thread's figures are lost", path, strerror(errno));
-    close(fd);
+    char name[32];
+    snprintf(name, sizeof name, "t%u", ts->thread);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(name, O_RDWR | O_CREAT | O_TRUNC);
+    int ok = fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0 && write_state(fd, ts) == 0;
+    if (!ok)
+        say("piano: cannot write %s in %s: %s; that thread's figures are lost", name, g.dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
 }
 
 /* Sorts v in place. Not qsort: that may call malloc, and a program's own
@@ -1387,13 +1692,47 @@ static __attribute__((noinline)) double measure_overhead(void)
     return per_call > 0 ? per_call : 0;
 }
 
+/* Writes an anonymous state's frame buffer, as it is now, into its f<N>.w
+ * file for the import (the thread may go on recording in it: the buffer stays
+ * mapped). */
+static void snapshot_anon_buffer(struct piano_thread *ts)
+{
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
+    if (!h)
+        return;
+    char name[32];
+    snprintf(name, sizeof name, "f%u.w", ts->thread);
+    int fd = run_open(name, O_WRONLY | O_CREAT | O_TRUNC);
+    size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
+    struct piano_chunk_hdr copy = { h->magic, used, __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) };
+    int ok = fd >= 0 && write_all(fd, &copy, sizeof copy, 0) == 0 &&
+             write_all(fd, ts->chunk + sizeof copy, used, sizeof copy) == 0;
+    if (!ok) {
+        ts->frames_dropped += ts->chunk_frames;
+        say("piano: cannot write %s: %s; its frames are counted as dropped", name, strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
 /* Stores this run: called once, at exit (a library destructor runs after the
- * program's own atexit handlers and static destructors). */
+ * program's own atexit handlers and static destructors). Other threads may
+ * still be recording: their states and buffers stay mapped, and the import
+ * reads a copy of what they hold now. */
 static void piano_finish(void)
 {
     if (atomic_load(&g.state) != 2 || g.off || g.finished)
         return;
     int saved = errno;
+    if ((uint32_t)getpid() != g.run.pid) {
+        /* A child made without fork's handlers (a raw clone): the spool is
+         * its parent's, still live. */
+        g.finished = 1;
+        errno = saved;
+        return;
+    }
+    struct quiet q;
+    quiet_begin(&q);
     struct piano_thread *self = piano_tls;
     if (self)
         self->busy = 1;
@@ -1405,31 +1744,37 @@ static void piano_finish(void)
      * own calls (a program's instrumented malloc, used by SQLite). */
     piano_tls = NULL;
     tls_ended = 1;
-    save_run_header();
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread *t = g.threads; t; t = t->next) {
         refresh_name(t, t == self);
-        if (t->anon) {
-            if (t->chunk)
-                chunk_finish(t);
-            dump_anon(t);
-        }
+        for (struct piano_thread *s = t; s; s = s == t ? t->sig : NULL)
+            if (s->anon) {
+                snapshot_anon_buffer(s);
+                dump_anon(s);
+            }
     }
     pthread_mutex_unlock(&g.threads_lock);
+    save_run_header();
     char err[512] = "";
+    /* A database another process holds locked delays the exit by at most
+     * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
     sqlite3 *db = piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    if (db)
+        sqlite3_busy_timeout(db, PIANO_EXIT_WAIT_MS);
     if (!db) {
-        say("piano: %s; the run stays in %s", err, g.dir);
+        say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
     } else {
         int r = piano_import_spool(db, g.dir, 1, err, sizeof err);
         if (r < 0)
-            say("piano: cannot store the run: %s; it stays in %s", err, g.dir);
+            say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err,
+                g.dir);
         else
             piano_spool_remove(g.dir);
         sqlite3_close(db);
     }
     if (self)
         self->busy = 0;
+    quiet_end(&q);
     errno = saved;
 }
 

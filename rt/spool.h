@@ -106,9 +106,14 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     uint32_t chunks;         /* frame chunk files stored (the buffer holds the next) */
     uint32_t chunk_used;     /* bytes of records in the buffer */
     uint64_t chunk_last_end; /* end tick of the buffer's last record: the next start is coded from it */
+    uint64_t chunk_frames;   /* records in the buffer: counted as dropped if it cannot be stored */
+    uint32_t room_backoff;   /* frames to drop before trying again to store the buffer */
+    uint32_t pad3;
     uintptr_t stack_lo, stack_hi;   /* this thread's stack, for longjmp reconciliation */
     unsigned char *chunk;    /* process-local: the mapped frame buffer */
     struct piano_thread *next;      /* process-local: list of live threads */
+    struct piano_thread *sig;       /* process-local: the state of this thread's signal handlers
+                                     * run while one of its hooks was interrupted, or NULL */
 };
 
 /* A thread's depth as a reader outside its hooks may use it: without the
