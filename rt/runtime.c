@@ -450,8 +450,10 @@ static void piano_start(void)
     g.use_tsc = tsc_usable();
     g_tsc_fast = g.use_tsc;
     atomic_store(&g.next_fn, 2);
-    if (!g.off && !piano_store_default_path(g.db_path, sizeof g.db_path)) {
-        say("piano: no PIANO_DB and no HOME; this run is not recorded");
+    /* Resolved once: a program that later chdirs keeps its database. */
+    char why[512];
+    if (!g.off && piano_store_resolve_path(NULL, g.db_path, sizeof g.db_path, why, sizeof why) != 0) {
+        say("piano: %s; this run is not recorded", why);
         g.off = 1;
     }
     const char *frame = getenv("PIANO_FRAME");
