@@ -1,24 +1,36 @@
 /*
  * import.h - moving a process's spool (its memory-mapped per-thread records)
  * into the database.
+ *
+ * A spool is read as untrusted input: its threads may still be recording (the
+ * runtime stores its own run at exit while other threads go on), it may be
+ * damaged, and on a shared machine someone else may have planted files in it.
+ * Folders are used only when this user owns them and nobody else can write
+ * them; files are opened relative to them, never through a symbolic link.
  */
 #ifndef PIANO_IMPORT_H
 #define PIANO_IMPORT_H
 #include <sqlite3.h>
 #include <stddef.h>
 
-/* Imports every spool left by a process that is gone (crashed, killed, exec'd)
- * next to the database at db_path, marking those runs 'recovered'. Spools of
- * live processes are left alone. Returns the number of runs imported, or -1
- * with a one-line reason in err. */
+/* Imports every spool left by a process that is gone (crashed, killed, exec'd:
+ * its lock is free, or it has none) next to the database at db_path, marking
+ * those runs 'recovered'. Spools of live processes are left alone. A spool
+ * stored with parts that could not be read is kept as <folder>.damaged (and
+ * skipped from then on); one that cannot be stored at all stays where it is.
+ * Returns the number of runs imported, or -1 with a one-line message in err
+ * naming what was refused, kept or skipped (the runs that could be imported
+ * are). */
 int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn);
 
-/* Imports the spool folder dir as one run ('complete' if the run header says
- * it ended normally, else 'recovered'). Returns 1 if stored, 0 if that run
- * was already stored, -1 with a one-line reason in err. */
+/* Imports the spool folder dir as one run ('complete' if complete or the run
+ * header says it ended normally, else 'recovered'). Returns 1 if stored (err
+ * then names what could not be read, or is ""), 0 if there was nothing to
+ * store (that run was stored before, or it is a forked child that recorded
+ * nothing of its own), -1 with a one-line reason in err. */
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn);
 
-/* Deletes a spool folder and the files in it. */
+/* Deletes a spool folder and the files in it (never following a link). */
 void piano_spool_remove(const char *dir);
 
 #endif

@@ -23,7 +23,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 3
+#define PIANO_SCHEMA_VERSION 4
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -66,6 +66,7 @@
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
 "  hist_self BLOB, hist_total BLOB,\n" \
 "  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
+"  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended, timed to its end: included in calls\n" \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \
@@ -89,7 +90,7 @@
 "  fns BLOB NOT NULL,\n" \
 "  PRIMARY KEY(run, seq)\n" \
 ") WITHOUT ROWID;\n" \
-"CREATE TABLE IF NOT EXISTS unfinished( -- calls still in flight when the run ended\n" \
+"CREATE TABLE IF NOT EXISTS unfinished( -- calls still in flight when the run ended (counted in stats since schema 4)\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  thread INTEGER NOT NULL, depth INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
 "  start_ns INTEGER NOT NULL, elapsed_ns INTEGER NOT NULL,\n" \
@@ -105,5 +106,11 @@
 #define PIANO_SCHEMA_MIGRATE_1 \
 "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;\n" \
 "ALTER TABLE runs ADD COLUMN calls_untimed INTEGER NOT NULL DEFAULT 0;\n"
+
+/* From version 3 to 4: calls in flight at the end count as calls (stats.unfinished
+ * says how many of them). Runs stored before keep 0: their calls in flight are
+ * only in the unfinished table, not in calls. */
+#define PIANO_SCHEMA_MIGRATE_3 \
+"ALTER TABLE stats ADD COLUMN unfinished INTEGER NOT NULL DEFAULT 0;\n"
 
 #endif
