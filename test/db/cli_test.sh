@@ -73,18 +73,18 @@ EOF
 # helper (b.c): 200 child calls cost more than its self time: clamped at 0.
 expect report_json "$P" report --db "$B" --json <<'EOF'
 [
-  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678},
-  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
-  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300},
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148},
-  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0},
-  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0}
+  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678, "unfinished": 0},
+  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "unfinished": 0},
+  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300, "unfinished": 0},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148, "unfinished": 0},
+  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "unfinished": 0},
+  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "unfinished": 0}
 ]
 EOF
 expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
-function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes
-resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678
-parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,unfinished
+resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678,0
+parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000,0
 EOF
 expect report_top_sort "$P" report --db "$B" --top 3 --sort calls <<'EOF'
 Function            Calls       Self        p50        p99   Allocs      Bytes
@@ -136,8 +136,8 @@ EOF
 expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
 [
   {"thread": 1, "tid": 1005, "name": "worker \"w\"", "functions": [
-    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000},
-    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100}
+    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "unfinished": 0},
+    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100, "unfinished": 0}
   ]}
 ]
 EOF

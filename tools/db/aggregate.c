@@ -79,6 +79,16 @@ static int same_key(const fnrow *row, const char *name, const char *file, int64_
            (!by_line || row->line == line);
 }
 
+/* Whether stats has the column unfinished (schema 4: a database of schema 3
+ * opened read-only is read as it is). */
+int pdb_has_unfinished(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'unfinished'");
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return has;
+}
+
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
@@ -86,11 +96,11 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s "
+             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s "
              "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
              "ORDER BY f.name, f.file, f.line",
-             p->has_child_calls ? "s.child_calls" : "0");
+             p->has_child_calls ? "s.child_calls" : "0", pdb_has_unfinished(p) ? "s.unfinished" : "0");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
@@ -120,6 +130,7 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
         cur->frees = sat_add(cur->frees, sqlite3_column_int64(st, 8));
         cur->free_bytes = sat_add(cur->free_bytes, sqlite3_column_int64(st, 9));
         cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, 12));
+        cur->unfinished = sat_add(cur->unfinished, sqlite3_column_int64(st, 13));
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, 10 + h);
             size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);

@@ -123,6 +123,7 @@ typedef struct {
     int64_t line;
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
+    int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
@@ -139,6 +140,8 @@ enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4 };
  * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
+/* Whether stats.unfinished exists (schema 4 on). */
+int pdb_has_unfinished(pdb *p);
 /* Sorts by key (self|total|calls|p50|p99|allocs|bytes); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 int64_t corrected_ns(int64_t raw, double overhead);

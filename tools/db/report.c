@@ -7,25 +7,28 @@
 
 static const char *report_keys[] = {"function", "file", "line", "calls", "self_ns", "total_ns",
                                     "p50_ns", "p99_ns", "p50_total_ns", "p99_total_ns", "allocs",
-                                    "alloc_bytes", "frees", "free_bytes"};
+                                    "alloc_bytes", "frees", "free_bytes", "unfinished"};
+#define N_KEYS ((int)(sizeof report_keys / sizeof *report_keys))
+#define N_VALUES (N_KEYS - 3)   /* after function, file, line */
 
-static void row_values(const fnrow *r, int64_t v[11])
+static void row_values(const fnrow *r, int64_t v[N_VALUES])
 {
-    int64_t t[11] = {r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns, r->p50_total_ns,
-                     r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees, r->free_bytes};
+    int64_t t[N_VALUES] = {r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns, r->p50_total_ns,
+                           r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees, r->free_bytes,
+                           r->unfinished};
     memcpy(v, t, sizeof t);
 }
 
 static void json_row(FILE *f, const fnrow *r)
 {
-    int64_t v[11];
+    int64_t v[N_VALUES];
     row_values(r, v);
     fputs("{\"function\": ", f);
     json_str(f, r->name);
     fputs(", \"file\": ", f);
     json_str(f, r->file);
     fprintf(f, ", \"line\": %lld", (long long)r->line);
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < N_VALUES; i++)
         fprintf(f, ", \"%s\": %lld", report_keys[3 + i], (long long)v[i]);
     fputc('}', f);
 }
@@ -46,7 +49,7 @@ static void csv_header(FILE *f, int threads)
 {
     if (threads)
         fputs("thread,tid,thread_name,", f);
-    for (int i = 0; i < 14; i++)
+    for (int i = 0; i < N_KEYS; i++)
         fprintf(f, "%s%s", i ? "," : "", report_keys[i]);
     fputc('\n', f);
 }
@@ -55,31 +58,38 @@ static void csv_rows(FILE *f, const fnset *s, size_t shown, const char *prefix)
 {
     for (size_t i = 0; i < shown; i++) {
         const fnrow *r = &s->v[i];
-        int64_t v[11];
+        int64_t v[N_VALUES];
         row_values(r, v);
         fputs(prefix, f);
         csv_str(f, r->name);
         fputc(',', f);
         csv_str(f, r->file);
         fprintf(f, ",%lld", (long long)r->line);
-        for (int k = 0; k < 11; k++)
+        for (int k = 0; k < N_VALUES; k++)
             fprintf(f, ",%lld", (long long)v[k]);
         fputc('\n', f);
     }
 }
 
-/* The table of the contract: Function Calls Self p50 p99 Allocs Bytes. */
-static void table_rows(FILE *f, const fnset *s, size_t shown, int color)
+/* The table of the contract: Function Calls Self p50 p99 Allocs Bytes. The
+ * calls of a function some of whose calls were in flight at the end are
+ * marked (3*; run_footer says what the mark means). Returns the calls marked. */
+static int64_t table_rows(FILE *f, const fnset *s, size_t shown, int color)
 {
     static const char *hdr[] = {"Function", "Calls", "Self", "p50", "p99", "Allocs", "Bytes"};
     static const int minw[] = {20, 5, 11, 11, 11, 9, 11};
     table t;
     table_init(&t, 7, hdr, minw);
+    int64_t marked = 0;
+    for (size_t i = 0; i < shown; i++)
+        marked = sat_add(marked, s->v[i].unfinished > 0 ? s->v[i].unfinished : 0);
     for (size_t i = 0; i < shown; i++) {
         const fnrow *r = &s->v[i];
         char name[256], calls[32], self[32], p50[32], p99[32], allocs[32], bytes[32];
         fmt_cut(name, sizeof name, r->label, 60);
-        snprintf(calls, sizeof calls, "%lld", (long long)r->calls);
+        /* unmarked figures keep a space where the mark goes, so digits align */
+        snprintf(calls, sizeof calls, "%lld%s", (long long)r->calls,
+                 r->unfinished > 0 ? "*" : marked ? " " : "");
         fmt_ns(self, sizeof self, (double)r->self_ns);
         fmt_ns(p50, sizeof p50, (double)r->p50_ns);
         fmt_ns(p99, sizeof p99, (double)r->p99_ns);
@@ -93,6 +103,7 @@ static void table_rows(FILE *f, const fnset *s, size_t shown, int color)
     if (shown < s->n)
         fprintf(f, "(%zu more function%s hidden: --top N or --all shows them)\n", s->n - shown,
                 s->n - shown == 1 ? "" : "s");
+    return marked;
 }
 
 static void frames_line(FILE *f, int64_t frames, int64_t dropped)
@@ -115,9 +126,28 @@ static size_t shown_rows(const pdb_opts *o, size_t n, int machine)
     return limit < n ? limit : n;
 }
 
-static void run_footer(FILE *f, pdb *p, const run_info *r)
+/* The calls in flight at the end of run `run` that its calls do not include:
+ * those of runs stored before schema 4, which listed them only. */
+static int64_t uncounted_unfinished(pdb *p, int64_t run)
 {
-    int64_t unfinished = pdb_unfinished_count(p, r->id);
+    if (!pdb_has_unfinished(p))
+        return pdb_unfinished_count(p, run);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT (SELECT count(*) FROM unfinished WHERE run = ?1) - "
+                                      "(SELECT coalesce(sum(unfinished), 0) FROM stats WHERE run = ?1)");
+    sqlite3_bind_int64(st, 1, run);
+    int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* What the tables above left unsaid; marked: the calls marked in them. */
+static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
+{
+    int recovered = strcmp(r->status, "recovered") == 0;
+    if (marked > 0)
+        fprintf(f, "* includes %lld call%s unfinished at the end of the run (timed to %s)\n", (long long)marked,
+                marked == 1 ? "" : "s", recovered ? "the last moment the run was seen alive" : "its end");
+    int64_t unfinished = uncounted_unfinished(p, r->id);
     if (unfinished > 0)
         fprintf(f, "%lld call%s unfinished (run ended inside them)\n", (long long)unfinished,
                 unfinished == 1 ? "" : "s");
@@ -127,7 +157,7 @@ static void run_footer(FILE *f, pdb *p, const run_info *r)
     if (r->calls_untimed > 0)
         fprintf(f, "%lld call%s nested too deep to be timed or counted\n",
                 (long long)r->calls_untimed, r->calls_untimed == 1 ? "" : "s");
-    if (strcmp(r->status, "recovered") == 0)
+    if (recovered)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
 }
 
@@ -162,11 +192,11 @@ int cmd_report(pdb *p, const pdb_opts *o)
             csv_header(f, 0);
             csv_rows(f, &s, shown, "");
         } else {
-            table_rows(f, &s, shown, p->color);
+            int64_t marked = table_rows(f, &s, shown, p->color);
             fputc('\n', f);
             frames_line(f, pdb_frame_count(p, r.id, o->thread_set ? o->thread : -1),
                         o->thread_set ? 0 : r.frames_dropped);
-            run_footer(f, p, &r);
+            run_footer(f, p, &r, marked);
         }
         fnset_free(&s);
         pdb_run_free(&r);
@@ -186,6 +216,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
     else if (o->csv)
         csv_header(f, 1);
     int n = 0;
+    int64_t marked = 0;
     while (pdb_step(p, st) == SQLITE_ROW) {
         long thread = (long)sqlite3_column_int64(st, 0);
         int64_t tid = sqlite3_column_int64(st, 1);
@@ -222,7 +253,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
                 fputs(name, f);
             }
             fputs(")\n", f);
-            table_rows(f, &s, shown, p->color);
+            marked = sat_add(marked, table_rows(f, &s, shown, p->color));
             frames_line(f, pdb_frame_count(p, r.id, thread), 0);
         }
         fnset_free(&s);
@@ -236,7 +267,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
             fputs("no threads recorded\n", f);
         fputc('\n', f);
         frames_line(f, pdb_frame_count(p, r.id, -1), r.frames_dropped);
-        run_footer(f, p, &r);
+        run_footer(f, p, &r, marked);
     }
     pdb_run_free(&r);
     return 0;
