@@ -1297,7 +1297,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     sqlite3_bind_int64(upd, 1, since(j.end > j.seen ? j.end : j.seen, run.tick0, npt));
     sqlite3_bind_int64(upd, 2, count64(j.frames_dropped));
     sqlite3_bind_int64(upd, 3, count64(j.samples_dropped));
-    sqlite3_bind_int64(upd, 4, count64(j.calls_untimed));
+    /* The calls on threads whose records could not be made (runtime.c). */
+    sqlite3_bind_int64(upd, 4, count64(j.calls_untimed + run.calls_unrecorded));
     sqlite3_bind_int64(upd, 5, j.run_id);
     step = sqlite3_step(upd);
     sqlite3_finalize(upd);

@@ -610,7 +610,7 @@ static struct piano_thread *thread_start(void)
         __atomic_fetch_add(&g.run.threads_unrecorded, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
         say("piano: cannot map a thread's records (%s: an address-space limit?); its calls are counted, "
-            "not timed", strerror(errno));
+            "not recorded", strerror(errno));
     }
     signals_release(&old);
     errno = saved;

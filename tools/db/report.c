@@ -155,7 +155,8 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
         fprintf(f, "%lld call%s missing from p50/p99 (histogram memory ran out)\n",
                 (long long)r->samples_dropped, r->samples_dropped == 1 ? "" : "s");
     if (r->calls_untimed > 0)
-        fprintf(f, "%lld call%s nested too deep to be timed or counted\n",
+        fprintf(f, "%lld call%s left out of the figures (nested too deep, or on a thread piano could not "
+                   "record: see the run's piano: line)\n",
                 (long long)r->calls_untimed, r->calls_untimed == 1 ? "" : "s");
     if (recovered)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
