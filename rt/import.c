@@ -795,12 +795,17 @@ static int import_state(struct job *j, const struct thread_in *t)
     }
     if (n_nodes)
         nodes[0].parent = nodes[0].fn = 0;
+    uint32_t bad = 0;
     for (uint32_t i = 1; i < n_nodes; i++) {
+        bad += nodes[i].parent >= i || nodes[i].fn >= PIANO_FN_CAP;
         if (nodes[i].parent >= i)
             nodes[i].parent = 0;
         if (nodes[i].fn >= PIANO_FN_CAP)
             nodes[i].fn = 0;
     }
+    /* (a live thread adds nodes, never changes one: this is damage) */
+    if (bad)
+        note(j, "t%u: %u damaged context%s (parent or function out of range)", t->number, bad, bad == 1 ? "" : "s");
     if (orphans)
         for (uint32_t i = PIANO_NODE_CAP; i < PIANO_NODES_TOTAL; i++) {
             memcpy(&nodes[i], &live[i], sizeof *nodes);

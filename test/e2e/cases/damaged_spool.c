@@ -1,0 +1,20 @@
+// PIANO_FNS: frame,work,work_more
+// EXIT: 137
+// SIGKILL after 500,000 frames (a stored chunk file and the buffer): the
+// check damages copies of the spool (chunks = 0xffffffff, a cycle in the
+// calling contexts, a truncated thread file, one truncated into its header,
+// no lock file) and each is imported without hanging, keeping what is good.
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile unsigned sink;
+void work(int i) { sink += (unsigned)i; }
+void work_more(int i) { sink ^= (unsigned)i; }
+void frame(int i) { work(i); work_more(i); }
+int main(void) {
+    for (int i = 0; i < 500000; i++) frame(i);
+    printf("before\n");
+    fflush(stdout);
+    kill(getpid(), SIGKILL);
+    return 0;
+}
