@@ -583,7 +583,8 @@ static int add_records(struct job *j, const unsigned char *p, size_t len, uint32
     return push(&j->spans, &j->n_spans, &j->cap_spans, &s, sizeof s);
 }
 
-/* Adds chunk file f<number>.<k>'s records. Returns 0, or -1 (out of memory). */
+/* Adds chunk file f<number>.<k>'s records. Returns 1, 0 when it cannot be
+ * read (named), or -1 (out of memory). */
 static int add_chunk(struct job *j, uint32_t number, uint64_t k)
 {
     char name[48];
@@ -602,7 +603,7 @@ static int add_chunk(struct job *j, uint32_t number, uint64_t k)
     }
     if (keep_map(j, c))
         return -1;
-    return add_records(j, c.p + sizeof *h, (size_t)used, number, name);
+    return add_records(j, c.p + sizeof *h, (size_t)used, number, name) ? -1 : 1;
 }
 
 /* The frames of every thread: every chunk file f<N>.<K> with K below the
@@ -627,8 +628,9 @@ static int collect_frames(struct job *j)
             uint64_t k = v[c].k;
             if (t->has_buf && k > t->buf_seq)
                 continue;
-            stored_s |= t->has_buf && k == t->buf_seq;
-            rc = add_chunk(j, t->number, k);
+            int r = add_chunk(j, t->number, k);
+            stored_s |= t->has_buf && k == t->buf_seq && r == 1;
+            rc = r < 0 ? -1 : 0;
         }
         if (rc == 0 && t->has_buf && !stored_s && t->buf_len) {
             char what[32];
