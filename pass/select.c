@@ -24,7 +24,7 @@ struct piano_select {
     size_t n_includes;
 };
 
-#define EXPECTED "expected NAME, =NAME, file:SUFFIX, * or !PATTERN, comma-separated"
+#define EXPECTED "expected NAME, =NAME, file:SUFFIX, file:FOLDER/, * or !PATTERN, comma-separated"
 
 /* Copy [s, s+len) into buf for an error message, escaping control bytes. */
 static void quote_item(char *buf, size_t buflen, const char *s, size_t len)
@@ -191,41 +191,191 @@ static int ends_with(const char *s, const char *suffix)
     return ls >= lx && memcmp(s + ls - lx, suffix, lx) == 0;
 }
 
-static int pattern_matches(const struct pattern *p, const char *name,
-                           const char *file)
+/* The operator tokens that hold '<' or '>' ("operator<<", "operator->"...),
+ * longest first: after "operator" they are part of the name, not template
+ * brackets. */
+static size_t operator_token(const char *s)
 {
+    static const char *const ops[] = {"<=>", "<<=", ">>=", "->*", "<<", ">>",
+                                      "<=", ">=", "->", "<", ">", NULL};
+    for (const char *const *o = ops; *o; o++)
+        if (strncmp(s, *o, strlen(*o)) == 0)
+            return strlen(*o);
+    return 0;
+}
+
+static int is_ident(unsigned char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9');
+}
+
+size_t piano_select_strip_targs(const char *name, char *out, size_t outlen)
+{
+    size_t o = 0, depth = 0, parens = 0;
+    for (size_t i = 0; name[i];) {
+        /* "operator<", "operator->"...: copied as they are. */
+        if (depth == 0 && i >= 8 && memcmp(name + i - 8, "operator", 8) == 0 &&
+            (i == 8 || !is_ident((unsigned char)name[i - 9]))) {
+            size_t k = operator_token(name + i);
+            for (size_t j = 0; j < k; j++)
+                if (o + 1 < outlen)
+                    out[o++] = name[i + j];
+            if (k) {
+                i += k;
+                continue;
+            }
+        }
+        char c = name[i++];
+        if (depth > 0) {
+            /* Inside template arguments: a '>' in parentheses (an
+             * expression such as (1>2)) does not close them. */
+            if (c == '(')
+                parens++;
+            else if (c == ')' && parens)
+                parens--;
+            else if (c == '<' && !parens)
+                depth++;
+            else if (c == '>' && !parens)
+                depth--;
+            continue;
+        }
+        if (c == '<') {
+            depth = 1;
+            parens = 0;
+            continue;
+        }
+        if (o + 1 < outlen)
+            out[o++] = c;
+    }
+    /* "Foo<int> " before a parameter list never occurs here (names come
+     * without parameters), but a conversion "operator Foo<int>" would leave
+     * a trailing space. */
+    while (o > 0 && out[o - 1] == ' ')
+        o--;
+    if (outlen)
+        out[o < outlen ? o : outlen - 1] = '\0';
+    return o;
+}
+
+/* "std::", "__gnu_cxx::": a pattern that names system code on purpose. */
+static int names_system(const char *text)
+{
+    return strncmp(text, "std::", 5) == 0 || strncmp(text, "::std::", 7) == 0 ||
+           strncmp(text, "__gnu_cxx::", 11) == 0;
+}
+
+/* Whether a folder pattern ("src/net/", "/abs/dir/") holds file: its
+ * components, at the start of file or right after a '/'. */
+static int in_folder(const char *file, const char *dir)
+{
+    size_t ld = strlen(dir);
+    if (dir[0] == '.' && dir[1] == '/') { /* "./src/": the same as "src/" */
+        dir += 2;
+        ld -= 2;
+    }
+    if (ld == 0)
+        return 0;
+    if (strncmp(file, dir, ld) == 0)
+        return 1;
+    if (dir[0] == '/')
+        return 0; /* absolute: a prefix only */
+    for (const char *p = strchr(file, '/'); p; p = strchr(p + 1, '/'))
+        if (strncmp(p + 1, dir, ld) == 0)
+            return 1;
+    return 0;
+}
+
+/* The names a function is seen under: with and without template arguments. */
+struct fn_names {
+    const char *full;     /* as demangled, without parameters */
+    const char *stripped; /* template arguments removed */
+    const char *file;
+    int system;
+};
+
+/* How one pattern matches a function: 0 (not), MATCH_BROAD (a substring or
+ * '*') or MATCH_NAMED (=name, the whole name or its last '::' parts, a file
+ * pattern). */
+enum { MATCH_NONE = 0, MATCH_BROAD = 1, MATCH_NAMED = 2 };
+
+static int pattern_matches(const struct pattern *p, const struct fn_names *fn)
+{
+    const char *name = p->text && strchr(p->text, '<') ? fn->full : fn->stripped;
     switch (p->kind) {
     case K_ALL:
-        return 1;
+        return MATCH_BROAD;
     case K_EXACT:
-        return strcmp(name, p->text) == 0;
-    case K_FILE:
-        return ends_with(file, p->text);
-    case K_SUB:
-        return strstr(name, p->text) != NULL;
+        return strcmp(name, p->text) == 0 ? MATCH_NAMED : MATCH_NONE;
+    case K_FILE: {
+        size_t lt = strlen(p->text);
+        if (p->text[lt - 1] == '/')
+            return in_folder(fn->file, p->text) ? MATCH_NAMED : MATCH_NONE;
+        return ends_with(fn->file, p->text) ? MATCH_NAMED : MATCH_NONE;
     }
-    return 0;
+    case K_SUB: {
+        /* System code is never caught by accident; excluding it is fine. */
+        if (fn->system && !p->exclude && !names_system(p->text))
+            return MATCH_NONE;
+        if (!strstr(name, p->text))
+            return MATCH_NONE;
+        size_t ln = strlen(name), lt = strlen(p->text);
+        if (ln == lt ||
+            (ln > lt + 2 && ends_with(name, p->text) &&
+             memcmp(name + ln - lt - 2, "::", 2) == 0))
+            return MATCH_NAMED;
+        return MATCH_BROAD;
+    }
+    }
+    return MATCH_NONE;
+}
+
+enum piano_sel_result piano_select_match_fn(const struct piano_select *sel,
+                                            const char *name, const char *file,
+                                            int system)
+{
+    int best = MATCH_NONE;
+    char stack[512], *heap = NULL, *stripped = stack;
+    struct fn_names fn;
+    if (!name)
+        name = "";
+    if (!file)
+        file = "";
+    size_t len = strlen(name);
+    if (len >= sizeof stack) {
+        heap = malloc(len + 1);
+        if (heap)
+            stripped = heap;
+    }
+    piano_select_strip_targs(name, stripped, heap ? len + 1 : sizeof stack);
+    fn.full = name;
+    fn.stripped = stripped;
+    fn.file = file;
+    fn.system = system;
+    for (size_t i = 0; i < sel->n; i++) {
+        const struct pattern *p = &sel->pats[i];
+        int how = pattern_matches(p, &fn);
+        if (!how)
+            continue;
+        if (p->exclude) {
+            free(heap);
+            return PIANO_SEL_NO;
+        }
+        if (how > best)
+            best = how;
+    }
+    free(heap);
+    if (sel->n_includes == 0)
+        return system ? PIANO_SEL_NO : PIANO_SEL_DEFAULT;
+    return best == MATCH_NAMED   ? PIANO_SEL_YES
+           : best == MATCH_BROAD ? PIANO_SEL_BROAD
+                                 : PIANO_SEL_NO;
 }
 
 enum piano_sel_result piano_select_match(const struct piano_select *sel,
                                          const char *name, const char *file)
 {
-    int included = 0;
-    if (!name)
-        name = "";
-    if (!file)
-        file = "";
-    for (size_t i = 0; i < sel->n; i++) {
-        const struct pattern *p = &sel->pats[i];
-        if (!pattern_matches(p, name, file))
-            continue;
-        if (p->exclude)
-            return PIANO_SEL_NO;
-        included = 1;
-    }
-    if (sel->n_includes == 0)
-        return PIANO_SEL_DEFAULT;
-    return included ? PIANO_SEL_YES : PIANO_SEL_NO;
+    return piano_select_match_fn(sel, name, file, 0);
 }
 
 int piano_select_is_default(const struct piano_select *sel)
