@@ -284,6 +284,7 @@ struct thread_in {
     uint32_t number;          /* N of t<N> / f<N>.*: the thread's number in the run */
     int has_state, has_hdr;   /* t<N> is whole; its header is readable */
     int live;                 /* a thread of this process that may still be recording */
+    const struct piano_thread *mem;   /* its state in this process's memory, not in t<N> */
     struct piano_thread hdr;  /* a copy of the header, read once */
     const unsigned char *state;   /* t<N>, mapped (has_state) */
     int has_buf;              /* the buffer was copied: buf_seq is its chunk number */
@@ -315,6 +316,7 @@ struct job {
     int dfd;                  /* the run folder */
     const char *shown;        /* its name, for messages */
     const struct piano_spool_run *run;
+    const struct piano_import_mem *mem;   /* states held in memory, or NULL */
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st, *frame_st;
@@ -460,8 +462,37 @@ static int by_thread_number(const void *a, const void *b)
 /* Copies the records of the frame buffer f<N>.w, which its thread may be
  * writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
  * seq again; equal seqs mean the copy holds whole records of chunk seq only. */
+static void copy_records(struct thread_in *t, const struct piano_chunk_hdr *h, size_t room)
+{
+    t->buf = malloc(room ? room : 1);
+    for (int try = 0; t->buf && try < 16; try++) {
+        uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+        uint64_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
+        if (used > room)
+            used = 0;   /* damaged: its chunk's records are not in it */
+        memcpy(t->buf, (const unsigned char *)h + sizeof *h, (size_t)used);
+        atomic_thread_fence(memory_order_acquire);
+        if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == seq) {
+            t->has_buf = 1;
+            t->buf_seq = seq;
+            t->buf_len = (size_t)used;
+            break;
+        }
+    }
+    if (!t->has_buf) {   /* stored again and again while we read: its chunk files hold the records */
+        free(t->buf);
+        t->buf = NULL;
+    }
+}
+
 static void copy_buffer(struct job *j, struct thread_in *t)
 {
+    if (t->mem) {   /* an anonymous state's buffer is in memory too */
+        if (t->mem->chunk)
+            copy_records(t, (const struct piano_chunk_hdr *)t->mem->chunk,
+                         PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr));
+        return;
+    }
     char name[32];
     snprintf(name, sizeof name, "f%u.w", t->number);
     struct mapping m = { 0 };
@@ -473,38 +504,30 @@ static void copy_buffer(struct job *j, struct thread_in *t)
         return;
     }
     struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)m.p;
-    size_t room = m.len - sizeof *h;
     if (h->magic != PIANO_SPOOL_MAGIC) {
         if (h->magic)   /* 0: its thread was killed while making it */
             note(j, "%s is damaged (not a frame buffer)", name);
         unmap(&m);
         return;
     }
-    t->buf = malloc(room ? room : 1);
-    for (int try = 0; t->buf && try < 16; try++) {
-        uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-        uint64_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
-        if (used > room)
-            used = 0;   /* damaged: its chunk's records are not in it */
-        memcpy(t->buf, m.p + sizeof *h, (size_t)used);
-        atomic_thread_fence(memory_order_acquire);
-        if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == seq) {
-            t->has_buf = 1;
-            t->buf_seq = seq;
-            t->buf_len = (size_t)used;
-            break;
-        }
-    }
+    copy_records(t, h, m.len - sizeof *h);
     unmap(&m);
-    if (!t->has_buf) {   /* stored again and again while we read: its chunk files hold the records */
-        free(t->buf);
-        t->buf = NULL;
-    }
 }
 
 /* Maps t<N> and copies its header; copies the frame buffer. */
 static int collect_thread(struct job *j, struct thread_in *t)
 {
+    for (size_t i = 0; j->mem && i < j->mem->n; i++)
+        if (j->mem->states[i]->thread == t->number)
+            t->mem = j->mem->states[i];
+    if (t->mem) {
+        memcpy(&t->hdr, t->mem, sizeof t->hdr);
+        t->has_hdr = t->has_state = 1;
+        t->state = (const unsigned char *)t->mem;
+        t->live = !t->hdr.dead && t->hdr.tid != (uint32_t)syscall(SYS_gettid);
+        copy_buffer(j, t);
+        return 0;
+    }
     char name[32];
     snprintf(name, sizeof name, "t%u", t->number);
     struct mapping m = { 0 };
@@ -970,8 +993,10 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
     sqlite3_bind_int64(st, col, j->run_id);
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
     sqlite3_bind_int64(st, col + 2, thread);
-    sqlite3_bind_int64(st, col + 3, since(f->start, j->run->tick0, j->npt));
-    sqlite3_bind_int64(st, col + 4, to_ns(f->total, j->npt));
+    /* Both ends rounded alike: a frame ending at the end of the run ends within it. */
+    int64_t start = since(f->start, j->run->tick0, j->npt), end = since(f->start + f->total, j->run->tick0, j->npt);
+    sqlite3_bind_int64(st, col + 3, start);
+    sqlite3_bind_int64(st, col + 4, end > start ? end - start : 0);
     sqlite3_bind_int64(st, col + 5, count64(f->allocs));
     sqlite3_bind_int64(st, col + 6, count64(f->alloc_bytes));
     sqlite3_bind_int64(st, col + 7, count64(f->frees));
@@ -1163,8 +1188,8 @@ static int read_run(int dfd, const char *shown, struct piano_spool_run *run, cha
  * store (stored before, or a forked child that recorded nothing of its own),
  * -1 with a reason in err; 2 when there is no run header. On 1, note gets
  * what could not be read ("" when everything could). */
-static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, char *err, size_t errn,
-                      char *note_out, size_t noten)
+static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+                      const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
 {
     struct piano_spool_run run;
     note_out[0] = 0;
@@ -1174,7 +1199,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     complete = complete || run.status == 1;
     double npt = calibrate(&run, complete, root_fd);
 
-    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .npt = npt };
+    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt };
     j.agg = calloc(PIANO_FN_CAP, sizeof *j.agg);
     j.nodes = malloc((size_t)PIANO_NODES_TOTAL * sizeof *j.nodes);
     j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
@@ -1195,6 +1220,13 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     if (list_dir(dfd, see_thread, &j) != 0) {
         snprintf(err, errn, "cannot read %s: %s", shown, strerror(errno));
         goto out;
+    }
+    for (size_t i = 0; mem && i < mem->n; i++) {   /* states with no file of their own */
+        struct thread_in t = { .number = mem->states[i]->thread };
+        if (push(&j.threads, &j.n_threads, &j.cap_threads, &t, sizeof t)) {
+            snprintf(err, errn, "out of memory");
+            goto out;
+        }
     }
     qsort(j.threads, j.n_threads, sizeof *j.threads, by_thread_number);
     size_t kept = 0;
@@ -1328,6 +1360,12 @@ out:
 
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn)
 {
+    return piano_import_spool_mem(db, dir, complete, NULL, err, errn);
+}
+
+int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const struct piano_import_mem *mem,
+                           char *err, size_t errn)
+{
     /* The spool root, then the run folder in it: both checked. */
     char parent[4400];
     const char *slash = strrchr(dir, '/'), *base = slash ? slash + 1 : dir;
@@ -1346,7 +1384,7 @@ int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, si
         return -1;
     }
     char note_buf[1024];
-    int r = import_dir(db, root_fd, dfd, dir, complete, err, errn, note_buf, sizeof note_buf);
+    int r = import_dir(db, root_fd, dfd, dir, complete, mem, err, errn, note_buf, sizeof note_buf);
     if (r == 2) {
         snprintf(err, errn, "%s/run is missing", dir);
         r = -1;
@@ -1434,7 +1472,7 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
             continue;
         }
         char note_buf[1024];
-        int r = import_dir(db, root_fd, dfd, dir, 0, why, sizeof why, note_buf, sizeof note_buf);
+        int r = import_dir(db, root_fd, dfd, dir, 0, NULL, why, sizeof why, note_buf, sizeof note_buf);
         if (r == 2 && only_leftovers(dfd)) {
             remove_files_at(dfd);
             unlinkat(root_fd, name, AT_REMOVEDIR);

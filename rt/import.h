@@ -30,6 +30,20 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
  * nothing of its own), -1 with a one-line reason in err. */
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn);
 
+/* States of this process's threads held in anonymous memory rather than in
+ * t<N> files (the disk was nearly full, or the file-size limit is below a
+ * state file's size): the runtime storing its own run at exit passes them,
+ * and their figures and frame buffers are read from memory. */
+struct piano_thread;
+struct piano_import_mem {
+    const struct piano_thread *const *states;
+    size_t n;
+};
+
+/* piano_import_spool, with the states in mem (NULL: none) read from memory. */
+int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const struct piano_import_mem *mem,
+                           char *err, size_t errn);
+
 /* Deletes a spool folder and the files in it (never following a link). */
 void piano_spool_remove(const char *dir);
 

@@ -72,6 +72,7 @@ static struct {
     const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
     pthread_mutex_t threads_lock;
     struct piano_thread *threads;
+    struct piano_thread *kept;  /* ended anonymous states whose files could not be written */
     pthread_key_t thread_key;
 } g = { .threads_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -638,7 +639,7 @@ static struct piano_thread *signal_state(struct piano_thread *ts)
 }
 
 static void chunk_finish(struct piano_thread *ts);
-static void dump_anon(struct piano_thread *ts);
+static int dump_anon(struct piano_thread *ts);
 static void close_all(struct piano_thread *ts, uint64_t t);
 
 /* Reads the thread's name again: it may have been set after its first call. */
@@ -672,8 +673,14 @@ static void state_end(struct piano_thread *ts)
     close_all(ts, piano_now());
     ts->dead = 1;
     chunk_finish(ts);
-    if (ts->anon)
-        dump_anon(ts);
+    if (ts->anon && dump_anon(ts) != 0) {
+        /* Kept for the import at exit, which reads it from memory. */
+        pthread_mutex_lock(&g.threads_lock);
+        ts->next = g.kept;
+        g.kept = ts;
+        pthread_mutex_unlock(&g.threads_lock);
+        return;
+    }
     munmap(ts, PIANO_THREAD_FILE_SIZE);
 }
 
@@ -1582,6 +1589,11 @@ static void atfork_child(void)
         munmap(t, PIANO_THREAD_FILE_SIZE);
     }
     g.threads = NULL;
+    for (struct piano_thread *t = g.kept, *next; t; t = next) {
+        next = t->next;
+        munmap(t, PIANO_THREAD_FILE_SIZE);
+    }
+    g.kept = NULL;
     if (self && self->chunk) {
         munmap(self->chunk, PIANO_CHUNK_SIZE);   /* the parent's buffer: the child maps its own */
         self->chunk = NULL;
@@ -1625,7 +1637,8 @@ static void atfork_child(void)
 /* ---------------------------------------------------------------- exit */
 
 /* Writes an anonymous thread state into its file (used regions only). */
-static void dump_anon(struct piano_thread *ts)
+/* Returns 0, or -1 (said in one line). */
+static int dump_anon(struct piano_thread *ts)
 {
     char name[32];
     snprintf(name, sizeof name, "t%u", ts->thread);
@@ -1634,10 +1647,11 @@ static void dump_anon(struct piano_thread *ts)
     int fd = run_open(name, O_RDWR | O_CREAT | O_TRUNC);
     int ok = fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0 && write_state(fd, ts) == 0;
     if (!ok)
-        say("piano: cannot write %s in %s: %s; that thread's figures are lost", name, g.dir, strerror(errno));
+        say("piano: cannot write %s in %s: %s", name, g.dir, strerror(errno));
     if (fd >= 0)
         close(fd);
     quiet_end(&q);
+    return ok ? 0 : -1;
 }
 
 /* Sorts v in place. Not qsort: that may call malloc, and a program's own
@@ -1746,15 +1760,28 @@ static void piano_finish(void)
      * own calls (a program's instrumented malloc, used by SQLite). */
     piano_tls = NULL;
     tls_ended = 1;
+    /* Anonymous states (and their buffers) are read from memory; they go to
+     * files only when the run cannot be stored now. Ended ones were kept
+     * (state_end); live ones stay mapped while their threads go on. */
+    struct piano_import_mem mem = { NULL, 0 };
+    size_t cap = 0;
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread *t = g.threads; t; t = t->next) {
         refresh_name(t, t == self);
-        for (struct piano_thread *s = t; s; s = s == t ? t->sig : NULL)
-            if (s->anon) {
-                snapshot_anon_buffer(s);
-                dump_anon(s);
-            }
+        cap += 2;
     }
+    for (struct piano_thread *t = g.kept; t; t = t->next)
+        cap++;
+    const struct piano_thread **states =
+        cap ? mmap(NULL, cap * sizeof *states, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;
+    if (states == MAP_FAILED)
+        states = NULL;
+    for (int list = 0; states && list < 2; list++)
+        for (struct piano_thread *t = list ? g.kept : g.threads; t; t = t->next)
+            for (struct piano_thread *s = t; s; s = s == t && !list ? t->sig : NULL)
+                if (s->anon && mem.n < cap)
+                    states[mem.n++] = s;
+    mem.states = states;
     pthread_mutex_unlock(&g.threads_lock);
     save_run_header();
     char err[512] = "";
@@ -1763,17 +1790,26 @@ static void piano_finish(void)
     sqlite3 *db = piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
     if (db)
         sqlite3_busy_timeout(db, PIANO_EXIT_WAIT_MS);
+    int stored = 0;
     if (!db) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
     } else {
-        int r = piano_import_spool(db, g.dir, 1, err, sizeof err);
+        int r = piano_import_spool_mem(db, g.dir, 1, &mem, err, sizeof err);
         if (r < 0)
             say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err,
                 g.dir);
         else
             piano_spool_remove(g.dir);
+        stored = r >= 0;
         sqlite3_close(db);
     }
+    for (size_t i = 0; !stored && i < mem.n; i++) {
+        struct piano_thread *t = (struct piano_thread *)mem.states[i];
+        snapshot_anon_buffer(t);
+        dump_anon(t);
+    }
+    if (states)
+        munmap(states, cap * sizeof *states);
     if (self)
         self->busy = 0;
     quiet_end(&q);
