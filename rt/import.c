@@ -994,9 +994,9 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
     sqlite3_bind_int64(st, col + 2, thread);
     /* Both ends rounded alike: a frame ending at the end of the run ends within it. */
-    int64_t start = since(f->start, j->run->tick0, j->npt), end = since(f->start + f->total, j->run->tick0, j->npt);
+    int64_t start = since(f->start, j->run->tick0, j->npt), stop = since(f->start + f->total, j->run->tick0, j->npt);
     sqlite3_bind_int64(st, col + 3, start);
-    sqlite3_bind_int64(st, col + 4, end > start ? end - start : 0);
+    sqlite3_bind_int64(st, col + 4, stop > start ? stop - start : 0);
     sqlite3_bind_int64(st, col + 5, count64(f->allocs));
     sqlite3_bind_int64(st, col + 6, count64(f->alloc_bytes));
     sqlite3_bind_int64(st, col + 7, count64(f->frees));
@@ -1063,6 +1063,22 @@ static void heap_down(struct frame_cursor **h, size_t n, size_t i)
 
 /* Inserts every frame, numbered in end order (ties: by thread), merging the
  * threads' frames, each already in end order, through a heap of cursors. */
+/* The frame records of every span (checked when collected). */
+static uint64_t count_frames(const struct job *j)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < j->n_spans; i++) {
+        const unsigned char *p = j->spans[i].p, *end = j->spans[i].end;
+        uint64_t base = 0;
+        struct piano_frame_view f;
+        while (p < end && (p = piano_frame_read(p, end, base, &f)) != NULL) {
+            base = f.start + f.total;
+            n++;
+        }
+    }
+    return n;
+}
+
 static int insert_frames(struct job *j)
 {
     if (!j->n_spans)
@@ -1189,7 +1205,8 @@ static int read_run(int dfd, const char *shown, struct piano_spool_run *run, cha
  * -1 with a reason in err; 2 when there is no run header. On 1, note gets
  * what could not be read ("" when everything could). */
 static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
-                      const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
+                      const struct piano_import_mem *mem, int no_frames, char *err, size_t errn, char *note_out,
+                      size_t noten)
 {
     struct piano_spool_run run;
     note_out[0] = 0;
@@ -1325,7 +1342,9 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         rc = 0;
         goto out;
     }
-    if (insert_frames(&j))
+    if (no_frames)
+        j.frames_dropped += count_frames(&j);
+    else if (insert_frames(&j))
         goto sql_error_rollback;
     sqlite3_stmt *upd = NULL;
     if (sqlite3_prepare_v2(db,
@@ -1358,6 +1377,25 @@ out:
     return rc;
 }
 
+/* import_dir; when the disk is too full for the run's frames, again without
+ * them: its figures are stored and its frames counted as dropped. */
+static int import_full(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+                       const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
+{
+    int r = import_dir(db, root_fd, dfd, shown, complete, mem, 0, err, errn, note_out, noten);
+    if (r < 0 && sqlite3_errcode(db) == SQLITE_FULL) {
+        char first[512];
+        snprintf(first, sizeof first, "%s", err);
+        r = import_dir(db, root_fd, dfd, shown, complete, mem, 1, err, errn, note_out, noten);
+        if (r == 1 && !note_out[0])
+            snprintf(note_out, noten, "the disk is too full for its frames (%s): they are counted as dropped",
+                     first);
+        else if (r < 0)
+            snprintf(err, errn, "%s", first);
+    }
+    return r;
+}
+
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn)
 {
     return piano_import_spool_mem(db, dir, complete, NULL, err, errn);
@@ -1384,7 +1422,7 @@ int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const str
         return -1;
     }
     char note_buf[1024];
-    int r = import_dir(db, root_fd, dfd, dir, complete, mem, err, errn, note_buf, sizeof note_buf);
+    int r = import_full(db, root_fd, dfd, dir, complete, mem, err, errn, note_buf, sizeof note_buf);
     if (r == 2) {
         snprintf(err, errn, "%s/run is missing", dir);
         r = -1;
@@ -1472,7 +1510,7 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
             continue;
         }
         char note_buf[1024];
-        int r = import_dir(db, root_fd, dfd, dir, 0, NULL, why, sizeof why, note_buf, sizeof note_buf);
+        int r = import_full(db, root_fd, dfd, dir, 0, NULL, why, sizeof why, note_buf, sizeof note_buf);
         if (r == 2 && only_leftovers(dfd)) {
             remove_files_at(dfd);
             unlinkat(root_fd, name, AT_REMOVEDIR);
