@@ -1199,6 +1199,9 @@ static int read_run(int dfd, const char *shown, struct piano_spool_run *run, cha
     return 0;
 }
 
+/* import_dir's -1 when the database's disk was too full. */
+#define IMPORT_FULL (-3)
+
 /* Imports the spool folder dfd (named `shown` in messages; root_fd its spool
  * root, for the calibration cache, or -1). Returns 1 stored, 0 nothing to
  * store (stored before, or a forked child that recorded nothing of its own),
@@ -1368,6 +1371,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
 
 sql_error_rollback:
     snprintf(err, errn, "%s", sqlite3_errmsg(db));
+    if (sqlite3_errcode(db) == SQLITE_FULL)
+        rc = IMPORT_FULL;
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     goto out;
 sql_error:
@@ -1383,7 +1388,7 @@ static int import_full(sqlite3 *db, int root_fd, int dfd, const char *shown, int
                        const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
 {
     int r = import_dir(db, root_fd, dfd, shown, complete, mem, 0, err, errn, note_out, noten);
-    if (r < 0 && sqlite3_errcode(db) == SQLITE_FULL) {
+    if (r == IMPORT_FULL) {
         char first[512];
         snprintf(first, sizeof first, "%s", err);
         r = import_dir(db, root_fd, dfd, shown, complete, mem, 1, err, errn, note_out, noten);
@@ -1393,7 +1398,7 @@ static int import_full(sqlite3 *db, int root_fd, int dfd, const char *shown, int
         else if (r < 0)
             snprintf(err, errn, "%s", first);
     }
-    return r;
+    return r == IMPORT_FULL ? -1 : r;
 }
 
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn)

@@ -1800,6 +1800,8 @@ static void piano_finish(void)
                 g.dir);
         else
             piano_spool_remove(g.dir);
+        if (r > 0 && err[0])
+            say("piano: the run is stored, but %s", err);
         stored = r >= 0;
         sqlite3_close(db);
     }
