@@ -18,7 +18,13 @@ static void *loop(void *arg) {
     (void)arg;
     frame(0);
     atomic_fetch_add(&started, 1);
-    for (int i = 1;; i++) frame(i);
+    for (int i = 1;; i++) {
+        frame(i);
+        if (i % 4096 == 0) {   /* leave the exiting thread some of the 2 CPUs a test may have */
+            struct timespec ts = { 0, 200000 };
+            nanosleep(&ts, 0);
+        }
+    }
     return NULL;
 }
 int main(void) {
@@ -30,7 +36,7 @@ int main(void) {
         pthread_create(&t, &a, loop, NULL);
     }
     while (atomic_load(&started) < 4) sched_yield();
-    struct timespec ts = { 0, 30000000 };
+    struct timespec ts = { 0, 5000000 };
     nanosleep(&ts, 0);
     for (int i = 0; i < 2000; i++) printf("line %d\n", i);   /* buffered: lost if the exit crashes */
     return 0;
