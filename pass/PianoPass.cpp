@@ -40,6 +40,7 @@
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
@@ -50,6 +51,11 @@
 #include "llvm/Passes/PassPlugin.h"
 #endif
 #include "llvm/Support/ErrorHandling.h"
+#if LLVM_VERSION_MAJOR >= 17
+#include "llvm/TargetParser/Triple.h"
+#else
+#include "llvm/ADT/Triple.h"
+#endif
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
@@ -158,16 +164,69 @@ void locationOf(const Function &F, std::string &File, unsigned &Line) {
   Line = 0;
 }
 
+// Whether a function is defined in a system header. With debug info: by the
+// path of its definition (DISubprogram file, dots removed), under the folders
+// clang searches as system folders on Linux: /usr/include, /usr/local/include,
+// GCC's and clang's own headers (/usr/lib/gcc*, /usr/lib64/gcc, /usr/lib/llvm-N,
+// /usr/lib/clang, /usr/local/lib/clang), plus any folder of
+// PIANO_SYSTEM_DIRS (colon-separated, e.g. a --sysroot's usr/include). The IR
+// keeps no "system header" mark, so a path is the only sure sign left; it does
+// not depend on how the header was reached (-isystem, <...> or "...").
+// Without debug info every function seems to be defined in the translation
+// unit, so the name decides: std::, __gnu_cxx::, __cxxabiv1:: and __*.
+bool isSystemPath(StringRef File) {
+  if (File.empty())
+    return false;
+  SmallString<256> P(File);
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  StringRef N = P.str();
+  static const char *const Prefixes[] = {
+      "/usr/include/",     "/usr/local/include/", "/usr/lib/gcc/",
+      "/usr/lib/gcc-cross/", "/usr/lib64/gcc/",   "/usr/lib/llvm-",
+      "/usr/lib/clang/",   "/usr/local/lib/clang/", "/usr/lib64/clang/"};
+  for (const char *Pre : Prefixes)
+    if (startsWith(N, Pre))
+      return true;
+  if (const char *Extra = std::getenv("PIANO_SYSTEM_DIRS")) {
+    SmallVector<StringRef, 4> Dirs;
+    StringRef(Extra).split(Dirs, ':', -1, /*KeepEmpty=*/false);
+    for (StringRef D : Dirs) {
+      D = D.rtrim('/');
+      if (!D.empty() && startsWith(N, D) &&
+          (N.size() == D.size() || N[D.size()] == '/'))
+        return true;
+    }
+  }
+  return false;
+}
+
 bool inSystemHeader(const Function &F, const std::string &File,
                     const std::string &MatchName) {
-  if (F.getSubprogram()) {
-    StringRef P(File);
-    return startsWith(P, "/usr/include") || startsWith(P, "/usr/lib") ||
-           startsWith(P, "/usr/local/include") || P.contains("/c++/");
-  }
+  if (F.getSubprogram())
+    return isSystemPath(File);
   StringRef N(MatchName);
   return startsWith(N, "std::") || startsWith(N, "__gnu_cxx::") ||
          startsWith(N, "__cxxabiv1::") || startsWith(N, "__");
+}
+
+// A function's size, as PIANO_MIN_SIZE counts it: its IR instructions when
+// the pass runs (at the start of the pipeline: clang's IR before any
+// optimisation, the same at -O0 and -O2), debug and lifetime intrinsics and
+// bitcasts left out. int f(int x) { return x + 1; } is 5; MEM_read64 (a memcpy) 7.
+unsigned sizeOf(const Function &F) {
+  unsigned N = 0;
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB) {
+      // Bitcasts cost nothing; LLVM 14 (typed pointers) adds one before
+      // each lifetime marker at -O1 and up, later LLVMs none.
+      if (isa<DbgInfoIntrinsic>(I) || isa<BitCastInst>(I))
+        continue;
+      if (const auto *II = dyn_cast<IntrinsicInst>(&I))
+        if (II->isLifetimeStartOrEnd())
+          continue;
+      ++N;
+    }
+  return N;
 }
 
 bool isCandidate(const Function &F) {
@@ -195,6 +254,55 @@ GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
   GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
   GV->setAlignment(Align(1));
   return GV;
+}
+
+// PIANO_MIN_SIZE when unset, chosen by measurement on zstd (bench/README.md,
+// "Tiny functions"): at 30 every one-line helper (MEM_read64 7, BIT_addBits
+// 24, ZSTD_hash5 ~20) is left out of broad selections, calls fall from 1,035 M
+// to 146 M and the run from 77x to 10x plain; at 50 wrappers and small
+// workers with loops go too (1,260 of 2,019 functions) for 5x.
+constexpr unsigned DefaultMinSize = 30;
+
+// PIANO_MIN_SIZE: unset or empty = the default, else a number (0 = no
+// threshold). Returns false with a one-line message in Err.
+bool parseMinSize(const char *V, unsigned &Out, char *Err, size_t ErrLen) {
+  if (!V || !*V)
+    return true;
+  unsigned long N = 0;
+  const char *P = V;
+  for (; *P >= '0' && *P <= '9' && N <= 100000000; ++P)
+    N = N * 10 + (unsigned long)(*P - '0');
+  if (*P || N > 100000000) {
+    std::snprintf(Err, ErrLen,
+                  "PIANO_MIN_SIZE: expected a number of IR instructions (0 "
+                  "keeps every function), got '%.64s'",
+                  V);
+    return false;
+  }
+  Out = (unsigned)N;
+  return true;
+}
+
+// The module asm that records this object's selection:
+//   .piano.sel: "piano-sel 1" \t PIANO_FNS \t PIANO_MIN_SIZE \t source \0
+// in a section without flags (not loaded, never in the program's memory).
+std::string selectionAsm(const char *Spec, unsigned MinSize,
+                         const std::string &Source) {
+  std::string Entry = "piano-sel 1\t";
+  Entry += Spec ? Spec : "";
+  Entry += "\t" + std::to_string(MinSize) + "\t" + Source;
+  std::string Asm = ".pushsection .piano.sel,\"\",@progbits\n.asciz \"";
+  for (unsigned char C : Entry) {
+    if (C == '"' || C == '\\' || C < 0x20 || C >= 0x7f) {
+      char Oct[8];
+      std::snprintf(Oct, sizeof Oct, "\\%03o", C);
+      Asm += Oct;
+    } else {
+      Asm += (char)C;
+    }
+  }
+  Asm += "\"\n.popsection\n";
+  return Asm;
 }
 
 struct Chosen {
@@ -230,37 +338,75 @@ bool PianoPass::instrumentModule(Module &M) {
     return false;
   }
   SelectPtr Sel(Raw);
+  unsigned MinSize = DefaultMinSize;
+  if (!parseMinSize(std::getenv("PIANO_MIN_SIZE"), MinSize, Err, sizeof Err)) {
+    Ctx.emitError(Twine("piano: ") + Err);
+    return false;
+  }
 
-  std::vector<Chosen> Fns;
+  // Unset PIANO_FNS, '*' and substrings are broad: they leave out functions
+  // smaller than MinSize. A pattern that names a function (=name, its whole
+  // name, a file: pattern) takes it whatever its size.
+  std::vector<Chosen> Fns, Small;
   for (Function &F : M) {
     if (!isCandidate(F))
       continue;
     Chosen C{&F, namesOf(F), std::string(), 0};
     locationOf(F, C.File, C.Line);
-    enum piano_sel_result R =
-        piano_select_match(Sel.get(), C.Names.Match.c_str(), C.File.c_str());
+    bool System = inSystemHeader(F, C.File, C.Names.Match);
+    enum piano_sel_result R = piano_select_match_fn(
+        Sel.get(), C.Names.Match.c_str(), C.File.c_str(), System);
     if (R == PIANO_SEL_NO)
       continue;
-    if (R == PIANO_SEL_DEFAULT && inSystemHeader(F, C.File, C.Names.Match))
+    // main is kept whatever its size: one call, and the root of the report.
+    if (R != PIANO_SEL_YES && MinSize > 0 && F.getName() != "main" &&
+        sizeOf(F) < MinSize) {
+      Small.push_back(std::move(C));
       continue;
+    }
     Fns.push_back(std::move(C));
   }
+
+  // Every object says which selection it was compiled under, in a section
+  // that is not loaded (.piano.sel, one string per translation unit):
+  // piano-cc reads it back from what it links and says when objects of
+  // different selections were linked together (a changed PIANO_FNS that did
+  // not rebuild everything). Not again when the plugin runs twice.
+  Triple TT(M.getTargetTriple());
+  if (TT.isOSBinFormatELF() &&
+      M.getModuleInlineAsm().find(".piano.sel") == std::string::npos)
+    M.appendModuleInlineAsm(selectionAsm(Spec, MinSize, M.getSourceFileName()));
 
   // PIANO_SUMMARY=FILE: one line per translation unit for piano-summary
   // (not again when the plugin is loaded twice and this is the second run).
   const char *SumPath = std::getenv("PIANO_SUMMARY");
   if (SumPath && *SumPath && !M.getFunction("__piano_module_ctor")) {
-    std::vector<piano_summary_fn> Out;
+    std::vector<piano_summary_fn> Out, Skipped;
     for (const Chosen &C : Fns)
       Out.push_back({C.Names.Match.c_str(), C.File.c_str(),
                      C.Names.Display.c_str()});
+    for (const Chosen &C : Small)
+      Skipped.push_back({C.Names.Match.c_str(), C.File.c_str(),
+                         C.Names.Display.c_str()});
     if (piano_summary_append(SumPath, M.getSourceFileName().c_str(), Spec,
-                             Out.data(), Out.size()) != 0)
+                             MinSize, Out.data(), Out.size(), Skipped.data(),
+                             Skipped.size()) != 0)
       errs() << "piano: PIANO_SUMMARY: cannot append to " << SumPath << ": "
              << std::strerror(errno) << "\n";
   }
 
   bool IsVerbose = envFlag("PIANO_VERBOSE");
+  if (IsVerbose && !Small.empty()) {
+    std::string Msg;
+    raw_string_ostream OS(Msg);
+    OS << "piano: " << M.getSourceFileName() << ": left out " << Small.size()
+       << " function(s) smaller than PIANO_MIN_SIZE=" << MinSize << ": ";
+    for (size_t I = 0; I < Small.size(); ++I)
+      OS << (I ? ", " : "") << Small[I].Names.Display;
+    OS << "\n";
+    OS.flush();
+    errs() << Msg;
+  }
   if (Fns.empty()) {
     if (IsVerbose)
       errs() << "piano: " << M.getSourceFileName()
@@ -511,10 +657,21 @@ void reportMismatch() {
 }
 
 void registerCallbacks(PassBuilder &PB) {
-  PB.registerPipelineStartEPCallback(
-      [](ModulePassManager &MPM, OptimizationLevel) {
-        MPM.addPass(PianoPass());
-      });
+  // PIANO_AFTER_INLINING=1: instrument at the end of the optimisation
+  // pipeline, what survives inlining (as -pg and XRay do), instead of at its
+  // start. The callback's parameters differ across LLVM majors (20 added the
+  // LTO phase): a generic lambda fits them all.
+  if (envFlag("PIANO_AFTER_INLINING")) {
+    PB.registerOptimizerLastEPCallback(
+        [](ModulePassManager &MPM, OptimizationLevel, auto...) {
+          MPM.addPass(PianoPass());
+        });
+  } else {
+    PB.registerPipelineStartEPCallback(
+        [](ModulePassManager &MPM, OptimizationLevel) {
+          MPM.addPass(PianoPass());
+        });
+  }
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM,
          ArrayRef<PassBuilder::PipelineElement>) {

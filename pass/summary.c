@@ -53,8 +53,34 @@ static void put_field(struct buf *b, const char *s)
     }
 }
 
+/* The functions of one list: the defining file made absolute when relative
+ * (no debug info: the unit's own name as given to the compiler), so that two
+ * "main.c" of two folders stay two files. Consecutive functions mostly share
+ * a file. */
+static void put_fns(struct buf *b, const struct piano_summary_fn *fns, size_t n)
+{
+    const char *last_in = NULL;
+    char last_out[2 * PATH_MAX + 2] = "";
+    for (size_t i = 0; i < n; i++) {
+        const char *file = fns[i].file ? fns[i].file : "";
+        if (file[0] && file[0] != '/') {
+            if (!last_in || strcmp(last_in, file) != 0) {
+                last_in = file;
+                if (realpath(file, last_out) == NULL)
+                    snprintf(last_out, sizeof last_out, "%s", file);
+            }
+            file = last_out;
+        }
+        put_field(b, fns[i].match);
+        put_field(b, file);
+        put_field(b, fns[i].display);
+    }
+}
+
 int piano_summary_append(const char *path, const char *source, const char *spec,
-                         const struct piano_summary_fn *fns, size_t n)
+                         unsigned min_size, const struct piano_summary_fn *fns,
+                         size_t n, const struct piano_summary_fn *small,
+                         size_t k)
 {
     struct buf b = {0};
     char abs[2 * PATH_MAX + 2], cwd[PATH_MAX];
@@ -68,30 +94,17 @@ int piano_summary_append(const char *path, const char *source, const char *spec,
         else
             snprintf(abs, sizeof abs, "%s", source);
     }
-    put(&b, "P1", 2);
+    put(&b, "P2", 2);
     put_field(&b, abs);
     put_field(&b, spec ? spec : "");
+    snprintf(num, sizeof num, "%u", min_size);
+    put_field(&b, num);
     snprintf(num, sizeof num, "%zu", n);
     put_field(&b, num);
-    /* Relative defining files (no debug info: the unit's own name as given
-     * to the compiler) are made absolute, so that two "main.c" of two
-     * folders stay two files. Consecutive functions mostly share a file. */
-    const char *last_in = NULL;
-    char last_out[2 * PATH_MAX + 2] = "";
-    for (size_t i = 0; i < n; i++) {
-        const char *file = fns[i].file ? fns[i].file : "";
-        if (file[0] && file[0] != '/') {
-            if (!last_in || strcmp(last_in, file) != 0) {
-                last_in = file;
-                if (realpath(file, last_out) == NULL)
-                    snprintf(last_out, sizeof last_out, "%s", file);
-            }
-            file = last_out;
-        }
-        put_field(&b, fns[i].match);
-        put_field(&b, file);
-        put_field(&b, fns[i].display);
-    }
+    snprintf(num, sizeof num, "%zu", k);
+    put_field(&b, num);
+    put_fns(&b, fns, n);
+    put_fns(&b, small, k);
     put(&b, "\n", 1);
     if (b.oom) {
         free(b.p);
@@ -173,21 +186,42 @@ int piano_summary_read(FILE *f, struct piano_summary_line *out)
         s = t + 1;
     }
     char *endp;
-    if (k < 4 || strcmp(fields[0], "P1") != 0)
+    unsigned long n = 0, nk = 0, min_size = 0;
+    size_t first; /* index of the first function field */
+    if (k >= 4 && strcmp(fields[0], "P1") == 0) {
+        n = strtoul(fields[3], &endp, 10);
+        if (*endp || fields[3][0] == '\0')
+            goto bad;
+        first = 4;
+    } else if (k >= 6 && strcmp(fields[0], "P2") == 0) {
+        min_size = strtoul(fields[3], &endp, 10);
+        if (*endp || fields[3][0] == '\0')
+            goto bad;
+        n = strtoul(fields[4], &endp, 10);
+        if (*endp || fields[4][0] == '\0')
+            goto bad;
+        nk = strtoul(fields[5], &endp, 10);
+        if (*endp || fields[5][0] == '\0')
+            goto bad;
+        first = 6;
+    } else {
         goto bad;
-    unsigned long n = strtoul(fields[3], &endp, 10);
-    if (*endp || fields[3][0] == '\0' || k != 4 + 3 * (size_t)n)
+    }
+    if (n > k || nk > k || k != first + 3 * ((size_t)n + (size_t)nk))
         goto bad;
-    out->fns = calloc(n ? n : 1, sizeof *out->fns);
+    out->fns = calloc(n + nk ? n + nk : 1, sizeof *out->fns);
     if (!out->fns)
         goto bad;
     out->source = fields[1];
     out->spec = fields[2];
+    out->min_size = (unsigned)min_size;
     out->n = n;
-    for (size_t i = 0; i < n; i++) {
-        out->fns[i].match = fields[4 + 3 * i];
-        out->fns[i].file = fields[5 + 3 * i];
-        out->fns[i].display = fields[6 + 3 * i];
+    out->n_small = nk;
+    out->small = out->fns + n;
+    for (size_t i = 0; i < n + nk; i++) {
+        out->fns[i].match = fields[first + 3 * i];
+        out->fns[i].file = fields[first + 1 + 3 * i];
+        out->fns[i].display = fields[first + 2 + 3 * i];
     }
     out->storage_ = line;
     free(fields);

@@ -6,13 +6,18 @@
  *
  * Plain C11, no LLVM: compiled into PianoPass.so and into piano-summary.
  *
- * Line format (version 1), fields separated by one tab, each field escaped
+ * Line format (version 2), fields separated by one tab, each field escaped
  * (backslash -> \\, tab -> \t, newline -> \n, CR -> \r):
- *   P1 <tab> source <tab> spec <tab> n { <tab> match <tab> file <tab> display }*n
+ *   P2 <tab> source <tab> spec <tab> min_size <tab> n <tab> k
+ *      { <tab> match <tab> file <tab> display }*n
+ *      { <tab> match <tab> file <tab> display }*k
  * source: absolute path of the translation unit (realpath when it exists);
- * spec: the PIANO_FNS the unit was compiled with ("" when unset); then the
- * instrumented functions: the name patterns see, the defining file, the name
- * reports show. Each line is written with one write() on an O_APPEND
+ * spec: the PIANO_FNS the unit was compiled with ("" when unset); min_size:
+ * its PIANO_MIN_SIZE; then the n instrumented functions: the name patterns
+ * see, the defining file, the name reports show; then the k functions a
+ * broad pattern selected but that were left out as smaller than min_size.
+ * Version 1 lines (P1 source spec n {...}*n, older plugins) are still read.
+ * Each line is written with one write() on an O_APPEND
  * descriptor under flock(), so parallel compiles (make -j) never interleave.
  */
 #ifndef PIANO_SUMMARY_H
@@ -32,14 +37,19 @@ struct piano_summary_fn {
 
 /* Append one line for a translation unit. Returns 0, or -1 with errno set. */
 int piano_summary_append(const char *path, const char *source, const char *spec,
-                         const struct piano_summary_fn *fns, size_t n);
+                         unsigned min_size, const struct piano_summary_fn *fns,
+                         size_t n, const struct piano_summary_fn *small,
+                         size_t k);
 
 /* One parsed line. Fields point into storage owned by the line. */
 struct piano_summary_line {
     char *source;
     char *spec;
+    unsigned min_size;
     size_t n;
     struct piano_summary_fn *fns;
+    size_t n_small; /* left out as smaller than min_size */
+    struct piano_summary_fn *small;
     char *storage_;
 };
 

@@ -30,6 +30,9 @@ sos=$(header SO) plugins=$(header PLUGIN)
 compiler() { case "$1" in *.cpp | *.cc) echo "$build/bin/piano-c++" ;; *) echo "$build/bin/piano-cc" ;; esac; }
 cc=$(compiler "$src")
 export PIANO_DB=$work/piano.db
+# Cases are made of tiny functions: no size threshold (PIANO_MIN_SIZE, README
+# "Choosing functions") unless BUILD_ENV says otherwise (-u PIANO_MIN_SIZE: the default).
+export PIANO_MIN_SIZE=0
 fail() { echo "FAIL [$name $opt]: $*" >&2; exit 1; }
 ulimit -c 0   # cases that crash on purpose leave no core files
 

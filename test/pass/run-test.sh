@@ -3,7 +3,8 @@
 # test/pass/CMakeLists.txt). Runs every "// RUN: ..." line of a test file with
 # bash -o pipefail after substituting:
 #   %clangxx %clang %opt %llvm-dis %FileCheck %plugin (= -fpass-plugin=PATH)
-#   %pluginpath %stub (stub_rt.c) %pianocc %pianocxx %s (the file) %t (temp prefix)
+#   %pluginpath %stub (stub_rt.c) %pianocc %pianocxx %s (the file) %S (its folder)
+#   %t (temp prefix) %pianosummary (the piano-summary tool)
 #   %llvmmajor (the LLVM major the plugin is built for)
 # Usage: CLANG=... CLANGXX=... OPT=... LLVM_DIS=... FILECHECK=... PLUGIN=...
 #        PIANO_CC=... PIANO_CXX=... LLVM_MAJOR=... run-test.sh TESTFILE TMPDIR
@@ -13,7 +14,10 @@ tmpdir=$2
 mkdir -p "$tmpdir"
 t="$tmpdir/$(basename "$file")"
 stub="$(cd "$(dirname "$0")" && pwd)/stub_rt.c"
-unset PIANO_FNS PIANO_VERBOSE
+unset PIANO_FNS PIANO_VERBOSE PIANO_AFTER_INLINING PIANO_SYSTEM_DIRS
+# The tests' functions are tiny: no size threshold unless a RUN line sets one
+# (min_size.c tests the default with env -u PIANO_MIN_SIZE).
+export PIANO_MIN_SIZE=0
 n=0
 while IFS= read -r line; do
   case "$line" in
@@ -31,6 +35,8 @@ while IFS= read -r line; do
   cmd=${cmd//\%stub/$stub}
   cmd=${cmd//\%pianocxx/$PIANO_CXX}
   cmd=${cmd//\%pianocc/$PIANO_CC}
+  cmd=${cmd//\%pianosummary/${PIANO_SUMMARY_TOOL:-piano-summary}}
+  cmd=${cmd//\%S/$(dirname "$file")}
   cmd=${cmd//\%s/$file}
   cmd=${cmd//\%t/$t}
   n=$((n + 1))

@@ -15,18 +15,28 @@
  * Every other argument is passed through untouched and in order; the exit
  * status is clang's.
  *
+ * When it links, the wrapper waits for clang and reads the .piano.sel section
+ * of what was linked: the plugin writes there, for every translation unit,
+ * the PIANO_FNS and PIANO_MIN_SIZE it was compiled under. Objects of
+ * different selections linked together (PIANO_FNS changed, but the build
+ * recompiled only some files), or all of another selection than a PIANO_FNS
+ * set for this link, make it print one line naming them.
+ *
  * Usage: PIANO_FNS=parse make CC=piano-cc CXX=piano-c++
  * Built twice by tools/cc/CMakeLists.txt (PIANO_WRAPPER_CXX=0/1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <elf.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef PIANO_WRAPPER_NAME
@@ -315,6 +325,172 @@ static int find_plugin(char *exe, size_t exelen, char *libdir, size_t liblen,
     return -1;
 }
 
+
+/* ---- The selection objects were compiled under (.piano.sel) ---------- */
+
+/* The contents of the ELF section .piano.sel of path, malloc'd, or NULL
+ * (not ELF, no such section, unreadable). 64-bit ELF only. */
+static char *read_sel_section(const char *path, size_t *lenp)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    char *out = NULL;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return NULL;
+    }
+    size_t len = (size_t)st.st_size;
+    unsigned char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return NULL;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)map;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shoff == 0 || eh->e_shoff > len ||
+        (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum ||
+        eh->e_shstrndx >= eh->e_shnum)
+        goto done;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(map + eh->e_shoff);
+    const Elf64_Shdr *strs = &sh[eh->e_shstrndx];
+    if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset)
+        goto done;
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_name >= strs->sh_size || sh[i].sh_type == SHT_NOBITS)
+            continue;
+        const char *nm = (const char *)map + strs->sh_offset + sh[i].sh_name;
+        size_t room = strs->sh_size - sh[i].sh_name;
+        if (strnlen(nm, room) == room || strcmp(nm, ".piano.sel") != 0)
+            continue;
+        if (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset)
+            break;
+        out = malloc(sh[i].sh_size + 1);
+        if (out) {
+            memcpy(out, map + sh[i].sh_offset, sh[i].sh_size);
+            out[sh[i].sh_size] = '\0';
+            *lenp = sh[i].sh_size;
+        }
+        break;
+    }
+done:
+    munmap(map, len);
+    return out;
+}
+
+struct sel_group {
+    const char *spec, *min; /* point into the section's copy */
+    const char *files[3];   /* the first few sources */
+    size_t nfiles;
+};
+
+static void describe(char *buf, size_t len, const char *spec, const char *min)
+{
+    if (spec[0])
+        snprintf(buf, len, "PIANO_FNS=%s PIANO_MIN_SIZE=%s", spec, min);
+    else
+        snprintf(buf, len, "PIANO_FNS unset, PIANO_MIN_SIZE=%s", min);
+}
+
+/* After a successful link of out: one line when its objects were compiled
+ * under different selections, or under another one than this link's
+ * PIANO_FNS (when set). */
+static void check_selection(const char *me, const char *out)
+{
+    size_t len = 0;
+    char *sec = read_sel_section(out, &len);
+    if (!sec)
+        return;
+    struct sel_group groups[16];
+    size_t ngroups = 0, extra = 0;
+    for (char *e = sec; e < sec + len; e += strlen(e) + 1) {
+        /* "piano-sel 1" \t spec \t min \t source */
+        if (strncmp(e, "piano-sel 1\t", 12) != 0)
+            continue;
+        char *spec = e + 12, *min = strchr(spec, '\t'), *src;
+        if (!min)
+            continue;
+        *min++ = '\0';
+        src = strchr(min, '\t');
+        if (!src)
+            continue;
+        *src++ = '\0';
+        size_t g = 0;
+        while (g < ngroups &&
+               (strcmp(groups[g].spec, spec) || strcmp(groups[g].min, min)))
+            g++;
+        if (g == ngroups) {
+            if (ngroups == sizeof groups / sizeof groups[0]) {
+                extra++;
+                continue;
+            }
+            groups[ngroups].spec = spec;
+            groups[ngroups].min = min;
+            groups[ngroups].nfiles = 0;
+            ngroups++;
+        }
+        struct sel_group *gr = &groups[g];
+        int seen = 0;
+        for (size_t f = 0; f < gr->nfiles && f < 3; f++)
+            seen |= strcmp(gr->files[f], src) == 0;
+        if (seen)
+            continue;
+        if (gr->nfiles < 3)
+            gr->files[gr->nfiles] = src;
+        gr->nfiles++;
+    }
+    const char *hint = "rebuild them all with one PIANO_FNS (cmake --build . "
+                       "--clean-first, make clean all)";
+    if (ngroups > 1) {
+        fprintf(stderr, "%s: %s links objects compiled under %zu different "
+                        "selections:", me, out, ngroups + extra);
+        for (size_t g = 0; g < ngroups; g++) {
+            char d[512];
+            describe(d, sizeof d, groups[g].spec, groups[g].min);
+            fprintf(stderr, "%s %s (%zu file%s:", g ? ";" : "", d,
+                    groups[g].nfiles, groups[g].nfiles == 1 ? "" : "s");
+            for (size_t f = 0; f < groups[g].nfiles && f < 3; f++) {
+                const char *b = strrchr(groups[g].files[f], '/');
+                fprintf(stderr, "%s %s", f ? "," : "", b ? b + 1 : groups[g].files[f]);
+            }
+            fprintf(stderr, "%s)", groups[g].nfiles > 3 ? ", ..." : "");
+        }
+        fprintf(stderr, "; %s\n", hint);
+    } else if (ngroups == 1) {
+        const char *now = getenv("PIANO_FNS");
+        if (now && *now && strcmp(now, groups[0].spec) != 0) {
+            char d[512];
+            describe(d, sizeof d, groups[0].spec, groups[0].min);
+            fprintf(stderr, "%s: %s links objects compiled under %s, but "
+                            "PIANO_FNS is now %s: they were not rebuilt; %s\n",
+                    me, out, d, now, hint);
+        }
+    }
+    free(sec);
+}
+
+/* The output of a link: -o X, -oX, --output X, --output=X; else a.out. */
+static const char *link_output(int argc, char **argv)
+{
+    const char *out = "a.out";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc)
+            out = argv[++i];
+        else if (strncmp(a, "--output=", 9) == 0)
+            out = a + 9;
+        else if (strncmp(a, "-o", 2) == 0 && a[2])
+            out = a + 2;
+        else if (strcmp(a, "--") == 0)
+            break;
+        else if (takes_separate_value(a))
+            i++;
+    }
+    return out;
+}
+
 static const char *wrapper_name(const char *argv0)
 {
     const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
@@ -382,6 +558,32 @@ int main(int argc, char **argv)
     }
     nargv[k] = NULL;
 
+    if (link) {
+        /* Wait for the link, then look at what it made. */
+        pid_t pid = fork();
+        if (pid == 0) {
+            execv(clang, nargv);
+            int err = errno;
+            fprintf(stderr, "%s: cannot run %s: %s%s\n", me, clang, strerror(err),
+                    err == ENOENT ? " (Debian package clang-" PIANO_WRAPPER_LLVM_MAJOR ")" : "");
+            _exit(127);
+        }
+        if (pid > 0) {
+            int st;
+            while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                    return 1;
+            if (WIFSIGNALED(st)) {
+                signal(WTERMSIG(st), SIG_DFL);
+                raise(WTERMSIG(st));
+                return 128 + WTERMSIG(st);
+            }
+            if (WEXITSTATUS(st) == 0)
+                check_selection(me, link_output(argc, argv));
+            return WEXITSTATUS(st);
+        }
+        /* fork failed: run clang in place, without the check */
+    }
     execv(clang, nargv);
     int err = errno;
     fprintf(stderr, "%s: cannot run %s: %s%s\n", me, clang, strerror(err),

@@ -12,9 +12,12 @@
  *
  * Output:
  *   found N function(s) across M file(s)
+ *   left out K small function(s) (below PIANO_MIN_SIZE=S IR instructions; ...)
  *   piano: pattern 'xyz' matched nothing
  * N counts distinct instrumented functions (name and defining file), M their
- * distinct defining files. A translation unit compiled several times counts
+ * distinct defining files, K the distinct functions that a broad selection
+ * (unset PIANO_FNS, '*', a substring) caught but left out for their size and
+ * that no unit instrumented (line only when K > 0). A translation unit compiled several times counts
  * once, with its latest compile. A pattern "matched nothing" when no unit
  * compiled with it instrumented a function it matches ('!' patterns are not
  * checked). --strict: exit 1 when a pattern matched nothing (FILE form).
@@ -113,10 +116,17 @@ static int summarize(const char *path, FILE *out)
     }
     fclose(f);
 
-    struct strset fns = {0}, files = {0}, pats = {0};
+    struct strset fns = {0}, files = {0}, pats = {0}, small = {0};
     char *hit = NULL;
     size_t nhit = 0;
+    unsigned min_lo = 0, min_hi = 0;
     for (size_t i = 0; i < nlines; i++) {
+        if (lines[i].n_small) {
+            if (!min_hi || lines[i].min_size < min_lo)
+                min_lo = lines[i].min_size;
+            if (lines[i].min_size > min_hi)
+                min_hi = lines[i].min_size;
+        }
         for (size_t j = 0; j < lines[i].n; j++) {
             const struct piano_summary_fn *fn = &lines[i].fns[j];
             size_t len = strlen(fn->display) + strlen(fn->file) + 2;
@@ -128,7 +138,18 @@ static int summarize(const char *path, FILE *out)
             free(key);
             strset_add(&files, fn->file);
         }
-        /* Each include pattern of the unit's spec, checked on its functions. */
+        for (size_t j = 0; j < lines[i].n_small; j++) {
+            const struct piano_summary_fn *fn = &lines[i].small[j];
+            size_t len = strlen(fn->display) + strlen(fn->file) + 2;
+            char *key = malloc(len);
+            if (!key)
+                exit(1);
+            snprintf(key, len, "%s%c%s", fn->display, 1, fn->file);
+            strset_add(&small, key);
+            free(key);
+        }
+        /* Each include pattern of the unit's spec, checked on its functions
+         * (also those left out for their size: the pattern did catch them). */
         char *spec = strdup(lines[i].spec), *save = NULL;
         if (!spec)
             exit(1);
@@ -151,9 +172,9 @@ static int summarize(const char *path, FILE *out)
                 hit[k] = 1; /* malformed: the compile itself failed loudly */
                 continue;
             }
-            for (size_t j = 0; j < lines[i].n && !hit[k]; j++)
+            for (size_t j = 0; j < lines[i].n + lines[i].n_small && !hit[k]; j++)
                 if (piano_select_match(sel, lines[i].fns[j].match,
-                                       lines[i].fns[j].file) == PIANO_SEL_YES)
+                                       lines[i].fns[j].file) != PIANO_SEL_NO)
                     hit[k] = 1;
             piano_select_free(sel);
         }
@@ -161,6 +182,21 @@ static int summarize(const char *path, FILE *out)
     }
 
     fprintf(out, "found %zu function(s) across %zu file(s)\n", fns.n, files.n);
+    /* Small functions some unit instrumented anyway (named there) count as
+     * found, not as left out. */
+    size_t nsmall = 0;
+    for (size_t j = 0; j < small.n; j++)
+        nsmall += strset_find(&fns, small.v[j]) < 0;
+    if (nsmall) {
+        char range[32];
+        if (min_lo == min_hi)
+            snprintf(range, sizeof range, "%u", min_hi);
+        else
+            snprintf(range, sizeof range, "%u..%u", min_lo, min_hi);
+        fprintf(out, "left out %zu small function(s) (below PIANO_MIN_SIZE=%s IR "
+                     "instructions; =NAME selects one anyway, PIANO_MIN_SIZE=0 "
+                     "keeps them all)\n", nsmall, range);
+    }
     fflush(out); /* before the warnings, also when both go to one file */
     if (nlines == 0)
         fprintf(stderr, "piano: no translation unit was compiled with the plugin\n");

@@ -7,6 +7,8 @@
 #     the matching clang.
 #  2. pkg-config: clang $(pkg-config --cflags --libs piano).
 set -eu
+# The test programs are made of tiny functions: no size threshold (PIANO_MIN_SIZE).
+export PIANO_MIN_SIZE=0
 BUILD=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/piano-package.XXXXXX")
