@@ -476,6 +476,9 @@ static void copy_records(struct thread_in *t, const struct piano_chunk_hdr *h, s
             t->has_buf = 1;
             t->buf_seq = seq;
             t->buf_len = (size_t)used;
+            void *fit = used ? realloc(t->buf, (size_t)used) : NULL;   /* give back the rest */
+            if (fit)
+                t->buf = fit;
             break;
         }
     }
@@ -640,7 +643,8 @@ static int collect_frames(struct job *j)
         return -1;
     const struct chunk_name *v = j->chunks;
     size_t n = j->n_chunks, c = 0;
-    qsort(j->chunks, n, sizeof *j->chunks, by_chunk);
+    if (n)
+        qsort(j->chunks, n, sizeof *j->chunks, by_chunk);
     int rc = 0;
     for (size_t i = 0; i < j->n_threads && rc == 0; i++) {
         struct thread_in *t = &j->threads[i];
@@ -709,7 +713,7 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
      * fork's tick and with no finished child: those are not its own. */
     int inherited = j->run->parent_key[0] && t->number == 0;
     long n = 0;
-    struct piano_slot cur, next;
+    struct piano_slot cur, next = { 0 };
     memcpy(&cur, &stack[1], sizeof cur);
     uint64_t first_t0 = cur.t0;
     for (uint32_t i = 1; i <= depth; i++) {
@@ -908,7 +912,8 @@ static int import_state(struct job *j, const struct thread_in *t)
     }
     j->agg_used = (size_t)max_fn + 1;
     uint32_t n_pages = h->n_pages < PIANO_PAGE_CAP ? h->n_pages : PIANO_PAGE_CAP;
-    qsort(j->samples, (size_t)n_samples, sizeof *j->samples, by_sample_fn);
+    if (n_samples)
+        qsort(j->samples, (size_t)n_samples, sizeof *j->samples, by_sample_fn);
     size_t s = 0;
     for (uint32_t fn = 1; fn <= max_fn; fn++) {
         const struct agg *a = &j->agg[fn];
@@ -929,7 +934,7 @@ static int import_state(struct job *j, const struct thread_in *t)
         sqlite3_bind_int64(st, 9, count64(a->frees));
         sqlite3_bind_int64(st, 10, count64(a->free_bytes));
         for (int k = 0; k < 2; k++) {
-            size_t len = encode_hist(j, t, fn, k, j->samples + s0, s - s0, n_pages);
+            size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
             sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
         }
         sqlite3_bind_int64(st, 13, count64(a->child_calls));
@@ -1248,7 +1253,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
             goto out;
         }
     }
-    qsort(j.threads, j.n_threads, sizeof *j.threads, by_thread_number);
+    if (j.n_threads)
+        qsort(j.threads, j.n_threads, sizeof *j.threads, by_thread_number);
     size_t kept = 0;
     for (size_t i = 0; i < j.n_threads; i++)   /* t<N> and f<N>.w name one thread */
         if (!kept || j.threads[kept - 1].number != j.threads[i].number)
