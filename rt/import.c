@@ -721,7 +721,7 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             break;   /* entered after the end (a thread going on while the run is stored): not in this run */
         if (i < depth)
             memcpy(&next, &stack[i + 1], sizeof next);
-        inherited &= cur.t0 == first_t0 && cur.child == 0;
+        inherited &= j->run->fork_tick ? cur.t0 <= j->run->fork_tick : cur.t0 == first_t0 && cur.child == 0;
         uint64_t total = j->end > cur.t0 ? j->end - cur.t0 : 0;
         uint64_t above = i < depth && j->end > next.t0 ? j->end - next.t0 : 0;
         uint64_t self = total > cur.child ? total - cur.child : 0;

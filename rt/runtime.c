@@ -1626,7 +1626,9 @@ static void atfork_child(void)
             return;
         }
         fork_release_parent();
-        reset_counts(self, piano_now());
+        g.run.fork_tick = piano_now();
+        save_run_header();
+        reset_counts(self, g.run.fork_tick);
         self->next = NULL;
         g.threads = self;
     }

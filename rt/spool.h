@@ -274,6 +274,9 @@ struct piano_spool_run {
      * made (address-space limit, no memory): said once, counted here. */
     uint64_t calls_unrecorded;
     uint32_t threads_unrecorded, pad2;
+    /* A forked child's: the tick of the fork. Its calls in flight that
+     * started by then are its parent's, not its own. 0 otherwise. */
+    uint64_t fork_tick;
 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 
