@@ -139,21 +139,35 @@ struct quiet {
     sigset_t old, pending;
 };
 
+/* Signal masks through the system calls themselves: these run in pthread key
+ * destructors, where a sanitizer's interceptors may already have let the
+ * thread go (TSan then aborts), and in signal handlers. */
+static void mask_set(int how, const sigset_t *set, sigset_t *old)
+{
+    syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
+
+static void pending_get(sigset_t *set)
+{
+    sigemptyset(set);
+    syscall(SYS_rt_sigpending, set, _NSIG / 8);
+}
+
 static void quiet_begin(struct quiet *q)
 {
     sigset_t s;
     sigemptyset(&s);
     sigaddset(&s, SIGPIPE);
     sigaddset(&s, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &s, &q->old);
-    sigpending(&q->pending);
+    mask_set(SIG_BLOCK, &s, &q->old);
+    pending_get(&q->pending);
 }
 
 static void quiet_end(struct quiet *q)
 {
     static const int raised[] = { SIGPIPE, SIGXFSZ };
     sigset_t now;
-    sigpending(&now);
+    pending_get(&now);
     for (size_t i = 0; i < sizeof raised / sizeof raised[0]; i++) {
         if (!sigismember(&now, raised[i]) || sigismember(&q->pending, raised[i]))
             continue;
@@ -161,9 +175,9 @@ static void quiet_end(struct quiet *q)
         sigemptyset(&one);
         sigaddset(&one, raised[i]);
         struct timespec zero = { 0, 0 };
-        sigtimedwait(&one, NULL, &zero);
+        syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
     }
-    pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+    mask_set(SIG_SETMASK, &q->old, NULL);
 }
 
 /* Prints one line on stderr, the first time only: whatever goes wrong, a
@@ -567,12 +581,12 @@ static void signals_hold(sigset_t *old)
 {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, old);
+    mask_set(SIG_SETMASK, &all, old);
 }
 
 static void signals_release(const sigset_t *old)
 {
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    mask_set(SIG_SETMASK, old, NULL);
 }
 
 /* The calling thread has no state (its first call, or piano could not make
@@ -686,6 +700,20 @@ static void state_end(struct piano_thread *ts)
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
 
+/* ThreadSanitizer lets a thread go in the last round of its own key
+ * destructor: instrumented code run after that aborts, so a TSan build ends a
+ * thread's records in the first round. */
+#if defined(__SANITIZE_THREAD__)
+#define PIANO_END_ROUND 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PIANO_END_ROUND 1
+#endif
+#endif
+#ifndef PIANO_END_ROUND
+#define PIANO_END_ROUND PTHREAD_DESTRUCTOR_ITERATIONS
+#endif
+
 /* pthread key destructor: the thread is ending. Other keys' destructors may
  * still call instrumented functions after this one: glibc runs destructors
  * again, up to PTHREAD_DESTRUCTOR_ITERATIONS rounds, while one sets its key,
@@ -695,7 +723,7 @@ static void thread_ended(void *arg)
     struct piano_thread *ts = arg;
     if (!ts)
         return;
-    if (++tls_end_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(g.thread_key, ts) == 0)
+    if (++tls_end_rounds < PIANO_END_ROUND && pthread_setspecific(g.thread_key, ts) == 0)
         return;
     int saved = errno;
     sigset_t old;
