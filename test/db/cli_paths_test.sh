@@ -209,10 +209,10 @@ two\nlines     1  2023-11-14 22:13:20  ./app --fast
 v2             2  2023-11-14 22:15:00  ./app
 EOF
 expect runs_escaped "$P" runs --db "$B" <<'EOF'
-Run    Tags                      PID  Parent  Command                   Started  Duration  Status     Frames
-------------------------------------------------------------------------------------------------------------
-2      c1\u0085,esc\x1b[31m,v2  1001       1  ./app         2023-11-14 22:15:00     1.20s  recovered       5
-1      tab\tbed,two\nlines      1000       -  ./app --fast  2023-11-14 22:13:20     2.50s  complete        0
+Run    Tags                      PID  Parent  Command                 Started  Duration  Status     Frames
+----------------------------------------------------------------------------------------------------------
+2      c1\u0085,esc\x1b[31m,v2  1001       1  app         2023-11-14 22:15:00     1.20s  recovered       5
+1      tab\tbed,two\nlines      1000       -  app --fast  2023-11-14 22:13:20     2.50s  complete        0
 EOF
 expect tag_json_escaped "$P" tag --json --db "$B" <<'EOF'
 [

@@ -194,10 +194,10 @@ EOF
 
 runs)
 expect runs_table "$P" runs --db "$B" <<'EOF'
-Run    Tags   PID  Parent  Command                   Started  Duration  Status     Frames
------------------------------------------------------------------------------------------
-2      -     1001       1  ./app         2023-11-14 22:15:00     1.20s  recovered       5
-1      -     1000       -  ./app --fast  2023-11-14 22:13:20     2.50s  complete        0
+Run    Tags   PID  Parent  Command                 Started  Duration  Status     Frames
+---------------------------------------------------------------------------------------
+2      -     1001       1  app         2023-11-14 22:15:00     1.20s  recovered       5
+1      -     1000       -  app --fast  2023-11-14 22:13:20     2.50s  complete        0
 EOF
 expect runs_json "$P" runs --db "$B" --json <<'EOF'
 [
@@ -269,17 +269,19 @@ EOF
 
 diff)
 expect diff_default "$P" diff --db "$B" <<'EOF'
-Function                 Before      After      Delta   Allocs  A.Delta       Sig.
-----------------------------------------------------------------------------------
-parse                  341.21ms    18.96us  -341.19ms        6     -834     faster
-parse_item                    -    94.58ms   +94.58ms     1620    +1620    (added)
-main                          -   499.41us  +499.41us        3       +3    (added)
-old_fn                 900.00ns          -  -900.00ns        -       -1  (removed)
-helper (a.c)             3.00us     3.00us    +0.00ns        0       +0          -
-helper (b.c)                  -     0.00ns    +0.00ns        0       +0    (added)
-resolve                141.13ms   141.13ms    +0.00ns      329       +0          -
+Function                 Before      After      Delta  C.Delta      p50   Per call   Allocs  A.Delta
+----------------------------------------------------------------------------------------------------
+parse                  341.21ms    18.96us  -341.19ms       +0  -100.0%     faster        6     -834
+parse_item                    -    94.58ms   +94.58ms     +108        -    (added)     1620    +1620
+main                          -   499.41us  +499.41us       +1        -    (added)        3       +3
+old_fn                 900.00ns          -  -900.00ns       -3        -  (removed)        -       -1
+helper (a.c)             3.00us     3.00us    +0.00ns       +0    +0.0%          -        0       +0
+helper (b.c)                  -     0.00ns    +0.00ns      +50        -    (added)        0       +0
+resolve                141.13ms   141.13ms    +0.00ns       +0    +1.1%          -      329       +0
 
 before: run 1, after: run 2
+Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
+change of one call's self time (median; significance test, see diff --help)
 EOF
 "$P" diff --db "$B" --json 1 2 > "$W/dj" || fail "diff --json"
 grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "change": "removed"' "$W/dj" ||
@@ -291,12 +293,14 @@ S=$W/sig.db
 "$FX" sig "$S" || exit 1
 # 'slower': work drawn from a log-normal with a 10% higher median; steady unchanged.
 expect diff_slower "$P" diff --db "$S" base slower <<'EOF'
-Function                 Before      After      Delta   Allocs  A.Delta       Sig.
-----------------------------------------------------------------------------------
-work                   209.21ms   230.13ms   +20.92ms        0       +0     slower
-steady                 104.60ms   104.60ms    +0.00ns        0       +0          -
+Function                 Before      After      Delta  C.Delta      p50   Per call   Allocs  A.Delta
+----------------------------------------------------------------------------------------------------
+work                   209.21ms   230.13ms   +20.92ms       +0   +10.3%     slower        0       +0
+steady                 104.60ms   104.60ms    +0.00ns       +0    +0.0%          -        0       +0
 
 before: run 1, after: run 2
+Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
+change of one call's self time (median; significance test, see diff --help)
 EOF
 # 'same': fresh draws from the same distributions: nothing significant.
 "$P" diff --db "$S" base same --json > "$W/same" || fail "diff same"

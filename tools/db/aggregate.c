@@ -144,21 +144,33 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     sqlite3_finalize(st);
     free(m.self);
     free(m.total);
-    /* Rows come sorted by name: a name seen twice gets its place in its label. */
-    for (size_t i = 0; i < out->n; i++) {
-        fnrow *row = &out->v[i];
-        int dup = (i > 0 && strcmp(out->v[i - 1].name, row->name) == 0) ||
-                  (i + 1 < out->n && strcmp(out->v[i + 1].name, row->name) == 0);
-        if (!dup) {
-            row->label = xstrdup(row->name);
+    /* Rows come sorted by name: a name seen twice gets its place in its label,
+     * the file as the shortest path suffix that tells the rows apart. */
+    for (size_t i = 0; i < out->n;) {
+        size_t j = i + 1;
+        while (j < out->n && strcmp(out->v[j].name, out->v[i].name) == 0)
+            j++;
+        if (j - i == 1) {
+            out->v[i].label = xstrdup(out->v[i].name);
+            i = j;
             continue;
         }
-        size_t n = strlen(row->name) + strlen(row->file) + 32;
-        row->label = xmalloc(n);
-        if (by_line)
-            snprintf(row->label, n, "%s (%s:%lld)", row->name, row->file, (long long)row->line);
-        else
-            snprintf(row->label, n, "%s (%s)", row->name, row->file);
+        const char **files = xmalloc((j - i) * sizeof *files);
+        for (size_t k = i; k < j; k++)
+            files[k - i] = out->v[k].file;
+        char **shortf = paths_short(files, j - i);
+        for (size_t k = i; k < j; k++) {
+            fnrow *row = &out->v[k];
+            size_t n = strlen(row->name) + strlen(shortf[k - i]) + 32;
+            row->label = xmalloc(n);
+            if (by_line)
+                snprintf(row->label, n, "%s (%s:%lld)", row->name, shortf[k - i], (long long)row->line);
+            else
+                snprintf(row->label, n, "%s (%s)", row->name, shortf[k - i]);
+        }
+        names_free(shortf, j - i);
+        free(files);
+        i = j;
     }
 }
 

@@ -14,7 +14,7 @@ typedef struct {
     int64_t delta;
     sig_result sig;
     int flagged; /* significant slowdown above --fail-above */
-    int ambiguous; /* the name is on more than one row: show its file */
+    char *label;   /* the name, with the file's shortest telling suffix when the name is on more than one row */
 } drow;
 
 /* Change of the per-call median self time from A to B, in percent. */
@@ -88,10 +88,26 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         }
     }
     /* Rows are still in (name, file) order here. */
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n;) {
         const char *nm = (rows[k].a ? rows[k].a : rows[k].b)->name;
-        for (size_t q = k + 1; q < n && !strcmp((rows[q].a ? rows[q].a : rows[q].b)->name, nm); q++)
-            rows[k].ambiguous = rows[q].ambiguous = 1;
+        size_t q = k + 1;
+        while (q < n && !strcmp((rows[q].a ? rows[q].a : rows[q].b)->name, nm))
+            q++;
+        const char **files = xmalloc((q - k) * sizeof *files);
+        for (size_t i2 = k; i2 < q; i2++)
+            files[i2 - k] = (rows[i2].a ? rows[i2].a : rows[i2].b)->file;
+        char **shortf = paths_short(files, q - k);
+        for (size_t i2 = k; i2 < q; i2++) {
+            size_t len = strlen(nm) + strlen(shortf[i2 - k]) + 4;
+            rows[i2].label = xmalloc(len);
+            if (q - k > 1)
+                snprintf(rows[i2].label, len, "%s (%s)", nm, shortf[i2 - k]);
+            else
+                snprintf(rows[i2].label, len, "%s", nm);
+        }
+        names_free(shortf, q - k);
+        free(files);
+        k = q;
     }
     qsort(rows, n, sizeof *rows, cmp_drow);
     size_t shown = o->top_set && !o->all && (size_t)o->top < n ? (size_t)o->top : n;
@@ -155,20 +171,20 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         if (o->json)
             fputs(shown ? "\n]\n" : "]\n", f);
     } else {
-        static const char *hdr[] = {"Function", "Before", "After", "Delta", "Allocs", "A.Delta", "Sig."};
-        static const int minw[] = {20, 11, 11, 11, 9, 9, 11};
+        /* Before, After, Delta: total self time. C.Delta: the change in calls,
+         * which moves a total but not a call. p50: the change of the median
+         * per-call self time, and Per call the significance test's verdict on
+         * per-call self time: so a total that grew with the number of calls
+         * next to "faster" says so. */
+        static const char *hdr[] = {"Function", "Before", "After", "Delta", "C.Delta", "p50", "Per call",
+                                    "Allocs", "A.Delta"};
+        static const int minw[] = {20, 11, 11, 11, 9, 9, 11, 9, 9};
         table t;
-        table_init(&t, 7, hdr, minw);
+        table_init(&t, 9, hdr, minw);
+        t.fit_col = 0;
         for (size_t k = 0; k < shown; k++) {
             const drow *d = &rows[k];
-            const fnrow *any = d->a ? d->a : d->b;
-            char name[256], label[1024], before[32] = "-", after[32] = "-", delta[32], allocs[32] = "-",
-                 ad[32];
-            if (d->ambiguous)
-                snprintf(label, sizeof label, "%s (%s)", any->name, any->file);
-            else
-                snprintf(label, sizeof label, "%s", any->name);
-            fmt_cut(name, sizeof name, label, 60);
+            char before[32] = "-", after[32] = "-", delta[32], allocs[32] = "-", ad[32], cd[32], med[32] = "-";
             if (d->a)
                 fmt_ns(before, sizeof before, (double)d->a->self_ns);
             if (d->b) {
@@ -178,7 +194,11 @@ int cmd_diff(pdb *p, const pdb_opts *o)
             fmt_delta_ns(delta, sizeof delta, (double)d->delta);
             long long adelta = (d->b ? d->b->allocs : 0) - (d->a ? d->a->allocs : 0);
             snprintf(ad, sizeof ad, "%+lld", adelta);
-            const char *cells[] = {name, before, after, delta, allocs, ad, verdict(d)};
+            long long cdelta = (d->b ? d->b->calls : 0) - (d->a ? d->a->calls : 0);
+            snprintf(cd, sizeof cd, "%+lld", cdelta);
+            if (d->a && d->b && d->sig.valid && d->sig.median_a_ns > 0)
+                snprintf(med, sizeof med, "%+.1f%%", median_change_pct(d));
+            const char *cells[] = {d->label, before, after, delta, cd, med, verdict(d), allocs, ad};
             const char *col = NULL;
             if (d->a && d->b && d->sig.significant)
                 col = d->sig.z > 0 ? C_RED : C_GREEN;
@@ -190,6 +210,8 @@ int cmd_diff(pdb *p, const pdb_opts *o)
             fprintf(f, "(%zu more function%s hidden: --all shows them)\n", n - shown,
                     n - shown == 1 ? "" : "s");
         fprintf(f, "\nbefore: run %lld, after: run %lld\n", (long long)ra.id, (long long)rb.id);
+        fputs("Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:\n"
+              "change of one call's self time (median; significance test, see diff --help)\n", f);
     }
 
     int flagged = 0;
@@ -204,6 +226,8 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         if (w > 0 && (size_t)w < sizeof names - used)
             used += (size_t)w;
     }
+    for (size_t k = 0; k < n; k++)
+        free(rows[k].label);
     free(rows);
     fnset_free(&sa);
     fnset_free(&sb);

@@ -3,7 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ns, us, ms or s with two decimals: 850.00ns, 2.98ms, 1.25s. */
 void fmt_ns(char *buf, size_t n, double ns)
@@ -172,6 +174,348 @@ void table_init(table *t, int ncols, const char **hdr, const int *minw)
     t->ncols = ncols;
     t->hdr = hdr;
     t->minw = minw;
+    t->fit_col = -1;
+}
+
+/* ---- fitting names to the width ---- */
+
+size_t term_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    if (c && *c) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (!*end && v >= 20 && v <= 10000)
+            return (size_t)v;
+    }
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    return TABLE_WIDTH_NOT_TTY;
+}
+
+#define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
+
+/* Byte offset of the first code point past `w` display characters of s. */
+static size_t utf8_offset(const char *s, size_t w)
+{
+    size_t i = 0, seen = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (seen == w)
+                break;
+            seen++;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* Does the '<' or '>' at s[i] belong to an operator's name (operator<, operator<<, operator->...)? */
+static int operator_char(const char *s, size_t i)
+{
+    size_t j = i;
+    while (j > 0 && (s[j - 1] == '<' || s[j - 1] == '>' || s[j - 1] == '-' || s[j - 1] == '='))
+        j--;
+    return j >= 8 && !strncmp(s + j - 8, "operator", 8);
+}
+
+/* The index just past the '>' that closes the '<' at s[i], or 0 when none does. */
+static size_t close_angle(const char *s, size_t i)
+{
+    int depth = 0, paren = 0;
+    for (size_t k = i; s[k]; k++) {
+        char ch = s[k];
+        if (ch == '(')
+            paren++;
+        else if (ch == ')' && paren > 0)
+            paren--;
+        else if (ch == '<' && !operator_char(s, k))
+            depth++;
+        else if (ch == '>' && !operator_char(s, k) && !(k > 0 && s[k - 1] == '-' && paren)) {
+            if (--depth == 0)
+                return k + 1;
+        }
+    }
+    return 0;
+}
+
+/* s with the arguments of each outermost template argument list elided: a<b<c>, d>::f -> a<…>::f. */
+static char *elide_templates(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = xmalloc(n + 1), *o = out;
+    for (size_t i = 0; i < n;) {
+        size_t end;
+        if (s[i] == '<' && !operator_char(s, i) && (end = close_angle(s, i)) != 0 && end - i > 5) {
+            o += sprintf(o, "<" ELLIPSIS ">");
+            i = end;
+        } else {
+            *o++ = s[i++];
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+/* s with its parameter list elided: the last outermost (...) right after a
+ * name (no blank before it) and not followed by "::": f(int, char) const -> f(…) const. */
+static char *elide_params(const char *s)
+{
+    size_t n = strlen(s), open = 0, close = 0;
+    int angle = 0, paren = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '<' && !operator_char(s, i))
+            angle++;
+        else if (ch == '>' && !operator_char(s, i) && angle > 0)
+            angle--;
+        else if (ch == '(' && !angle) {
+            if (paren++ == 0)
+                start = i;
+        } else if (ch == ')' && !angle && paren > 0 && --paren == 0) {
+            if (start > 0 && s[start - 1] != ' ' && strncmp(s + i + 1, "::", 2) && i - start > 2)
+                open = start, close = i;
+        }
+    }
+    if (!close)
+        return xstrdup(s);
+    char *out = xmalloc(n + 4);
+    sprintf(out, "%.*s(" ELLIPSIS "%s", (int)open, s, s + close);
+    return out;
+}
+
+/* Where a label's " (file:line)" or " (file)" begins (the last " (" whose
+ * rest holds no other '(' and ends the string with ')'), else the end. */
+static size_t label_suffix(const char *s)
+{
+    size_t n = strlen(s);
+    const char *last = NULL;
+    for (const char *c = strstr(s, " ("); c; c = strstr(c + 1, " ("))
+        last = c;
+    if (!last || n < 2 || s[n - 1] != ')' || strchr(last + 2, '('))
+        return n;
+    return (size_t)(last - s);
+}
+
+/* s cut to w display characters, the middle left out: a short head (the
+ * namespace, a prefix) and the longer tail (the function's own name) stay,
+ * and a label's " (file:line)" is kept whole. */
+static char *cut_middle(const char *s, size_t w)
+{
+    size_t sw = utf8_width(s);
+    if (sw <= w)
+        return xstrdup(s);
+    size_t sfx = label_suffix(s), sfxw = utf8_width(s + sfx);
+    /* a name keeps at least 24 characters: its file alone is not worth a name cut to nothing */
+    size_t nw = sw - sfxw, room = w > sfxw + 24 ? w - sfxw : 24;
+    if (nw <= room)
+        return xstrdup(s);
+    size_t head = (room - 1) / 4, tail = room - 1 - head;
+    size_t hb = utf8_offset(s, head), tb = utf8_offset(s, nw - tail);
+    char *out = xmalloc(strlen(s) + 4);
+    sprintf(out, "%.*s" ELLIPSIS "%s", (int)hb, s, s + tb);
+    return out;
+}
+
+typedef struct {
+    char *forms[3];  /* least to most shortened: as given, templates elided, parameters elided */
+    int nforms, k;   /* form in use */
+    size_t w;        /* cut to w characters; 0: not cut */
+    char *shown;
+    size_t idx;
+} fitname;
+
+static int cmp_shown(const void *a, const void *b)
+{
+    const fitname *x = *(fitname *const *)a, *y = *(fitname *const *)b;
+    int c = strcmp(x->shown, y->shown);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void fit_show(fitname *f)
+{
+    free(f->shown);
+    f->shown = f->w ? cut_middle(f->forms[f->k], f->w) : xstrdup(f->forms[f->k]);
+}
+
+/* One step back towards the name as given; 0 when it is there already. */
+static int fit_back(fitname *f)
+{
+    if (f->w) {
+        f->w += 4;
+        if (f->w >= utf8_width(f->forms[f->k]))
+            f->w = 0;
+    } else if (f->k > 0) {
+        f->k--; /* a less shortened form, whole: a cut of it would read worse */
+    } else {
+        return 0;
+    }
+    fit_show(f);
+    return 1;
+}
+
+static char **names_fit_once(const char *const *names, size_t n, size_t max)
+{
+    char **out = xcalloc(n ? n : 1, sizeof *out);
+    fitname *v = xcalloc(n ? n : 1, sizeof *v);
+    fitname **order = xcalloc(n ? n : 1, sizeof *order);
+    for (size_t i = 0; i < n; i++) {
+        fitname *f = &v[i];
+        f->idx = i;
+        f->forms[0] = xstrdup(names[i]);
+        f->nforms = 1;
+        if (utf8_width(names[i]) > max) {
+            char *e = elide_templates(f->forms[0]);
+            if (strcmp(e, f->forms[f->nforms - 1]))
+                f->forms[f->nforms++] = e;
+            else
+                free(e);
+            e = elide_params(f->forms[f->nforms - 1]);
+            if (strcmp(e, f->forms[f->nforms - 1]))
+                f->forms[f->nforms++] = e;
+            else
+                free(e);
+        }
+        /* the least shortened form that fits, else the most shortened one, cut */
+        f->k = f->nforms - 1;
+        for (int k = 0; k < f->nforms; k++)
+            if (utf8_width(f->forms[k]) <= max) {
+                f->k = k;
+                break;
+            }
+        f->w = utf8_width(f->forms[f->k]) > max ? max : 0;
+        fit_show(f);
+        order[i] = f;
+    }
+    /* Rows that read the same step back towards their names as given until none do. */
+    for (int changed = 1; changed && n > 1;) {
+        changed = 0;
+        qsort(order, n, sizeof *order, cmp_shown);
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && !strcmp(order[j]->shown, order[i]->shown))
+                j++;
+            if (j - i > 1)
+                for (size_t q = i; q < j; q++)
+                    changed |= fit_back(order[q]);
+            i = j;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        out[i] = v[i].shown;
+        for (int k = 0; k < v[i].nforms; k++)
+            free(v[i].forms[k]);
+    }
+    free(order);
+    free(v);
+    return out;
+}
+
+char **names_fit(const char *const *names, size_t n, size_t max)
+{
+    /* Rows made wider than max to tell them apart widen the column anyway:
+     * the others may use that width too. */
+    char **out = names_fit_once(names, n, max);
+    for (int round = 0; round < 4; round++) {
+        size_t wide = max;
+        for (size_t i = 0; i < n; i++)
+            if (utf8_width(out[i]) > wide)
+                wide = utf8_width(out[i]);
+        if (wide == max)
+            break;
+        names_free(out, n);
+        max = wide;
+        out = names_fit_once(names, n, max);
+    }
+    return out;
+}
+
+void names_free(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* path with "//" and "/./" collapsed, in a new string. */
+static char *path_clean(const char *path)
+{
+    char *out = xstrdup(path), *o = out;
+    for (const char *c = path; *c; c++) {
+        if (*c == '/' && o > out && o[-1] == '/')
+            continue;
+        if (*c == '.' && c[1] == '/' && o > out && o[-1] == '/') {
+            c++;
+            continue;
+        }
+        *o++ = *c;
+    }
+    *o = 0;
+    return out;
+}
+
+/* The last k components of p (all of it when it has no more). */
+static const char *path_tail(const char *p, int k)
+{
+    const char *c = p + strlen(p);
+    while (c > p) {
+        c--;
+        if (*c == '/' && c[1] && --k == 0)
+            return c + 1;
+    }
+    return p;
+}
+
+char **paths_short(const char *const *paths, size_t n)
+{
+    char **clean = xcalloc(n ? n : 1, sizeof *clean), **out = xcalloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        clean[i] = path_clean(paths[i]);
+    for (size_t i = 0; i < n; i++) {
+        const char *best = clean[i];
+        for (int k = 1;; k++) {
+            const char *t = path_tail(clean[i], k);
+            int clash = 0;
+            for (size_t j = 0; j < n && !clash; j++)
+                clash = strcmp(clean[j], clean[i]) && !strcmp(path_tail(clean[j], k), t);
+            if (!clash || t == clean[i]) {
+                best = t;
+                break;
+            }
+        }
+        out[i] = xstrdup(best);
+    }
+    names_free(clean, n);
+    return out;
+}
+
+/* argv[0] by its base name, then the arguments, cut at the end to max characters
+ * (the program's name itself is never cut). */
+char *fmt_command(const char *cmd, size_t max)
+{
+    const char *sp = strchr(cmd, ' ');
+    size_t n0 = sp ? (size_t)(sp - cmd) : strlen(cmd);
+    const char *base = cmd;
+    for (const char *c = cmd; c < cmd + n0; c++)
+        if (*c == '/' && c + 1 < cmd + n0)
+            base = c + 1;
+    size_t bl = (size_t)(cmd + n0 - base);
+    const char *args = sp ? sp : "";
+    char *out = xmalloc(bl + strlen(args) + 8);
+    sprintf(out, "%.*s", (int)bl, base);
+    size_t used = utf8_width(out), aw = utf8_width(args);
+    if (used + aw <= max || !*args) {
+        strcat(out, args);
+    } else if (max > used + 4) {
+        size_t keep = utf8_offset(args, max - used - 3);
+        strncat(out, args, keep);
+        strcat(out, "...");
+    } else {
+        strcat(out, " ...");
+    }
+    return out;
 }
 
 /* Length of the control character at s (C0, DEL, or C1 as UTF-8), or 0. */
@@ -243,25 +587,64 @@ static void put_cell(const table *t, FILE *f, int c, const char *s, size_t w)
 
 /* Column 0 is padded to its widest cell plus two spaces; the others are
  * right-aligned to max(minimum, widest cell + 2). */
+static size_t col_width(const table *t, int c)
+{
+    size_t sep = (c == 0 || (c == 1 && !(t->leftmask & 2u))) ? 0 : 2;
+    size_t m = utf8_width(t->hdr[c]) + sep;
+    for (size_t r = 0; r < t->nrows; r++) {
+        size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + sep;
+        if (cw > m)
+            m = cw;
+    }
+    if (c == 0)
+        m += 2;
+    if (t->minw && (size_t)t->minw[c] > m)
+        m = (size_t)t->minw[c];
+    return m;
+}
+
+/* Shortens the cells of t->fit_col to what the width leaves them. */
+static void table_fit(table *t)
+{
+    int fc = t->fit_col;
+    if (fc < 0 || fc >= t->ncols || !t->nrows)
+        return;
+    size_t others = 0;
+    for (int c = 0; c < t->ncols; c++)
+        if (c != fc)
+            others += col_width(t, c);
+    size_t width = term_width(), gap = 2;
+    size_t room = width > others + gap ? width - others - gap : 0;
+    size_t floor = t->fit_mode == FIT_COMMAND ? 16 : 30;
+    if (room < floor)
+        room = floor;
+    char **cells = xmalloc(t->nrows * sizeof *cells);
+    for (size_t r = 0; r < t->nrows; r++)
+        cells[r] = t->cells[r * (size_t)t->ncols + (size_t)fc];
+    if (t->fit_mode == FIT_COMMAND) {
+        for (size_t r = 0; r < t->nrows; r++) {
+            char *c = fmt_command(cells[r], room);
+            free(cells[r]);
+            t->cells[r * (size_t)t->ncols + (size_t)fc] = c;
+        }
+    } else {
+        char **shown = names_fit((const char *const *)cells, t->nrows, room);
+        for (size_t r = 0; r < t->nrows; r++) {
+            free(cells[r]);
+            t->cells[r * (size_t)t->ncols + (size_t)fc] = shown[r];
+        }
+        free(shown);
+    }
+    free(cells);
+    t->fit_col = -1; /* once */
+}
+
 void table_print(table *t, FILE *f, int use_color)
 {
+    table_fit(t);
     size_t *w = xcalloc((size_t)t->ncols, sizeof *w);
-    for (int c = 0; c < t->ncols; c++) {
-        /* Column 0 carries two trailing spaces, so column 1 needs no gap of its own
-         * unless it is left-aligned (those print their gap first). */
-        size_t sep = (c == 0 || (c == 1 && !(t->leftmask & 2u))) ? 0 : 2;
-        size_t m = utf8_width(t->hdr[c]) + sep;
-        for (size_t r = 0; r < t->nrows; r++) {
-            size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + sep;
-            if (cw > m)
-                m = cw;
-        }
-        if (c == 0)
-            m += 2;
-        if (t->minw && (size_t)t->minw[c] > m)
-            m = (size_t)t->minw[c];
-        w[c] = m;
-    }
+    for (int c = 0; c < t->ncols; c++)
+        w[c] = col_width(t, c);
     size_t total = 0;
     for (int c = 0; c < t->ncols; c++) {
         put_cell(t, f, c, t->hdr[c], w[c]);

@@ -242,13 +242,21 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     char seqbuf[32];
     snprintf(seqbuf, sizeof seqbuf, "%lld", (long long)maxseq);
     size_t wframe = strlen(seqbuf) > 5 ? strlen(seqbuf) + 2 : 7;
-    char leadhdr[LEAD_MAX][64];
+    char leadhdr[LEAD_MAX][4096];
     size_t wlead[LEAD_MAX];
+    const char *leadfull[LEAD_MAX];
+    for (int i = 0; i < nlead; i++)
+        leadfull[i] = k.labels[order[i]];
+    /* shortened where nothing is lost, never two alike (names_fit) */
+    size_t fixed = wframe + (many_threads ? 8 : 0) + 11 + 20, tw = term_width();
+    size_t each = nlead && tw > fixed ? (tw - fixed) / (size_t)nlead : 0;
+    char **leadfit = names_fit(leadfull, (size_t)nlead, each > 26 ? each - 2 : 24);
     for (int i = 0; i < nlead; i++) {
-        fmt_cut(leadhdr[i], sizeof leadhdr[i], k.labels[order[i]], 24);
+        snprintf(leadhdr[i], sizeof leadhdr[i], "%s", leadfit[i]);
         size_t w = utf8_width(leadhdr[i]) + 2;
         wlead[i] = w > 11 ? w : 11;
     }
+    names_free(leadfit, (size_t)nlead);
 
     FILE *f = stdout;
     size_t limit = o->top_set && !o->all ? (size_t)o->top : (size_t)-1;

@@ -183,7 +183,26 @@ typedef struct {
     char **cells;    /* nrows * ncols */
     const char **rowcolor;
     size_t nrows, cap;
+    int fit_col;  /* this column's cells are shortened to fit the width (-1: none) */
+    int fit_mode; /* FIT_NAMES or FIT_COMMAND */
 } table;
+enum { FIT_NAMES = 0, FIT_COMMAND = 1 };
+/* Total width tables fit: $COLUMNS when set, else the terminal's when stdout is
+ * one, else TABLE_WIDTH_NOT_TTY. */
+#define TABLE_WIDTH_NOT_TTY 160
+size_t term_width(void);
+/* Names shown in max display characters where that loses nothing: template
+ * arguments elided (a<…>::f), then parameters (f(…)), then the middle cut
+ * (head…tail); never making two of them read the same (rows that would step
+ * back towards their names as given). n new strings (names_free). */
+char **names_fit(const char *const *names, size_t n, size_t max);
+void names_free(char **v, size_t n);
+/* A run's command as shown: argv[0]'s base name and the arguments, the
+ * arguments cut to fit max characters (the name never). New string. */
+char *fmt_command(const char *cmd, size_t max);
+/* Each path as its shortest suffix (whole components, "//" collapsed) that no
+ * other, different path of the set ends with. n new strings (names_free). */
+char **paths_short(const char *const *paths, size_t n);
 void table_init(table *t, int ncols, const char **hdr, const int *minw);
 /* Adds a row of ncols strings (copied); color may be NULL. */
 void table_add(table *t, const char **cells, const char *color);

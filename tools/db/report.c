@@ -80,13 +80,13 @@ static int64_t table_rows(FILE *f, const fnset *s, size_t shown, int color)
     static const int minw[] = {20, 5, 11, 11, 11, 9, 11};
     table t;
     table_init(&t, 7, hdr, minw);
+    t.fit_col = 0; /* names shortened only where nothing is lost (names_fit) */
     int64_t marked = 0;
     for (size_t i = 0; i < shown; i++)
         marked = sat_add(marked, s->v[i].unfinished > 0 ? s->v[i].unfinished : 0);
     for (size_t i = 0; i < shown; i++) {
         const fnrow *r = &s->v[i];
-        char name[256], calls[32], self[32], p50[32], p99[32], allocs[32], bytes[32];
-        fmt_cut(name, sizeof name, r->label, 60);
+        char calls[32], self[32], p50[32], p99[32], allocs[32], bytes[32];
         /* unmarked figures keep a space where the mark goes, so digits align */
         snprintf(calls, sizeof calls, "%lld%s", (long long)r->calls,
                  r->unfinished > 0 ? "*" : marked ? " " : "");
@@ -95,7 +95,7 @@ static int64_t table_rows(FILE *f, const fnset *s, size_t shown, int color)
         fmt_ns(p99, sizeof p99, (double)r->p99_ns);
         snprintf(allocs, sizeof allocs, "%lld", (long long)r->allocs);
         fmt_bytes(bytes, sizeof bytes, r->alloc_bytes);
-        const char *cells[] = {name, calls, self, p50, p99, allocs, bytes};
+        const char *cells[] = {r->label, calls, self, p50, p99, allocs, bytes};
         table_add(&t, cells, NULL);
     }
     table_print(&t, f, color);

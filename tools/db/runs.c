@@ -19,6 +19,8 @@ int cmd_runs(pdb *p, const pdb_opts *o)
     table t;
     table_init(&t, 9, hdr, NULL);
     t.leftmask = 1u << 1 | 1u << 4 | 1u << 7;
+    t.fit_col = 4; /* the program's name and its arguments, the arguments cut to fit */
+    t.fit_mode = FIT_COMMAND;
     int n = 0;
     if (o->json)
         fputc('[', f);
@@ -53,7 +55,7 @@ int cmd_runs(pdb *p, const pdb_opts *o)
             json_str(f, status);
             fprintf(f, ", \"frames\": %lld}", (long long)frames);
         } else {
-            char tags[256] = "", runs[32], pids[32], par[32], cmd[128], when[64], dur[32], fr[48];
+            char tags[256] = "", runs[32], pids[32], par[32], when[64], dur[32], fr[48];
             size_t used = 0;
             while (pdb_step(p, tq) == SQLITE_ROW) {
                 const char *name = pdb_col_text(tq, 0);
@@ -72,11 +74,15 @@ int cmd_runs(pdb *p, const pdb_opts *o)
                 snprintf(par, sizeof par, "%lld", (long long)parent);
             else
                 snprintf(par, sizeof par, "-");
-            fmt_cut(cmd, sizeof cmd, command, 40);
             fmt_time_local(when, sizeof when, started);
-            fmt_ns(dur, sizeof dur, (double)duration);
+            /* A process that died before piano saw it do anything (a call, a
+             * frame) left no moment it was seen alive: its duration is not 0. */
+            if (duration == 0 && !strcmp(status, "recovered"))
+                snprintf(dur, sizeof dur, "unknown");
+            else
+                fmt_ns(dur, sizeof dur, (double)duration);
             snprintf(fr, sizeof fr, "%lld", (long long)frames);
-            const char *cells[] = {runs, tagcut, pids, par, cmd, when, dur, status, fr};
+            const char *cells[] = {runs, tagcut, pids, par, command, when, dur, status, fr};
             table_add(&t, cells, NULL);
         }
         free(command);

@@ -1,0 +1,116 @@
+#!/bin/sh
+# names_test.sh PIANO_DB MAKE_FIXTURE WORKDIR
+# Names in tables (issue 15, item 10): shortened only where nothing is lost,
+# never two rows or two --frames headers alike, the width fitted ($COLUMNS);
+# runs shows the program's name and its arguments; JSON keeps full names.
+set -u
+P=$1 FX=$2 W=$3
+export TZ=UTC NO_COLOR=1 LC_ALL=C
+unset PIANO_DB COLUMNS
+rm -rf "$W" && mkdir -p "$W" || exit 1
+command -v sqlite3 > /dev/null || { echo "sqlite3 missing"; exit 77; }
+FAILS=0
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+expect() {
+    name=$1; shift
+    cat > "$W/expected"
+    "$@" > "$W/out" 2> "$W/err" || { fail "$name: exit $?: $(cat "$W/err")"; return; }
+    cmp -s "$W/expected" "$W/out" || { fail "$name: output differs"; diff -u "$W/expected" "$W/out"; }
+}
+D=$W/names.db
+"$FX" empty "$D" || exit 1
+sqlite3 "$D" <<'SQL' || exit 1
+INSERT INTO runs(id,key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) VALUES
+ (1,'1-1',1,'/home/user/src/redis/src/redis-server --port 7000 --save "" --appendonly no --dir /tmp/some/long/folder/name --loglevel warning',1700000000000000000,2000000000,'complete','tsc',1.0),
+ (2,'2-2',2,'./db_bench',1700000100000000000,0,'recovered','tsc',1.0);
+INSERT INTO functions(run,id,name,file,line) VALUES
+ (1,1,'ZSTD_compressBlock_doubleFast_extDict_generic_noDict_alpha','/src/lib/compress/zstd_double_fast.c',10),
+ (1,2,'ZSTD_compressBlock_doubleFast_extDict_generic_noDict_beta','/src/lib/compress/zstd_double_fast.c',90),
+ (1,3,'leveldb::SkipList<char const*, leveldb::MemTable::KeyComparator>::Insert(char const* const&)','/src/db/skiplist.h',100),
+ (1,4,'leveldb::SkipList<unsigned long long, leveldb::TestComparator>::Insert(unsigned long long const&)','/src/db/skiplist.h',100),
+ (1,5,'leveldb::SkipList<char const*, leveldb::MemTable::KeyComparator>::FindGreaterOrEqual(char const* const&, leveldb::SkipList<char const*, leveldb::MemTable::KeyComparator>::Node**) const','/src/db/skiplist.h',200),
+ (1,6,'ZSTD_highbit32','/src/lib//compress/zstd_compress.c',120),
+ (1,7,'ZSTD_highbit32','/src/lib//decompress/zstd_compress.c',120),
+ (1,8,'ZSTD_highbit32','/src/lib//common/bits.h',30),
+ (1,9,'leveldb::DBImpl::WriteLevel0Table(leveldb::MemTable*, leveldb::VersionEdit*, leveldb::Version*)','/src/db/db_impl.cc',500),
+ (1,10,'leveldb::DBImpl::Write(leveldb::WriteOptions const&, leveldb::WriteBatch*)','/src/db/db_impl.cc',1200),
+ (1,11,'Foo<int>::run()','/src/foo.h',3),
+ (1,12,'Foo<long>::run()','/src/foo.h',3);
+INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes) VALUES
+ (1,0,1,10,12000000,12000000,0,0,0,0),(1,0,2,10,11000000,11000000,0,0,0,0),
+ (1,0,3,10,10000000,10000000,0,0,0,0),(1,0,4,10,9000000,9000000,0,0,0,0),
+ (1,0,5,10,8000000,8000000,0,0,0,0),(1,0,6,10,7000000,7000000,0,0,0,0),
+ (1,0,7,10,6000000,6000000,0,0,0,0),(1,0,8,10,5000000,5000000,0,0,0,0),
+ (1,0,9,10,4000000,4000000,0,0,0,0),(1,0,10,10,3000000,3000000,0,0,0,0),
+ (1,0,11,10,2000000,2000000,0,0,0,0),(1,0,12,10,1000000,1000000,0,0,0,0);
+INSERT INTO frames VALUES (1,1,0,0,1000,0,0,0,0,x'09640A320B140C0A'),(1,2,0,2000,1000,0,0,0,0,x'09640A320B140C0A');
+SQL
+expect report_80 env COLUMNS=80 "$P" report --db "$D" 1 <<'EOF'
+Function                                                 Calls       Self        p50        p99   Allocs      Bytes
+-------------------------------------------------------------------------------------------------------------------
+ZSTD_compress…k_doubleFast_extDict_generic_noDict_alpha     10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_compress…ck_doubleFast_extDict_generic_noDict_beta     10    11.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::Insert(char const* const&)            10    10.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::Insert(unsigned long long const&)     10     9.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::FindGreaterOrEqual(…) const           10     8.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (compress/zstd_compress.c:120)               10     7.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (decompress/zstd_compress.c:120)             10     6.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (bits.h:30)                                  10     5.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::WriteLevel0Table(…)                        10     4.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::Write(…)                                   10     3.00ms     0.00ns     0.00ns        0         0B
+Foo<int>::run()                                             10     2.00ms     0.00ns     0.00ns        0         0B
+Foo<long>::run()                                            10     1.00ms     0.00ns     0.00ns        0         0B
+
+2 frames
+EOF
+expect report_not_tty "$P" report --db "$D" 1 --top 5 <<'EOF'
+Function                                                                                           Calls       Self        p50        p99   Allocs      Bytes
+-------------------------------------------------------------------------------------------------------------------------------------------------------------
+ZSTD_compressBlock_doubleFast_extDict_generic_noDict_alpha                                            10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_compressBlock_doubleFast_extDict_generic_noDict_beta                                             10    11.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<char const*, leveldb::MemTable::KeyComparator>::Insert(char const* const&)          10    10.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<unsigned long long, leveldb::TestComparator>::Insert(unsigned long long const&)     10     9.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::FindGreaterOrEqual(char const* const&, leveldb::SkipList<…>::Node**) const      10     8.00ms     0.00ns     0.00ns        0         0B
+(7 more functions hidden: --top N or --all shows them)
+
+2 frames
+EOF
+expect report_narrow env COLUMNS=60 "$P" report --db "$D" 1 --top 2 <<'EOF'
+Function                        Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------------------
+ZSTD_co…t_generic_noDict_alpha     10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_co…ct_generic_noDict_beta     10    11.00ms     0.00ns     0.00ns        0         0B
+(10 more functions hidden: --top N or --all shows them)
+
+2 frames
+EOF
+expect frames_80 env COLUMNS=80 "$P" report --db "$D" 1 --frames <<'EOF'
+Frame        Total  level…riteLevel0Table(…)  level…::DBImpl::Write(…)  Foo<int>::run()  Foo<long>::run()   Allocs      Bytes
+-----------------------------------------------------------------------------------------------------------------------------
+1           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
+2           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
+
+2 frames | 0 spikes (>2x median)
+EOF
+expect runs_80 env COLUMNS=80 "$P" runs --db "$D" <<'EOF'
+Run    Tags  PID  Parent  Command                       Started  Duration  Status     Frames
+--------------------------------------------------------------------------------------------
+2      -       2       -  db_bench          2023-11-14 22:15:00   unknown  recovered       0
+1      -       1       -  redis-server ...  2023-11-14 22:13:20     2.00s  complete        2
+EOF
+# Every row and header reads differently, whatever the width.
+for cols in 40 60 80 100 160 400; do
+    COLUMNS=$cols "$P" report --db "$D" 1 --all | sed -n '3,14p' | sed 's/  *[0-9][0-9]* .*//' | sort | uniq -d > "$W/dups"
+    [ -s "$W/dups" ] && fail "COLUMNS=$cols: rows alike: $(cat "$W/dups")"
+    COLUMNS=$cols "$P" report --db "$D" 1 --frames | head -1 | sed 's/   */\n/g' | sort | uniq -d > "$W/dups"
+    [ -s "$W/dups" ] && fail "COLUMNS=$cols: frame headers alike: $(cat "$W/dups")"
+done
+# JSON, CSV: full names, full paths.
+"$P" report --db "$D" 1 --json | grep -q '"function": "leveldb::SkipList<char const\*, leveldb::MemTable::KeyComparator>::FindGreaterOrEqual(char const\* const&, leveldb::SkipList<char const\*, leveldb::MemTable::KeyComparator>::Node\*\*) const", "file": "/src/db/skiplist.h"' ||
+    fail "report --json lost a full name"
+"$P" report --db "$D" 1 --csv | grep -q '^ZSTD_highbit32,/src/lib//decompress/zstd_compress.c,120,' || fail "report --csv lost a path"
+"$P" runs --db "$D" --json | grep -q '"command": "/home/user/src/redis/src/redis-server --port 7000 --save \\"\\" --appendonly no --dir /tmp/some/long/folder/name --loglevel warning"' ||
+    fail "runs --json lost the command"
+[ $FAILS -eq 0 ] && echo "ok: names" && exit 0
+echo "$FAILS failure(s) in names"
+exit 1
