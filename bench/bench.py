@@ -20,7 +20,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BIN = os.path.join(ROOT, 'build', 'bin')
+BUILD = os.path.join(ROOT, os.environ.get('BENCH_BUILD', 'build'))  # BENCH_BUILD=build-x: another build folder
+BIN = os.path.join(BUILD, 'bin')
 PIANO_CC = os.path.join(BIN, 'piano-cc')
 PIANO_DB = os.path.join(BIN, 'piano-db')
 CLANG = os.environ.get('BENCH_CLANG', 'clang')
@@ -87,12 +88,13 @@ class Build:
         sh(args, env=env)
 
     def workload(self, name, src, extra=()):
-        """Builds name.{plain,piano,floor[,pg]} from src."""
+        """Builds name.{plain,piano,floor[,pg]} from src. Every wk_ function is instrumented,
+        whatever its size (PIANO_MIN_SIZE=0): the workloads measure the cost of a call."""
         common = ['-O2', '-I', os.path.join(HERE, 'src'), src, *extra]
         self.cc([CLANG, *common, '-o', self.path(name + '.plain')])
-        self.cc([PIANO_CC, *common, '-o', self.path(name + '.piano')], env=clean_env(PIANO_FNS='wk_'))
+        self.cc([PIANO_CC, *common, '-o', self.path(name + '.piano')], env=clean_env(PIANO_FNS='wk_', PIANO_MIN_SIZE='0'))
         self.cc([PIANO_CC, *common, '-o', self.path(name + '.guard')],
-                env=clean_env(PIANO_FNS='wk_', PIANO_GUARD='1'))
+                env=clean_env(PIANO_FNS='wk_', PIANO_MIN_SIZE='0', PIANO_GUARD='1'))
         self.cc([CLANG, '-O2', '-c', os.path.join(HERE, 'floor_hooks.c'), '-o', self.path('floor_hooks.o')])
         self.cc([CLANG, '-finstrument-functions', *common, self.path('floor_hooks.o'),
                  '-o', self.path(name + '.floor')])
@@ -190,7 +192,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--quick', action='store_true', help='fewer rounds, smaller workloads (~1.5 min)')
     ap.add_argument('--rounds', type=int, help='rounds of alternating runs (default 5, --quick 3)')
-    ap.add_argument('--out', default=os.path.join(ROOT, 'build', 'bench'), help='build folder (build/bench)')
+    ap.add_argument('--out', default=os.path.join(BUILD, 'bench'), help='build folder (build/bench)')
     ap.add_argument('--skip-compile', action='store_true', help='skip the compile-time measurement')
     a = ap.parse_args()
     q = a.quick
@@ -361,7 +363,7 @@ def compile_time(b, nfn, rounds):
                 cmd.insert(1, '-finstrument-functions')
             env = clean_env()
             if v in ('piano', 'guard'):
-                env = clean_env(PIANO_FNS='*', **({'PIANO_GUARD': '1'} if v == 'guard' else {}))
+                env = clean_env(PIANO_FNS='*', PIANO_MIN_SIZE='0', **({'PIANO_GUARD': '1'} if v == 'guard' else {}))
             before = os.times()
             t0 = time.monotonic()
             sh(cmd, env=env)

@@ -938,6 +938,10 @@ static int buffer_open(struct piano_thread *ts)
             p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         else
             errno = e;
+        /* A fault must not read ahead: the kernel would zero-fill up to the
+         * whole 4 MiB at the first record (most of a short thread's start). */
+        if (p != MAP_FAILED)
+            madvise(p, PIANO_CHUNK_SIZE, MADV_RANDOM);
         e = errno;
         if (fd >= 0)
             close(fd);
