@@ -63,3 +63,10 @@ uint64_t piano_hist_quantile(const piano_hist *h, double q)
     }
     return piano_hist_value(PIANO_HIST_BUCKETS - 1);
 }
+
+double piano_frame_spike_ns(const piano_hist *h, double ns_per_tick)
+{
+    if (!h->total)
+        return HUGE_VAL;
+    return 2.0 * (double)piano_hist_quantile(h, 0.5) * ns_per_tick;
+}

@@ -48,4 +48,10 @@ size_t piano_hist_encode(const uint64_t *counts, unsigned first_bucket, unsigned
 /* Value (in ticks) at quantile q in [0,1] by nearest rank; 0 for an empty histogram. */
 uint64_t piano_hist_quantile(const piano_hist *h, double q);
 
+/* The spike threshold of a run's (or a thread's) frames in ns, from their
+ * histogram h (ticks) and the run's ns_per_tick: a frame whose total_ns is
+ * above it (as a double) is a spike. 2x the median; no spikes without frames.
+ * The import marks frames.spike with it and piano-db recomputes it alike. */
+double piano_frame_spike_ns(const piano_hist *h, double ns_per_tick);
+
 #endif

@@ -337,6 +337,12 @@ struct job {
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
     unsigned char *blob;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
+    /* The frame budget (runtime.c frame_keep): every frame counted, the run's
+     * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
+    uint64_t frames_all, frames_kept, spikes_unkept;
+    uint32_t sample_shift;
+    piano_hist *frame_hist;   /* the run's, summed over its threads */
+    double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
     uint64_t seen;            /* when the states of live threads were read: their calls ended before */
     int recorded;             /* a call, frame or allocation of this process's own */
     char note[1024];          /* what could not be read, for a warning; "" when all was */
@@ -589,15 +595,16 @@ static int by_chunk(const void *a, const void *b)
 static int add_records(struct job *j, const unsigned char *p, size_t len, uint32_t thread, const char *what)
 {
     const unsigned char *at = p, *end = p + len;
-    uint64_t base = 0;
+    uint64_t base = 0, base_n = 0;
     while (at < end) {
         struct piano_frame_view f;
-        const unsigned char *next = piano_frame_read(at, end, base, &f);
+        const unsigned char *next = piano_frame_read(at, end, base, base_n, &f);
         if (!next) {
             note(j, "%s: %zu bytes after a malformed frame record are not read", what, (size_t)(end - at));
             break;
         }
         base = f.start + f.total;
+        base_n = f.n;
         if (base > j->end_tick)
             j->end_tick = base;
         at = next;
@@ -979,7 +986,7 @@ static int import_functions(struct job *j)
 }
 
 /* Binds frame f (number seq in end order, of thread `thread`, in a span
- * ending at end) to the 10 parameters of st from col. Its fns blob is made at
+ * ending at end) to the FRAME_NCOL parameters of st from col. Its fns blob is made at
  * j->blob + *at and bound without a copy (it stays there until the statement
  * has run); *at moves past it. */
 static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct piano_frame_view *f,
@@ -1000,13 +1007,16 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
     sqlite3_bind_int64(st, col + 2, thread);
     /* Both ends rounded alike: a frame ending at the end of the run ends within it. */
     int64_t start = since(f->start, j->run->tick0, j->npt), stop = since(f->start + f->total, j->run->tick0, j->npt);
+    int64_t total = stop > start ? stop - start : 0;
     sqlite3_bind_int64(st, col + 3, start);
-    sqlite3_bind_int64(st, col + 4, stop > start ? stop - start : 0);
+    sqlite3_bind_int64(st, col + 4, total);
     sqlite3_bind_int64(st, col + 5, count64(f->allocs));
     sqlite3_bind_int64(st, col + 6, count64(f->alloc_bytes));
     sqlite3_bind_int64(st, col + 7, count64(f->frees));
     sqlite3_bind_int64(st, col + 8, count64(f->free_bytes));
     sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, col + 10, count64(f->n));
+    sqlite3_bind_int(st, col + 11, (double)total > j->spike_ns);
     *at += len;
 }
 
@@ -1016,13 +1026,16 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
 /* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
  * functions, PIANO_FNS_ENTRY_MAX bytes each), or one histogram's records. */
 #define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
-#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns"
+#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns,thread_seq,spike"
+#define FRAME_PARAMS "(?,?,?,?,?,?,?,?,?,?,?,?)"
+#define FRAME_NCOL 12
 
 /* One thread's frames, read in order across its spans. */
 struct frame_cursor {
     const struct frame_span *span, *last;   /* the current span; one past the thread's last */
     const unsigned char *p, *next;          /* the current record; the one after it */
     uint64_t base, end;                     /* the tick p's start is coded from; p's end */
+    uint64_t base_n;                        /* the frame number p's is coded from */
     struct piano_frame_view f;
 };
 
@@ -1033,7 +1046,7 @@ struct frame_cursor {
 static int cursor_read(struct frame_cursor *c)
 {
     for (;;) {
-        if (c->p < c->span->end && (c->next = piano_frame_read(c->p, c->span->end, c->base, &c->f))) {
+        if (c->p < c->span->end && (c->next = piano_frame_read(c->p, c->span->end, c->base, c->base_n, &c->f))) {
             c->end = c->f.start + c->f.total;
             return 1;
         }
@@ -1041,6 +1054,7 @@ static int cursor_read(struct frame_cursor *c)
             return 0;
         c->p = c->span->p;
         c->base = 0;   /* each span is one buffer's records: coded from tick 0 */
+        c->base_n = 0;
     }
 }
 
@@ -1068,23 +1082,15 @@ static void heap_down(struct frame_cursor **h, size_t n, size_t i)
 
 /* Inserts every frame, numbered in end order (ties: by thread), merging the
  * threads' frames, each already in end order, through a heap of cursors. */
-/* The frame records of every span (checked when collected). */
-static uint64_t count_frames(const struct job *j)
+/* Whether the import keeps record f: a sample record only when its number
+ * is a multiple of the final K (the sample is then a uniform 1 in K). */
+static int frame_kept(const struct job *j, const struct piano_frame_view *f)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < j->n_spans; i++) {
-        const unsigned char *p = j->spans[i].p, *end = j->spans[i].end;
-        uint64_t base = 0;
-        struct piano_frame_view f;
-        while (p < end && (p = piano_frame_read(p, end, base, &f)) != NULL) {
-            base = f.start + f.total;
-            n++;
-        }
-    }
-    return n;
+    return f->kept != PIANO_KEPT_SAMPLE || (f->n & ((1ull << j->sample_shift) - 1)) == 0;
 }
 
-static int insert_frames(struct job *j)
+/* dry: counts them instead (into j->frames_kept), for a run stored without its frames. */
+static int insert_frames(struct job *j, int dry)
 {
     if (!j->n_spans)
         return 0;
@@ -1106,10 +1112,10 @@ static int insert_frames(struct job *j)
     for (size_t i = n / 2; i-- > 0;)
         heap_down(heap, n, i);
 
-    char sql[64 * 24 + 128];
+    char sql[FRAME_BATCH * 28 + 160];
     int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
     for (int k = 0; k < FRAME_BATCH; k++)
-        len += snprintf(sql + len, sizeof sql - (size_t)len, "%s(?,?,?,?,?,?,?,?,?,?)", k ? "," : "");
+        len += snprintf(sql + len, sizeof sql - (size_t)len, "%s" FRAME_PARAMS, k ? "," : "");
     if (sqlite3_prepare_v2(j->db, sql, -1, &batch, NULL) != SQLITE_OK)
         goto out;
     struct pending {
@@ -1121,20 +1127,27 @@ static int insert_frames(struct job *j)
     while (n) {
         int got = 0;
         size_t need = 0;
-        for (; got < FRAME_BATCH && n; got++) {
+        while (got < FRAME_BATCH && n) {
             struct frame_cursor *c = heap[0];
-            pend[got] = (struct pending){ c->f, c->span->end, c->span->thread };
-            need += (size_t)PIANO_FNS_ENTRY_MAX * c->f.nfns;
+            if (frame_kept(j, &c->f)) {
+                pend[got++] = (struct pending){ c->f, c->span->end, c->span->thread };
+                need += (size_t)PIANO_FNS_ENTRY_MAX * c->f.nfns;
+            }
             c->base = c->end;
+            c->base_n = c->f.n;
             c->p = c->next;
             if (!cursor_read(c))
                 heap[0] = heap[--n];
             heap_down(heap, n, 0);
         }
+        if (dry) {
+            seq += (uint64_t)got;
+            continue;
+        }
         if (got == FRAME_BATCH && need <= FRAME_BLOB_SIZE) {
             size_t at = 0;
             for (int k = 0; k < got; k++)
-                bind_frame(j, batch, 1 + 10 * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
+                bind_frame(j, batch, 1 + FRAME_NCOL * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
             if (STEP(batch))
                 goto out;
         } else {   /* the last frames, or rows of many functions: one statement each */
@@ -1147,11 +1160,42 @@ static int insert_frames(struct job *j)
         }
     }
     rc = 0;
+    j->frames_kept = seq;
 out:
     sqlite3_finalize(batch);
     free(cur);
     free(heap);
     return rc;
+}
+
+/* Thread t's frame histogram: encoded into j->blob (returns its length) and
+ * added to the run's. Its count and sample rate go to the run's too. */
+static size_t thread_frames(struct job *j, const struct thread_in *t)
+{
+    if (!t->has_hdr)
+        return 0;
+    j->frames_all += t->hdr.frames_all;
+    j->spikes_unkept += t->hdr.spikes_unkept;
+    if (t->hdr.sample_shift > j->sample_shift && t->hdr.sample_shift < 64)
+        j->sample_shift = t->hdr.sample_shift;
+    if (!t->has_state)
+        return 0;
+    const uint64_t *pages = (const void *)(t->state + PIANO_OFF_PAGES);
+    uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;
+    size_t len = 0;
+    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
+        uint32_t pg = t->hdr.frame_pages[o];
+        if (!pg || pg >= n_pages)
+            continue;
+        uint64_t counts[64];
+        for (unsigned b = 0; b < 64; b++) {
+            counts[b] = __atomic_load_n(&pages[(size_t)pg * PIANO_PAGE_WORDS + b * 2 + 1], __ATOMIC_RELAXED);
+            j->frame_hist->count[o * 64 + b] += counts[b];
+            j->frame_hist->total += counts[b];
+        }
+        len += piano_hist_encode(counts, o * 64, 64, j->blob + len);
+    }
+    return len;
 }
 
 static void job_free(struct job *j)
@@ -1176,6 +1220,7 @@ static void job_free(struct job *j)
     free(j->samples);
     free(j->dense);
     free(j->blob);
+    free(j->frame_hist);
 }
 
 /* Reads the run header of spool folder dfd into *run. Returns 0; 1 when
@@ -1229,13 +1274,14 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     j.nodes = malloc((size_t)PIANO_NODES_TOTAL * sizeof *j.nodes);
     j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
     j.dense = calloc(2 * PIANO_HIST_BUCKETS, sizeof *j.dense);
+    j.frame_hist = calloc(1, sizeof *j.frame_hist);
     /* A blob holds at most one histogram's records or one frame's functions. */
     _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
                    "a frame's functions fit the blob");
     j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
     int rc = -1;
-    if (!j.agg || !j.blob || !j.nodes || !j.node_total || !j.dense) {
+    if (!j.agg || !j.blob || !j.nodes || !j.node_total || !j.dense || !j.frame_hist) {
         snprintf(err, errn, "out of memory");
         goto out;
     }
@@ -1312,7 +1358,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     j.run_id = sqlite3_last_insert_rowid(db);
     if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO functions(run,id,name,file,line) VALUES(?,?,?,?,?)", -1,
                            &j.fn_st, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name) VALUES(?,?,?,?)", -1, &j.thread_st,
+        sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)", -1,
+                           &j.thread_st,
                            NULL) ||
         sqlite3_prepare_v2(db,
                            "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
@@ -1327,7 +1374,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
                            "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
                            -1, &j.unf_st, NULL) ||
         sqlite3_prepare_v2(db,
-                           "INSERT INTO frames(" FRAME_COLUMNS ") VALUES(?,?,?,?,?,?,?,?,?,?)",
+                           "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS,
                            -1, &j.frame_st, NULL))
         goto sql_error_rollback;
     if (import_functions(&j))
@@ -1343,6 +1390,9 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         sqlite3_bind_int64(j.thread_st, 2, t->number);
         sqlite3_bind_int64(j.thread_st, 3, t->has_hdr ? t->hdr.tid : 0);
         sqlite3_bind_text(j.thread_st, 4, name, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(j.thread_st, 5, t->has_hdr ? count64(t->hdr.frames_all) : 0);
+        size_t hist_len = thread_frames(&j, t);
+        sqlite3_bind_blob(j.thread_st, 6, j.blob, (int)hist_len, SQLITE_TRANSIENT);
         if (STEP(j.thread_st) || (t->has_state && import_state(&j, t)))
             goto sql_error_rollback;
     }
@@ -1351,14 +1401,22 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         rc = 0;
         goto out;
     }
-    if (no_frames)
-        j.frames_dropped += count_frames(&j);
-    else if (insert_frames(&j))
+    j.spike_ns = piano_frame_spike_ns(j.frame_hist, npt);
+    if (insert_frames(&j, no_frames))
         goto sql_error_rollback;
+    if (no_frames) {
+        j.frames_dropped += j.frames_kept;
+        j.frames_kept = 0;
+    }
+    if (j.frames_all < j.frames_kept + j.frames_dropped)   /* records of threads whose state is lost */
+        j.frames_all = j.frames_kept + j.frames_dropped;
+    size_t run_hist = 0;
+    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
+        run_hist += piano_hist_encode(j.frame_hist->count + o * 64, o * 64, 64, j.blob + run_hist);
     sqlite3_stmt *upd = NULL;
     if (sqlite3_prepare_v2(db,
                            "UPDATE runs SET duration_ns=?, frames_dropped=?, samples_dropped=?, "
-                           "calls_untimed=? WHERE id=?",
+                           "calls_untimed=?, frames=?, frames_kept=?, frame_hist=?, spikes_unkept=? WHERE id=?",
                            -1, &upd, NULL))
         goto sql_error_rollback;
     sqlite3_bind_int64(upd, 1, since(j.end > j.seen ? j.end : j.seen, run.tick0, npt));
@@ -1366,7 +1424,11 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     sqlite3_bind_int64(upd, 3, count64(j.samples_dropped));
     /* The calls on threads whose records could not be made (runtime.c). */
     sqlite3_bind_int64(upd, 4, count64(j.calls_untimed + run.calls_unrecorded));
-    sqlite3_bind_int64(upd, 5, j.run_id);
+    sqlite3_bind_int64(upd, 5, count64(j.frames_all));
+    sqlite3_bind_int64(upd, 6, count64(j.frames_kept));
+    sqlite3_bind_blob(upd, 7, j.blob, (int)run_hist, SQLITE_STATIC);
+    sqlite3_bind_int64(upd, 8, count64(j.spikes_unkept));
+    sqlite3_bind_int64(upd, 9, j.run_id);
     step = sqlite3_step(upd);
     sqlite3_finalize(upd);
     if (step != SQLITE_DONE || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)

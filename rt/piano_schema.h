@@ -11,6 +11,9 @@
  * of records { uint16 bucket; uint64 count; } little-endian, 10 bytes each,
  * buckets ascending. Multiply a bucket's value by runs.ns_per_tick for ns.
  *
+ * Frame histograms (runs.frame_hist, threads.frame_hist) have the same records:
+ * the total times of every completed frame of the run (or thread), kept or not.
+ *
  * Frame blobs (frames.fns): per function that ran in the frame, its id and its
  * self time in ns, each an unsigned LEB128 varint (rt/fns_blob.h). Schema 2
  * had fixed { uint32 fn; uint64 self_ns; } records; opening such a database
@@ -23,7 +26,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 4
+#define PIANO_SCHEMA_VERSION 5
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -40,7 +43,11 @@
 "  overhead_ns REAL NOT NULL DEFAULT 0,-- measured instrumentation cost per call, for correction\n" \
 "  frames_dropped INTEGER NOT NULL DEFAULT 0,\n" \
 "  samples_dropped INTEGER NOT NULL DEFAULT 0, -- calls missing from the histograms (pages ran out)\n" \
-"  calls_untimed INTEGER NOT NULL DEFAULT 0    -- calls nested deeper than the shadow stack: counted nowhere\n" \
+"  calls_untimed INTEGER NOT NULL DEFAULT 0,   -- calls nested deeper than the shadow stack: counted nowhere\n" \
+"  frames      INTEGER,                -- every completed frame, kept or not (NULL: not known: count the frames table)\n" \
+"  frames_kept INTEGER,                -- the rows of the frames table (PIANO_FRAMES: the budget, spikes, a sample)\n" \
+"  frame_hist  BLOB,                   -- histogram of every frame's total (ticks); NULL before schema 5\n" \
+"  spikes_unkept INTEGER NOT NULL DEFAULT 0 -- spikes past the run's spike limit, sampled like other frames\n" \
 ");\n" \
 "CREATE TABLE IF NOT EXISTS functions(\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
@@ -55,6 +62,8 @@
 "  thread INTEGER NOT NULL,            -- 0, 1, ... in order of first instrumented call\n" \
 "  tid    INTEGER NOT NULL,\n" \
 "  name   TEXT NOT NULL,\n" \
+"  frames INTEGER,                     -- its completed frames, kept or not\n" \
+"  frame_hist BLOB,                    -- histogram of their totals (ticks)\n" \
 "  PRIMARY KEY(run, thread)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS stats(     -- per run, thread and function\n" \
@@ -88,8 +97,11 @@
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
 "  fns BLOB NOT NULL,\n" \
+"  thread_seq INTEGER,                 -- its number among its thread's frames, kept or not (1, 2, ...)\n" \
+"  spike INTEGER NOT NULL DEFAULT 0,   -- total_ns > 2x the median of the run's frames (runs.frame_hist)\n" \
 "  PRIMARY KEY(run, seq)\n" \
 ") WITHOUT ROWID;\n" \
+"CREATE INDEX IF NOT EXISTS frames_spikes ON frames(run, seq) WHERE spike;\n" \
 "CREATE TABLE IF NOT EXISTS unfinished( -- calls still in flight when the run ended (counted in stats since schema 4)\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  thread INTEGER NOT NULL, depth INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
@@ -112,5 +124,26 @@
  * only in the unfinished table, not in calls. */
 #define PIANO_SCHEMA_MIGRATE_3 \
 "ALTER TABLE stats ADD COLUMN unfinished INTEGER NOT NULL DEFAULT 0;\n"
+
+/* From version 4 to 5: frames have a budget (PIANO_FRAMES). The count of a
+ * run's and a thread's frames is stored, counted here once for the runs stored
+ * before (every frame was kept, or dropped); their frame_hist stays NULL (the
+ * frames table holds all of them: piano-db reads their median from it). */
+#define PIANO_SCHEMA_MIGRATE_4 \
+"ALTER TABLE runs ADD COLUMN frames INTEGER;\n" \
+"ALTER TABLE runs ADD COLUMN frames_kept INTEGER;\n" \
+"ALTER TABLE runs ADD COLUMN frame_hist BLOB;\n" \
+"ALTER TABLE runs ADD COLUMN spikes_unkept INTEGER NOT NULL DEFAULT 0;\n" \
+"ALTER TABLE threads ADD COLUMN frames INTEGER;\n" \
+"ALTER TABLE threads ADD COLUMN frame_hist BLOB;\n" \
+"ALTER TABLE frames ADD COLUMN thread_seq INTEGER;\n" \
+"ALTER TABLE frames ADD COLUMN spike INTEGER NOT NULL DEFAULT 0;\n" \
+"CREATE INDEX IF NOT EXISTS frames_spikes ON frames(run, seq) WHERE spike;\n" \
+"UPDATE runs SET frames_kept = 0;\n" \
+"UPDATE runs SET frames_kept = c.n FROM (SELECT run, count(*) AS n FROM frames GROUP BY run) AS c WHERE runs.id = c.run;\n" \
+"UPDATE runs SET frames = frames_kept + frames_dropped;\n" \
+"UPDATE threads SET frames = 0;\n" \
+"UPDATE threads SET frames = c.n FROM (SELECT run, thread, count(*) AS n FROM frames GROUP BY run, thread) AS c\n" \
+"  WHERE threads.run = c.run AND threads.thread = c.thread;\n"
 
 #endif

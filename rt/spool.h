@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 4
+#define PIANO_SPOOL_VERSION 5   /* 5: frame records carry their number and why they were kept */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -114,7 +114,21 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     struct piano_thread *next;      /* process-local: list of live threads */
     struct piano_thread *sig;       /* process-local: the state of this thread's signal handlers
                                      * run while one of its hooks was interrupted, or NULL */
+    /* The frame budget (PIANO_FRAMES, runtime.c frame_keep): every completed
+     * frame is counted and goes into the frame histogram; a record is written
+     * for the frames the budget allows, then for spikes and a sample. */
+    uint64_t frames_all;     /* completed frames, kept or not (frames: the records written) */
+    uint64_t spike_ticks;    /* a frame longer than this is a spike: 2x the running median */
+    uint64_t spikes_unkept;  /* spikes past the run's spike limit, sampled like other frames */
+    uint64_t chunk_last_n;   /* frames_all of the buffer's last record: the next one is coded from it */
+    uint32_t keep_left;      /* frames of the budget this thread may still keep whole */
+    uint32_t lease;          /* how many it asks for next */
+    uint32_t sample_shift;   /* the sample keeps frame n when n % 2^sample_shift == 0 (the latest seen) */
+    uint32_t frame_pad;
+    uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
+                                                * 'total' words; 0 = none): the distribution is exact */
 };
+_Static_assert(sizeof(struct piano_thread) <= 4096, "the thread header fits its page");
 
 /* A thread's depth as a reader outside its hooks may use it: without the
  * in-hook bit, and at most PIANO_STACK_CAP (deeper calls are not in slots). */
@@ -137,7 +151,10 @@ struct piano_chunk_hdr {
 /* A frame record is a run of prefix varints (below), in this order: the
  * frame's start as ticks after the end of the buffer's previous record (the
  * first record of a buffer: after tick 0), zigzag-coded; its total ticks;
- * allocs, alloc_bytes, frees, free_bytes; nfns; then an entry per function:
+ * allocs, alloc_bytes, frees, free_bytes; nfns; its number n among the
+ * thread's frames (1, 2, ...; kept or not) as n minus the buffer's previous
+ * record's (the first record of a buffer: minus 0), times 4, plus why it was
+ * kept (PIANO_KEPT_*); then an entry per function:
  * its self ticks (below 2^63: centuries) times 2, plus 1 when its id is the
  * previous entry's plus one (the first entry's previous id is 0); otherwise
  * followed by the difference of the ids, zigzag-coded. Ids are given in the order functions are first called,
@@ -146,7 +163,7 @@ struct piano_chunk_hdr {
  * per function instead of 8 in fixed words. Every byte is copied into the page
  * cache when the buffer is stored, and that copy was most of what a frame cost
  * (bench/README.md). */
-#define PIANO_FRAME_HEAD_MAX (7 * 9)   /* bytes of a record's seven head fields at most */
+#define PIANO_FRAME_HEAD_MAX (8 * 9)   /* bytes of a record's eight head fields at most */
 #define PIANO_FRAME_FN_MAX (2 * 9)     /* bytes of one function's entry at most */
 #define PIANO_PV_SLACK 8               /* piano_pv_put may write this far past its value */
 
@@ -209,8 +226,15 @@ static inline const unsigned char *piano_pv_get(const unsigned char *p, const un
 static inline uint64_t piano_zigzag(int64_t v) { return (uint64_t)v << 1 ^ (uint64_t)(v >> 63); }
 static inline int64_t piano_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
+/* Why a frame record was kept (frame_keep): within the budget, as a spike,
+ * or in the sample (kept by the import only when n is a multiple of the
+ * thread's final 2^sample_shift: a uniform 1-in-K sample). */
+enum { PIANO_KEPT_BUDGET = 0, PIANO_KEPT_SPIKE = 1, PIANO_KEPT_SAMPLE = 2 };
+
 struct piano_frame_view {    /* one frame record, read */
     uint64_t start, total, allocs, alloc_bytes, frees, free_bytes;
+    uint64_t n;              /* its number among the thread's frames */
+    uint32_t kept;           /* PIANO_KEPT_* */
     uint32_t nfns;
     const unsigned char *fns;   /* the function entries, nfns of them */
 };
@@ -229,17 +253,20 @@ static inline const unsigned char *piano_frame_fn(const unsigned char *p, const 
 }
 
 /* Reads the head of the record at p (ending by end) whose buffer's previous
- * record ended at tick `base`, and checks its function entries. Returns the
- * position after the record, or NULL when it is malformed. */
+ * record ended at tick `base` and was frame number base_n (both 0 before the
+ * buffer's first), and checks its function entries. Returns the position
+ * after the record, or NULL when it is malformed. */
 static inline const unsigned char *piano_frame_read(const unsigned char *p, const unsigned char *end,
-                                                    uint64_t base, struct piano_frame_view *f)
+                                                    uint64_t base, uint64_t base_n, struct piano_frame_view *f)
 {
-    uint64_t head[7];
-    for (int i = 0; i < 7; i++)
+    uint64_t head[8];
+    for (int i = 0; i < 8; i++)
         if (!(p = piano_pv_get(p, end, &head[i])))
             return NULL;
-    if (head[6] > PIANO_FN_CAP)
+    if (head[6] > PIANO_FN_CAP || (head[7] & 3) > PIANO_KEPT_SAMPLE)
         return NULL;   /* a frame names each function once */
+    f->n = base_n + (head[7] >> 2);
+    f->kept = (uint32_t)(head[7] & 3);
     f->start = base + (uint64_t)piano_unzigzag(head[0]);
     f->total = head[1];
     f->allocs = head[2];

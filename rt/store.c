@@ -505,6 +505,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
                  piano_store_exec(db, "UPDATE frames SET fns = piano_fns_v3(fns)") == SQLITE_OK;
         if (ok && version <= 3)
             ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_3) == SQLITE_OK;
+        if (ok && version <= 4)
+            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_4) == SQLITE_OK;
         if (ok && version < PIANO_SCHEMA_VERSION)
             ok = piano_store_exec(db, buf) == SQLITE_OK;
         if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {

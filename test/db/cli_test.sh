@@ -170,7 +170,8 @@ Frame        Total      parse    resolve  parse_item   Allocs      Bytes
 ------------------------------------------------------------------------
 1          48.12ms    28.11ms     2.98ms    870.00us       93     21.3KB
 2          49.01ms    28.50ms     3.01ms    910.00us       95     21.8KB
-(2 more frames hidden: --all shows them)
+4         102.33ms    71.22ms     3.10ms      1.05ms      210     48.7KB  <<
+(1 more frame hidden: --all shows them)
 
 4 frames | 1 spikes (>2x median)
 EOF
@@ -328,7 +329,7 @@ for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 4: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 5: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"

@@ -43,7 +43,7 @@ INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,
  (1,0,7,10,6000000,6000000,0,0,0,0),(1,0,8,10,5000000,5000000,0,0,0,0),
  (1,0,9,10,4000000,4000000,0,0,0,0),(1,0,10,10,3000000,3000000,0,0,0,0),
  (1,0,11,10,2000000,2000000,0,0,0,0),(1,0,12,10,1000000,1000000,0,0,0,0);
-INSERT INTO frames VALUES (1,1,0,0,1000,0,0,0,0,x'09640A320B140C0A'),(1,2,0,2000,1000,0,0,0,0,x'09640A320B140C0A');
+INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns) VALUES (1,1,0,0,1000,0,0,0,0,x'09640A320B140C0A'),(1,2,0,2000,1000,0,0,0,0,x'09640A320B140C0A');
 SQL
 expect report_80 env COLUMNS=80 "$P" report --db "$D" 1 <<'EOF'
 Function                                                 Calls       Self        p50        p99   Allocs      Bytes

@@ -73,8 +73,8 @@ fig() { q "SELECT coalesce(sum(s.$2),0) FROM stats s JOIN functions f ON f.run=s
 expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 expect_range() { awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN{exit !(v>=lo && v<=hi)}' || fail "$1: $2 not in [$3, $4]"; }
 db() { "$build/bin/piano-db" "$@"; }
-# fns_per_frame: "min,max" of the functions named per frame of the latest run, read by piano-db
-fns_per_frame() { db report --frames --json | jq -r '[.[].functions | length] | "\(min),\(max)"'; }
+# fns_per_frame: "min,max" of the functions named per frame (every one kept) of the latest run, read by piano-db
+fns_per_frame() { db report --frames --json --all | jq -r '[.[].functions | length] | "\(min),\(max)"'; }
 # sane_times [RUN]: no time is negative or longer than the run; self within inclusive
 # (SANE_CONTEXTS=0: not for the contexts table)
 sane_times() {

@@ -17,17 +17,17 @@
 static const unsigned char *read_all(const unsigned char *p, const unsigned char *end, int strict,
                                      uint64_t *records, uint64_t *hash)
 {
-    uint64_t base = 0, h = 1469598103934665603ull;
+    uint64_t base = 0, base_n = 0, h = 1469598103934665603ull;
     *records = 0;
     while (p < end) {
         struct piano_frame_view f;
-        const unsigned char *next = piano_frame_read(p, end, base, &f);
+        const unsigned char *next = piano_frame_read(p, end, base, base_n, &f);
         if (!next) {
             if (strict)
                 abort();   /* a record the scan checked must read again */
             break;
         }
-        uint64_t fields[] = { f.start, f.total, f.allocs, f.alloc_bytes, f.frees, f.free_bytes, f.nfns };
+        uint64_t fields[] = { f.start, f.total, f.allocs, f.alloc_bytes, f.frees, f.free_bytes, f.nfns, f.n, f.kept };
         for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
             h = (h ^ fields[i]) * 1099511628211ull;
         const unsigned char *q = f.fns;
@@ -42,6 +42,7 @@ static const unsigned char *read_all(const unsigned char *p, const unsigned char
         if (q != next)
             abort();
         base = f.start + f.total;
+        base_n = f.n;
         p = next;
         ++*records;
     }

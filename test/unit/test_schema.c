@@ -94,8 +94,16 @@ static void refuses_foreign_files(void **state)
     assert_non_null(strstr(err, "no database"));
 }
 
+/* What schema 5 added (the frame budget), taken away for an older schema. */
+#define UNDO_5 \
+    "DROP INDEX frames_spikes;" \
+    "ALTER TABLE runs DROP COLUMN frames; ALTER TABLE runs DROP COLUMN frames_kept;" \
+    "ALTER TABLE runs DROP COLUMN frame_hist; ALTER TABLE runs DROP COLUMN spikes_unkept;" \
+    "ALTER TABLE threads DROP COLUMN frames; ALTER TABLE threads DROP COLUMN frame_hist;" \
+    "ALTER TABLE frames DROP COLUMN thread_seq; ALTER TABLE frames DROP COLUMN spike;"
+
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql, and opens it for writing: the upgrade runs. */
+ * older one with old_sql (after UNDO_5), and opens it for writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
     char path[300], err[512];
@@ -107,6 +115,7 @@ static sqlite3 *open_older(const char *name, const char *old_sql)
                                   "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, UNDO_5, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, old_sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
@@ -195,6 +204,30 @@ static void upgrades_version_3(void **state)
     sqlite3_close(db);
 }
 
+/* A version-4 database kept every frame and counted them with count(*): the
+ * upgrade stores the counts once (every frame was kept, or dropped), per run
+ * and per thread, and leaves the frame histograms NULL (not known). */
+static void upgrades_version_4(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_older("v4.db", "INSERT INTO threads(run,thread,tid,name) VALUES(1,0,10,''),(1,1,11,''),(1,2,12,'');"
+                                      "INSERT INTO frames VALUES(1,1,0,0,9,0,0,0,0,x''),(1,2,1,0,9,0,0,0,0,x''),"
+                                      "(1,3,0,0,9,0,0,0,0,x'');"
+                                      "UPDATE runs SET frames_dropped = 4;"
+                                      "PRAGMA user_version=4");
+    sqlite3_stmt *st = first_upgraded_row(db, "frames, frames_kept, frame_hist IS NULL, spikes_unkept, "
+                                              "(SELECT group_concat(frames) FROM threads ORDER BY thread), "
+                                              "(SELECT sum(spike) FROM frames) FROM runs");
+    assert_int_equal(sqlite3_column_int(st, 1), 3 + 4);
+    assert_int_equal(sqlite3_column_int(st, 2), 3);
+    assert_int_equal(sqlite3_column_int(st, 3), 1);
+    assert_int_equal(sqlite3_column_int(st, 4), 0);
+    assert_string_equal((const char *)sqlite3_column_text(st, 5), "2,1,0");
+    assert_int_equal(sqlite3_column_int(st, 6), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* Varints: the largest values round-trip; truncated, overlong and
  * overflowing ones are refused. */
 static void fns_blob_varints(void **state)
@@ -228,6 +261,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_1),
         cmocka_unit_test(upgrades_version_2_frame_blobs),
         cmocka_unit_test(upgrades_version_3),
+        cmocka_unit_test(upgrades_version_4),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -151,7 +151,7 @@ static __attribute__((noinline)) int long_call(void)
     struct piano_frame_view f;
     uint32_t fn = 0;
     uint64_t self = 0;
-    return piano_frame_read(rec, end, 0, &f) == end && f.nfns == 1 &&
+    return piano_frame_read(rec, end, 0, 0, &f) == end && f.nfns == 1 &&
            piano_frame_fn(f.fns, end, &fn, &self) == end && fn == site_long.id && self >= 1ull << 57 &&
            f.total == self;
 }
@@ -219,16 +219,19 @@ static void frame_record_codec(void **state)
     for (int i = 0; i < 4; i++)
         p = piano_pv_put(p, 0);
     p = piano_pv_put(p, 3);
+    p = piano_pv_put(p, 2 << 2 | PIANO_KEPT_SPIKE);   /* two frames after the buffer's previous */
     p = piano_pv_put(p, 300 << 1);
     p = piano_pv_put(p, piano_zigzag(5));
     p = piano_pv_put(p, 1 << 1);
     p = piano_pv_put(p, piano_zigzag(3 - 5));
     p = piano_pv_put(p, 2 << 1 | 1);
     struct piano_frame_view f;
-    assert_ptr_equal(piano_frame_read(rec, p, 1000, &f), p);
+    assert_ptr_equal(piano_frame_read(rec, p, 1000, 40, &f), p);
     assert_int_equal(f.start, 990);
     assert_int_equal(f.total, 7);
     assert_int_equal(f.nfns, 3);
+    assert_int_equal(f.n, 42);
+    assert_int_equal(f.kept, PIANO_KEPT_SPIKE);
     uint32_t fn = 0;
     uint64_t self = 0;
     const unsigned char *q = piano_frame_fn(f.fns, p, &fn, &self);
@@ -237,18 +240,23 @@ static void frame_record_codec(void **state)
     assert_true(q && fn == 3 && self == 1);
     q = piano_frame_fn(q, p, &fn, &self);
     assert_true(q == p && fn == 4 && self == 2);
-    assert_null(piano_frame_read(rec, p - 1, 1000, &f));   /* the last entry cut short */
+    assert_null(piano_frame_read(rec, p - 1, 1000, 40, &f));   /* the last entry cut short */
 
     p = rec;   /* a frame naming more functions than there can be */
     for (int i = 0; i < 6; i++)
         p = piano_pv_put(p, 0);
     unsigned char *nfns_at = p;
     p = piano_pv_put(p, PIANO_FN_CAP + 1ull);
-    assert_null(piano_frame_read(rec, p, 0, &f));
+    p = piano_pv_put(p, 1 << 2);
+    assert_null(piano_frame_read(rec, p, 0, 0, &f));
+    p = piano_pv_put(nfns_at, 0);   /* no function, kept for no known reason */
+    p = piano_pv_put(p, 1 << 2 | 3);
+    assert_null(piano_frame_read(rec, p, 0, 0, &f));
     p = piano_pv_put(nfns_at, 1);   /* one function, with an id past the cap */
+    p = piano_pv_put(p, 1 << 2);
     p = piano_pv_put(p, 1 << 1);
     p = piano_pv_put(p, piano_zigzag(PIANO_FN_CAP));
-    assert_null(piano_frame_read(rec, p, 0, &f));
+    assert_null(piano_frame_read(rec, p, 0, 0, &f));
 }
 
 int main(void)

@@ -281,7 +281,8 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT id, key, parent_key, pid, command, started_ns, "
                                       "duration_ns, status, ns_per_tick, overhead_ns, "
-                                      "frames_dropped, samples_dropped, calls_untimed "
+                                      "frames_dropped, samples_dropped, calls_untimed, "
+                                      "coalesce(frames, -1), coalesce(frames_kept, -1), spikes_unkept "
                                       "FROM runs WHERE id = ?");
     sqlite3_bind_int64(st, 1, id);
     if (pdb_step(p, st) != SQLITE_ROW)
@@ -300,6 +301,9 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
     r->frames_dropped = sqlite3_column_int64(st, 10);
     r->samples_dropped = sqlite3_column_int64(st, 11);
     r->calls_untimed = sqlite3_column_int64(st, 12);
+    r->frames = sqlite3_column_int64(st, 13);
+    r->frames_kept = sqlite3_column_int64(st, 14);
+    r->spikes_unkept = sqlite3_column_int64(st, 15);
     if (!(r->ns_per_tick > 0))
         r->ns_per_tick = 1.0;
     if (!(r->overhead_ns > 0))
@@ -316,20 +320,45 @@ void pdb_run_free(run_info *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Counting walks the primary key (run, seq[, thread]) and never decodes the fns blobs. */
+/* Counting walks the primary key (run, seq[, thread]) and never decodes the
+ * fns blobs; only for runs stored without their count (fixtures, hand-made). */
 int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
 {
-    sqlite3_stmt *st = thread < 0
+    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frames FROM runs WHERE id = ?")
+                                  : pdb_prepare(p, "SELECT frames FROM threads WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    int stored = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int64_t n = stored ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (stored)
+        return n;
+    st = thread < 0
         ? pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?")
         : pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ? AND thread = ?");
     sqlite3_bind_int64(st, 1, run);
     if (thread >= 0)
         sqlite3_bind_int64(st, 2, thread);
-    int64_t n = 0;
     if (pdb_step(p, st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
+}
+
+int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frame_hist FROM runs WHERE id = ?")
+                                  : pdb_prepare(p, "SELECT frame_hist FROM threads WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (has && piano_hist_add_blob(h, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0)) != 0)
+        pdb_die("run %lld: malformed frame histogram in %s", (long long)run, p->path);
+    sqlite3_finalize(st);
+    return has;
 }
 
 int64_t pdb_unfinished_count(pdb *p, int64_t run)

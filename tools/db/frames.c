@@ -139,12 +139,6 @@ static size_t decode_fns(pdb *p, const fnkeys *k, const unsigned char *b, size_t
     return n;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int64_t *g_sums;
 static char **g_labels;
 static int cmp_lead(const void *a, const void *b)
@@ -166,6 +160,54 @@ static sqlite3_stmt *frames_query(pdb *p, const char *cols, int64_t run, long th
     return st;
 }
 
+/* The bounded view of report --frames: the first frames, then every spike after them. */
+#define FIRST_SHOWN 100
+#define SPIKES_SHOWN 1000
+
+/* Rows of the run's (thread's) frames; with `cond` (binding ?3 to x), those meeting it. */
+static int64_t count_rows(pdb *p, int64_t run, long thread, const char *cond, double x)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
+             cond ? " AND " : "", cond ? cond : "");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    if (cond)
+        sqlite3_bind_double(st, 3, x);
+    int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* cols (seq first) of the frames shown, in order: the first `first` (-1: all),
+ * then up to `spikes` (-1: all) spikes after them, found through the partial
+ * index of frames.spike (use_col) or as total_ns > spike_ns. Reads only what
+ * it returns when use_col, so a run of 100 M frames shows in milliseconds. */
+static sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first,
+                                 int64_t spikes, int use_col, double spike_ns)
+{
+    static const char *where = "FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)";
+    char a[512] = "", b[1024] = "", sql[1700];
+    if (first)
+        snprintf(a, sizeof a, "SELECT %s %s ORDER BY seq LIMIT ?3", cols, where);
+    if (spikes)
+        snprintf(b, sizeof b, "SELECT %s %s AND %s AND seq > (SELECT coalesce(max(seq), 0) FROM "
+                              "(SELECT seq %s ORDER BY seq LIMIT ?3)) ORDER BY seq LIMIT ?4",
+                 cols, where, use_col ? "spike" : "total_ns > ?5", where);
+    if (*a && *b)
+        snprintf(sql, sizeof sql, "SELECT * FROM (SELECT * FROM (%s) UNION ALL SELECT * FROM (%s)) ORDER BY 1", a, b);
+    else
+        snprintf(sql, sizeof sql, "%s", *a ? a : *b ? b : "SELECT 1 WHERE 0");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_int64(st, 3, first);
+    sqlite3_bind_int64(st, 4, spikes);
+    sqlite3_bind_double(st, 5, spike_ns);
+    return st;
+}
+
 int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
 {
     if (o->sort)
@@ -176,21 +218,51 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     fnself *buf = NULL;
     size_t bufcap = 0;
 
-    /* Pass 1: totals and per-function sums. key -1 (unknown id) is slot nkeys. */
+    /* The frames shown (frames_view) and the spike threshold: 2x the median
+     * of every frame of the run (or thread), kept or not, from its histogram;
+     * for runs stored before schema 5 (every frame in the table), from one
+     * streamed pass over the table. */
+    piano_hist *h = xcalloc(1, sizeof *h);
+    int has_hist = pdb_frame_hist(p, r->id, thread, h);
+    double spike_ns;
+    int64_t nkept = -1, nspikes = 0;
+    if (has_hist) {
+        spike_ns = piano_frame_spike_ns(h, r->ns_per_tick);
+    } else {
+        nkept = 0;
+        sqlite3_stmt *st = frames_query(p, "total_ns", r->id, thread);
+        while (pdb_step(p, st) == SQLITE_ROW) {
+            int64_t t = sqlite3_column_int64(st, 0);
+            h->count[piano_hist_bucket(t > 0 ? (uint64_t)t : 0)]++;
+            h->total++;
+            nkept++;
+        }
+        sqlite3_finalize(st);
+        spike_ns = piano_frame_spike_ns(h, 1.0);
+    }
+    free(h);
+    int use_col = has_hist && thread < 0;   /* frames.spike is the run's: its index finds them */
+    if (nkept < 0 && thread < 0 && r->frames_kept >= 0)
+        nkept = r->frames_kept;
+    if (nkept < 0)
+        nkept = count_rows(p, r->id, thread, NULL, 0);
+    nspikes = count_rows(p, r->id, thread, use_col ? "spike" : "total_ns > ?3", spike_ns);
+    int64_t ntot = pdb_frame_count(p, r->id, thread);
+    /* The bounded view: the first frames, then the spikes after them. */
+    int64_t first = o->spikes ? 0 : o->all ? -1 : o->top_set ? o->top : FIRST_SHOWN;
+    int64_t spikes = o->all ? (o->spikes ? -1 : 0) : o->spikes && o->top_set ? o->top : SPIKES_SHOWN;
+
+    /* Pass 1: per-function sums over the frames shown. key -1 (unknown id) is slot nkeys. */
     int64_t *sums = xcalloc((size_t)k.nkeys + 1, sizeof *sums);
-    size_t ntot = 0, capt = 0;
-    int64_t *totals = NULL, maxseq = 0;
+    int64_t maxseq = 0, shown = 0, shown_spikes = 0;
     long first_thread = -1;
     int many_threads = 0;
-    sqlite3_stmt *st = frames_query(p, "seq, thread, total_ns, fns", r->id, thread);
+    sqlite3_stmt *st = frames_view(p, "seq, thread, total_ns, fns", r->id, thread, first, spikes, use_col, spike_ns);
     while (pdb_step(p, st) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 0);
         long th = (long)sqlite3_column_int64(st, 1);
-        if (ntot == capt) {
-            capt = capt ? capt * 2 : 1024;
-            totals = xrealloc(totals, capt * sizeof *totals);
-        }
-        totals[ntot++] = sqlite3_column_int64(st, 2);
+        shown++;
+        shown_spikes += (double)sqlite3_column_int64(st, 2) > spike_ns;
         if (seq > maxseq)
             maxseq = seq;
         if (first_thread < 0)
@@ -205,20 +277,6 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
         }
     }
     sqlite3_finalize(st);
-
-    double median = 0;
-    if (ntot) {
-        int64_t *sorted = xmalloc(ntot * sizeof *sorted);
-        memcpy(sorted, totals, ntot * sizeof *sorted);
-        qsort(sorted, ntot, sizeof *sorted, cmp_i64);
-        median = ntot % 2 ? (double)sorted[ntot / 2]
-                          : ((double)sorted[ntot / 2 - 1] + (double)sorted[ntot / 2]) / 2;
-        free(sorted);
-    }
-    size_t nspikes = 0;
-    for (size_t i = 0; i < ntot; i++)
-        nspikes += (double)totals[i] > 2 * median;
-    free(totals);
 
     /* Leading functions. */
     int *order = xmalloc(((size_t)k.nkeys + 1) * sizeof *order);
@@ -259,8 +317,7 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     names_free(leadfit, (size_t)nlead);
 
     FILE *f = stdout;
-    size_t limit = o->top_set && !o->all ? (size_t)o->top : (size_t)-1;
-    size_t printed = 0, eligible = 0;
+    size_t printed = 0;
     if (o->json) {
         fputc('[', f);
     } else if (o->csv) {
@@ -293,23 +350,14 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     }
 
     /* Pass 2: stream the rows. */
-    st = frames_query(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, fns", r->id, thread);
+    st = frames_view(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, fns", r->id, thread, first, spikes,
+                     use_col, spike_ns);
     while (pdb_step(p, st) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 0);
         long th = (long)sqlite3_column_int64(st, 1);
         int64_t start = sqlite3_column_int64(st, 2), total = sqlite3_column_int64(st, 3);
         int64_t allocs = sqlite3_column_int64(st, 4), bytes = sqlite3_column_int64(st, 5);
-        int spike = (double)total > 2 * median;
-        if (o->spikes && !spike)
-            continue;
-        eligible++;
-        if (printed >= limit) {
-            if (!o->spikes) {
-                eligible = ntot; /* every frame is eligible: no need to read on */
-                break;
-            }
-            continue;
-        }
+        int spike = (double)total > spike_ns;
         printed++;
         size_t n = decode_fns(p, &k, sqlite3_column_blob(st, 6), (size_t)sqlite3_column_bytes(st, 6),
                               &buf, &bufcap, seq);
@@ -375,16 +423,33 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     }
     sqlite3_finalize(st);
 
+    /* What the view left out: on the table's last lines, on stderr for JSON and CSV. */
+    int64_t eligible = o->spikes ? nspikes : nkept, hidden = eligible - (int64_t)printed;
+    int64_t hidden_spikes = nspikes - shown_spikes;
+    char left[256] = "";
+    if (hidden > 0 && hidden_spikes > 0 && !o->spikes)
+        snprintf(left, sizeof left, "(%lld more frame%s hidden, %lld of them spike%s: --all shows them)",
+                 (long long)hidden, hidden == 1 ? "" : "s", (long long)hidden_spikes, hidden_spikes == 1 ? "" : "s");
+    else if (hidden > 0)
+        snprintf(left, sizeof left, "(%lld more %s%s hidden: --all shows them)", (long long)hidden,
+                 o->spikes ? "spike" : "frame", hidden == 1 ? "" : "s");
     if (o->json) {
         fputs(printed ? "\n]\n" : "]\n", f);
     } else if (!o->csv) {
-        if (printed < eligible)
-            fprintf(f, "(%zu more frame%s hidden: --all shows them)\n", eligible - printed,
-                    eligible - printed == 1 ? "" : "s");
+        if (*left)
+            fprintf(f, "%s\n", left);
         fputc('\n', f);
         /* Always "frames" and "spikes": the footer's words are fixed for scripts. */
-        fprintf(f, "%zu frames | %zu spikes (>2x median)\n", ntot, nspikes);
+        fprintf(f, "%lld frames | %lld spikes (>2x median)", (long long)ntot, (long long)nspikes);
+        if (nkept < ntot - (thread < 0 ? r->frames_dropped : 0))
+            fprintf(f, " | %lld kept: %s", (long long)nkept,
+                    nkept == 0 ? "none (PIANO_FRAMES=off)"
+                               : r->spikes_unkept > 0 ? "the first, spikes up to the limit + a sample"
+                                                      : "the first, all spikes + a sample");
+        fputc('\n', f);
     }
+    if ((o->json || o->csv) && *left)
+        fprintf(stderr, "piano-db: report --frames: %s\n", left);
     free(col_of_key);
     free(order);
     free(sums);

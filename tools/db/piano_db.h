@@ -13,6 +13,7 @@
  */
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
+#include "hist.h"
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,9 @@ typedef struct {
     char *key, *parent_key, *command, *status;
     int64_t pid, started_ns, duration_ns, frames_dropped, samples_dropped, calls_untimed;
     double ns_per_tick, overhead_ns;
+    /* The frame budget (schema 5): every frame counted, the rows kept (-1: not
+     * stored: count the frames table), spikes past the spike limit. */
+    int64_t frames, frames_kept, spikes_unkept;
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -90,7 +94,12 @@ int64_t pdb_resolve_run(pdb *p, const char *arg);
 void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids);
 void pdb_run_load(pdb *p, int64_t id, run_info *r);
 void pdb_run_free(run_info *r);
+/* Every completed frame of the run (or thread), kept or not: the stored count
+ * (runs.frames, threads.frames), or for runs stored without one, count(*). */
 int64_t pdb_frame_count(pdb *p, int64_t run, long thread /* -1: all */);
+/* The frame histogram of the run (or thread) into h (zeroed here): 1, or 0
+ * when it has none (stored before schema 5: every frame is in the table). */
+int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h);
 int64_t pdb_unfinished_count(pdb *p, int64_t run);
 
 /* ---- per-function figures (aggregate.c) ---- */

@@ -106,9 +106,17 @@ static int64_t table_rows(FILE *f, const fnset *s, size_t shown, int color)
     return marked;
 }
 
-static void frames_line(FILE *f, int64_t frames, int64_t dropped)
+/* "N frames": every frame of the run (or of thread `thread`), kept or not;
+ * for the run, what PIANO_FRAMES kept of them and what was lost. */
+static void frames_line(FILE *f, pdb *p, const run_info *r, long thread)
 {
+    int64_t frames = pdb_frame_count(p, r->id, thread), dropped = thread < 0 ? r->frames_dropped : 0;
     fprintf(f, "%lld frames", (long long)frames); /* fixed wording, for scripts */
+    if (thread < 0 && r->frames_kept == 0 && frames > dropped)
+        fputs(" (none kept: PIANO_FRAMES=off)", f);
+    else if (thread < 0 && r->frames_kept >= 0 && r->frames_kept + dropped < frames)
+        fprintf(f, " (%lld kept: %s + a sample)", (long long)r->frames_kept,
+                r->spikes_unkept > 0 ? "the first, spikes up to the limit" : "all spikes");
     if (dropped > 0)
         fprintf(f, " (%lld dropped)", (long long)dropped);
     fputc('\n', f);
@@ -195,8 +203,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
         } else {
             int64_t marked = table_rows(f, &s, shown, p->color);
             fputc('\n', f);
-            frames_line(f, pdb_frame_count(p, r.id, o->thread_set ? o->thread : -1),
-                        o->thread_set ? 0 : r.frames_dropped);
+            frames_line(f, p, &r, o->thread_set ? o->thread : -1);
             run_footer(f, p, &r, marked);
         }
         fnset_free(&s);
@@ -255,7 +262,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
             }
             fputs(")\n", f);
             marked = sat_add(marked, table_rows(f, &s, shown, p->color));
-            frames_line(f, pdb_frame_count(p, r.id, thread), 0);
+            frames_line(f, p, &r, thread);
         }
         fnset_free(&s);
         n++;
@@ -267,7 +274,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
         if (n == 0)
             fputs("no threads recorded\n", f);
         fputc('\n', f);
-        frames_line(f, pdb_frame_count(p, r.id, -1), r.frames_dropped);
+        frames_line(f, p, &r, -1);
         run_footer(f, p, &r, marked);
     }
     pdb_run_free(&r);
