@@ -377,6 +377,52 @@ t1=$(date +%s%N)
 echo "report --frames --spikes on $N frames: $(( (t1 - t0) / 1000000 )) ms"
 tail -1 "$W/out" | grep -qx "$N frames | 0 spikes (>2x median)" || fail "big frames footer: $(tail -1 "$W/out")"
 ;;
+huge)
+# A run of 100 M frames of which the budget kept 5 M (PIANO_DB_HUGE_KEPT): every
+# command reads the stored counts, shows a bounded view, streams, in bounded memory.
+N=${PIANO_DB_HUGE_KEPT:-5000000}
+ALL=$((N * 20))
+"$FX" huge "$W/huge.db" "$N" || exit 1
+# timed [MAX_MS MAX_KB] CMD...: runs CMD (output in $W/out, $W/err), says its time and peak memory
+timed() {
+  max_ms=$1 max_kb=$2; shift 2
+  t0=$(date +%s%N)
+  /usr/bin/time -f %M -o "$W/mem" "$@" > "$W/out" 2> "$W/err" || fail "$*: exit $?: $(cat "$W/err")"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 )) kb=$(tail -1 "$W/mem")
+  echo "$(echo "$*" | sed "s|$P|piano-db|; s|$W/||g"): $ms ms, $kb KiB, $(wc -c < "$W/out") bytes"
+  [ "$ms" -le "$max_ms" ] || fail "$*: $ms ms, more than $max_ms"
+  [ "$kb" -le "$max_kb" ] || fail "$*: $kb KiB, more than $max_kb"
+}
+timed 1500 30000 "$P" runs --db "$W/huge.db"
+grep -q " $ALL\$" "$W/out" || fail "huge runs: frames: $(cat "$W/out")"
+timed 1500 30000 "$P" runs --db "$W/huge.db" --json
+[ "$(jq '.[0].frames' "$W/out")" = "$ALL" ] || fail "huge runs --json frames"
+timed 1500 30000 "$P" report --db "$W/huge.db"
+grep -qx "$ALL frames ($N kept: all spikes + a sample)" "$W/out" || fail "huge report footer: $(tail -3 "$W/out")"
+timed 1500 30000 "$P" report --db "$W/huge.db" --frames
+[ "$(wc -l < "$W/out")" -le 1110 ] || fail "huge report --frames: $(wc -l < "$W/out") lines"
+[ "$(grep -c '<<$' "$W/out")" = 1000 ] || fail "huge report --frames: spikes shown"
+grep -qx "($((N - 1100)) more frames hidden, $((N / 1000 - 1000)) of them spikes: --all shows them)" "$W/out" ||
+  fail "huge report --frames: what is hidden: $(tail -3 "$W/out")"
+tail -1 "$W/out" | grep -qx "$ALL frames | $((N / 1000)) spikes (>2x median) | $N kept: the first, all spikes + a sample" ||
+  fail "huge report --frames footer: $(tail -1 "$W/out")"
+timed 1500 30000 "$P" report --db "$W/huge.db" --frames --json
+[ "$(jq length "$W/out")" = 1100 ] || fail "huge report --frames --json: $(jq length "$W/out") frames"
+grep -q "^piano-db: report --frames: ($((N - 1100)) more frames hidden" "$W/err" || fail "huge --json: not said: $(cat "$W/err")"
+timed 1500 30000 "$P" report --db "$W/huge.db" --frames --spikes --top 5
+[ "$(grep -c '<<$' "$W/out")" = 5 ] || fail "huge --spikes --top 5"
+timed 30000 30000 "$P" plot --db "$W/huge.db" frames -o "$W/huge.svg"
+grep -q "$ALL frames ($N kept: the first, spikes and a sample)" "$W/huge.svg" || fail "huge plot subtitle"
+[ "$(grep -c '<rect class=' "$W/huge.svg")" = 2000 ] || fail "huge plot bars"
+timed 30000 30000 "$P" export --db "$W/huge.db" --format chrome -o "$W/huge.json"
+grep -q "^piano-db: export chrome: the first 100000 of $N kept frames and up to 10000 spikes after them, about 7[0-9] MB; --all exports every one" "$W/err" ||
+  fail "huge export: not said: $(cat "$W/err")"
+# the first 100,000 and the spikes after them (every 1000th kept frame), at most 10,000
+sp=$((N / 1000 - 100)); [ $sp -le 10000 ] || sp=10000
+[ "$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$W/huge.json")" = $((100000 + sp)) ] || fail "huge export: events"
+[ "$(wc -c < "$W/huge.json")" -le 90000000 ] || fail "huge export: $(wc -c < "$W/huge.json") bytes"
+rm -f "$W/huge.json" "$W/huge.svg"
+;;
 *) echo "unknown section $SECTION"; exit 2 ;;
 esac
 

@@ -5,6 +5,7 @@
  *   make_fixture basic FILE      two runs (see below) for report/runs/tag/diff
  *   make_fixture sig FILE        runs 'base', 'slower' (+10%), 'same' (same distribution)
  *   make_fixture big FILE N      one run with N frames
+ *   make_fixture huge FILE N     one run of 20 N frames, N kept (as the frame budget keeps them)
  *   make_fixture tree FILE       two runs with calling contexts and C++ names (flamegraph, export)
  *   make_fixture empty FILE      a piano database without runs
  *   make_fixture v99 FILE        a piano database with user_version 99
@@ -332,6 +333,57 @@ static void big(long long n)
     exec("COMMIT");
 }
 
+/* A run as the frame budget leaves one: `kept` rows in the frames table (every
+ * 1000th a spike, marked), out of 20x as many frames counted in runs.frames
+ * and in the run's frame histogram (ns_per_tick 1: 16 ms frames, 40 ms spikes). */
+static void huge(long long kept)
+{
+    exec("BEGIN");
+    long long all = 20 * kept, spikes = all / 1000;
+    run(1, "3000-1", NULL, 3000, "./game", 1700000000000000000LL, kept * 16000000LL, "complete", 1.0, 0);
+    fn(1, 0, "frame", "game.c", 1);
+    fn(1, 1, "update", "game.c", 20);
+    fn(1, 2, "render", "game.c", 40);
+    thread(1, 0, 3000, "main");
+    stat1(1, 0, 0, all, all * 1000, all * 16000000, 0, 0, 1000, 16000000);
+    uint64_t *counts = calloc(PIANO_HIST_BUCKETS, sizeof *counts);
+    unsigned char *blob = malloc(PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
+    counts[piano_hist_bucket(16000000)] = (uint64_t)(all - spikes);
+    counts[piano_hist_bucket(40000000)] = (uint64_t)spikes;
+    size_t len = piano_hist_encode(counts, 0, PIANO_HIST_BUCKETS, blob);
+    sqlite3_stmt *st = prep("UPDATE runs SET frames = ?1, frames_kept = ?2, frame_hist = ?3 WHERE id = 1");
+    sqlite3_bind_int64(st, 1, all);
+    sqlite3_bind_int64(st, 2, kept);
+    sqlite3_bind_blob(st, 3, blob, (int)len, SQLITE_TRANSIENT);
+    done(st);
+    sqlite3_finalize(st);
+    st = prep("UPDATE threads SET frames = ?1, frame_hist = ?2 WHERE run = 1 AND thread = 0");
+    sqlite3_bind_int64(st, 1, all);
+    sqlite3_bind_blob(st, 2, blob, (int)len, SQLITE_TRANSIENT);
+    done(st);
+    sqlite3_finalize(st);
+    free(counts);
+    free(blob);
+    st = prep("INSERT INTO frames(run, seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, "
+              "fns, thread_seq, spike) VALUES(1,?1,0,?2,?3,1,64,1,64,?4,?5,?6)");
+    uint32_t ids[] = {0, 1, 2};
+    unsigned char fns[PIANO_FNS_ENTRY_MAX * 3];
+    for (long long i = 1; i <= kept; i++) {
+        int spike = i % 1000 == 0;
+        uint64_t ns[] = {1000, spike ? 29000000 : 5000000, 10999000};
+        size_t n = put_fns(fns, 3, ids, ns);
+        sqlite3_bind_int64(st, 1, i);
+        sqlite3_bind_int64(st, 2, (i - 1) * 16000000 * 20);
+        sqlite3_bind_int64(st, 3, spike ? 40000000 : 16000000);
+        sqlite3_bind_blob(st, 4, fns, (int)n, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, i * 20);
+        sqlite3_bind_int(st, 6, spike);
+        done(st);
+    }
+    sqlite3_finalize(st);
+    exec("COMMIT");
+}
+
 static sqlite3_stmt *ctx_st;
 static void ctx(int run, int t, int id, int parent, int f, long long calls, long long self,
                 long long total, long long allocs, long long bytes)
@@ -443,6 +495,8 @@ int main(int argc, char **argv)
         basic();
     else if (!strcmp(kind, "sig"))
         sig();
+    else if (!strcmp(kind, "huge"))
+        huge(argc > 3 ? atoll(argv[3]) : 5000000);
     else if (!strcmp(kind, "big"))
         big(argc > 3 ? atoll(argv[3]) : 1000000);
     else if (!strcmp(kind, "tree"))

@@ -361,6 +361,26 @@ int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h)
     return has;
 }
 
+double pdb_frames_median(pdb *p, int64_t run, long thread, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                                      "ORDER BY total_ns LIMIT ?3 OFFSET ?4");
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_int64(st, 3, n % 2 ? 1 : 2);
+    sqlite3_bind_int64(st, 4, (n - 1) / 2);
+    double sum = 0;
+    int k = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        sum += (double)sqlite3_column_int64(st, 0);
+        k++;
+    }
+    sqlite3_finalize(st);
+    return k ? sum / k : 0;
+}
+
 int64_t pdb_unfinished_count(pdb *p, int64_t run)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM unfinished WHERE run = ?");

@@ -149,17 +149,6 @@ static int cmp_lead(const void *a, const void *b)
     return strcmp(g_labels[x], g_labels[y]);
 }
 
-static sqlite3_stmt *frames_query(pdb *p, const char *cols, int64_t run, long thread)
-{
-    char sql[512];
-    snprintf(sql, sizeof sql, "SELECT %s FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
-                              "ORDER BY seq", cols);
-    sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, thread);
-    return st;
-}
-
 /* The bounded view of report --frames: the first frames, then every spike after them. */
 #define FIRST_SHOWN 100
 #define SPIKES_SHOWN 1000
@@ -168,8 +157,11 @@ static sqlite3_stmt *frames_query(pdb *p, const char *cols, int64_t run, long th
 static int64_t count_rows(pdb *p, int64_t run, long thread, const char *cond, double x)
 {
     char sql[256];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
-             cond ? " AND " : "", cond ? cond : "");
+    if (cond && !strcmp(cond, "spike"))   /* the run's marks: its partial index (the planner prefers the key) */
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike");
+    else
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
+                 cond ? " AND " : "", cond ? cond : "");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, thread);
@@ -184,17 +176,21 @@ static int64_t count_rows(pdb *p, int64_t run, long thread, const char *cond, do
  * then up to `spikes` (-1: all) spikes after them, found through the partial
  * index of frames.spike (use_col) or as total_ns > spike_ns. Reads only what
  * it returns when use_col, so a run of 100 M frames shows in milliseconds. */
-static sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first,
-                                 int64_t spikes, int use_col, double spike_ns)
+sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first,
+                          int64_t spikes, int use_col, double spike_ns)
 {
     static const char *where = "FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)";
     char a[512] = "", b[1024] = "", sql[1700];
     if (first)
         snprintf(a, sizeof a, "SELECT %s %s ORDER BY seq LIMIT ?3", cols, where);
-    if (spikes)
-        snprintf(b, sizeof b, "SELECT %s %s AND %s AND seq > (SELECT coalesce(max(seq), 0) FROM "
+    if (spikes && use_col)   /* the run's marks: its partial index (the planner prefers the key) */
+        snprintf(b, sizeof b, "SELECT %s FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike AND seq > "
+                              "(SELECT coalesce(max(seq), 0) FROM (SELECT seq %s ORDER BY seq LIMIT ?3)) "
+                              "ORDER BY seq LIMIT ?4", cols, where);
+    else if (spikes)
+        snprintf(b, sizeof b, "SELECT %s %s AND total_ns > ?5 AND seq > (SELECT coalesce(max(seq), 0) FROM "
                               "(SELECT seq %s ORDER BY seq LIMIT ?3)) ORDER BY seq LIMIT ?4",
-                 cols, where, use_col ? "spike" : "total_ns > ?5", where);
+                 cols, where, where);
     if (*a && *b)
         snprintf(sql, sizeof sql, "SELECT * FROM (SELECT * FROM (%s) UNION ALL SELECT * FROM (%s)) ORDER BY 1", a, b);
     else
@@ -229,16 +225,8 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     if (has_hist) {
         spike_ns = piano_frame_spike_ns(h, r->ns_per_tick);
     } else {
-        nkept = 0;
-        sqlite3_stmt *st = frames_query(p, "total_ns", r->id, thread);
-        while (pdb_step(p, st) == SQLITE_ROW) {
-            int64_t t = sqlite3_column_int64(st, 0);
-            h->count[piano_hist_bucket(t > 0 ? (uint64_t)t : 0)]++;
-            h->total++;
-            nkept++;
-        }
-        sqlite3_finalize(st);
-        spike_ns = piano_frame_spike_ns(h, 1.0);
+        nkept = count_rows(p, r->id, thread, NULL, 0);
+        spike_ns = 2 * pdb_frames_median(p, r->id, thread, nkept);
     }
     free(h);
     int use_col = has_hist && thread < 0;   /* frames.spike is the run's: its index finds them */

@@ -43,11 +43,16 @@ static const char *help_report =
     "  --frames         one row per frame instead (see below)\n"
     "  --spikes         with --frames: only frames over 2x the median total\n"
     "\n"
-    "--frames lists every frame in order, streamed (--top N: the first N), with the\n"
-    "self time of the up to 6 functions with the most self time over those frames ('-':\n"
-    "did not run in that frame). Frames whose total is over 2x the median total are\n"
-    "marked '<<'. JSON: [{frame, thread, start_ns, total_ns, allocs, alloc_bytes,\n"
-    "functions: {name: self_ns}, spike}]. Frame figures are not overhead-corrected.\n";
+    "--frames lists frames in order: the first 100 (--top N: the first N) and every\n"
+    "spike after them (up to 1000; --spikes --top N: the first N spikes), then a line\n"
+    "saying what was left out; --all lists every kept frame (JSON and CSV too: what they\n"
+    "leave out is said on stderr). Columns: the self time of the up to 6 functions with\n"
+    "the most self time over the frames shown ('-': did not run in that frame). Frames\n"
+    "whose total is over 2x the median total of every frame of the run (or thread),\n"
+    "kept or not, are spikes, marked '<<'. A run keeps its first PIANO_FRAMES frames\n"
+    "(default 1000000), then spikes and a sample: the footer then says 'M kept'; frame\n"
+    "numbers count the kept frames. JSON: [{frame, thread, start_ns, total_ns, allocs,\n"
+    "alloc_bytes, functions: {name: self_ns}, spike}]. Not overhead-corrected.\n";
 
 static const char *help_runs =
     "usage: piano-db runs [--db FILE] [--json]\n"
@@ -140,7 +145,7 @@ static const char *help_plot =
     "  -o, --output FILE   where to write (default: standard output)\n";
 
 static const char *help_export =
-    "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T]\n"
+    "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T] [--all]\n"
     "\n"
     "Formats (figures as stored: no overhead correction; threads merged):\n"
     "  folded     one line per calling context path with self time:\n"
@@ -155,6 +160,9 @@ static const char *help_export =
     "             the frame's leading function by self time, args: allocs, bytes, self\n"
     "             time per function), thread_name and process_name metadata. For\n"
     "             ui.perfetto.dev and chrome://tracing. --thread T: one thread's frames.\n"
+    "             About 700 bytes a frame: past 100000 kept frames, the first 100000 and\n"
+    "             up to 10000 spikes after them, said on stderr with the sizes; --all\n"
+    "             exports every kept frame.\n"
     "  callgrind  callgrind profile (events: ns calls allocs; self cost per function and\n"
     "             inclusive cost per call edge from the calling contexts), for KCachegrind\n"
     "             and callgrind_annotate.\n"
@@ -187,7 +195,7 @@ static const command commands[] = {
      " db output thread diff ", &help_flamegraph, 0},
     {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
-     " db output thread format ", &help_export, 0},
+     " db output thread format all ", &help_export, 0},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 

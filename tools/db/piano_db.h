@@ -100,6 +100,9 @@ int64_t pdb_frame_count(pdb *p, int64_t run, long thread /* -1: all */);
 /* The frame histogram of the run (or thread) into h (zeroed here): 1, or 0
  * when it has none (stored before schema 5: every frame is in the table). */
 int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h);
+/* The exact median total_ns of the n stored frames of the run (thread), for
+ * runs without a frame histogram: SQLite sorts them (on disk past its cache). */
+double pdb_frames_median(pdb *p, int64_t run, long thread, int64_t n);
 int64_t pdb_unfinished_count(pdb *p, int64_t run);
 
 /* ---- per-function figures (aggregate.c) ---- */
@@ -237,6 +240,11 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fi
 /* ---- commands ---- */
 int cmd_report(pdb *p, const pdb_opts *o);
 int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r);
+/* cols (seq first) of the run's (thread's) frames in order: the first `first`
+ * (-1: all), then up to `spikes` (-1: all) spikes after them: frames.spike
+ * through its index (use_col: the run's own marks), else total_ns > spike_ns. */
+sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first, int64_t spikes,
+                          int use_col, double spike_ns);
 int cmd_runs(pdb *p, const pdb_opts *o);
 int cmd_tag(pdb *p, const pdb_opts *o);
 int cmd_untag(pdb *p, const pdb_opts *o);

@@ -5,7 +5,10 @@
  * bucket of consecutive frames drawn at the bucket's longest frame, so a
  * spike is never averaged away and a million frames make 2000 marks. Spikes
  * (total > 2x the median, as report --frames) are red; the median is a dashed
- * line. Each bar's <title> names its frame(s) and time.
+ * line. Each bar's <title> names its frame(s) and time. Streamed: two passes
+ * over the frames table (the longest frame, then the bars), nothing per frame
+ * held, so a run of 100 M frames plots in constant memory. The median is that
+ * of every frame of the run, kept or not (its frame histogram).
  */
 #include "piano_db.h"
 #include <math.h>
@@ -19,12 +22,6 @@
 #define MR 20
 #define MT 58
 #define MB 52
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* A round step near range/target: 1, 2 or 5 times a power of ten. */
 static double nice_step(double range, int target)
@@ -61,36 +58,35 @@ int cmd_plot(pdb *p, const pdb_opts *o)
     pdb_run_load(p, id, &r);
     long thread = o->thread_set ? o->thread : -1;
 
-    size_t n = 0, cap = 0;
-    int64_t *tot = NULL, *seqs = NULL;
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT seq, total_ns FROM frames WHERE run = ?1 AND "
-                                      "(?2 < 0 OR thread = ?2) ORDER BY seq");
+    /* Pass 1: how many frames are kept, the longest; the spike threshold
+     * from the frame histogram, or (runs stored before schema 5) from this pass. */
+    piano_hist *h = xcalloc(1, sizeof *h);
+    int has_hist = pdb_frame_hist(p, r.id, thread, h);
+    size_t n = 0;
+    int64_t maxv = 0;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)");
     sqlite3_bind_int64(st, 1, r.id);
     sqlite3_bind_int64(st, 2, thread);
     while (pdb_step(p, st) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4096;
-            tot = xrealloc(tot, cap * sizeof *tot);
-            seqs = xrealloc(seqs, cap * sizeof *seqs);
-        }
-        seqs[n] = sqlite3_column_int64(st, 0);
-        tot[n++] = sqlite3_column_int64(st, 1);
+        int64_t t = sqlite3_column_int64(st, 0);
+        n++;
+        if (t > maxv)
+            maxv = t;
     }
     sqlite3_finalize(st);
-
-    double median = 0;
-    int64_t maxv = 0;
+    double median = has_hist ? (double)piano_hist_quantile(h, 0.5) * r.ns_per_tick
+                             : pdb_frames_median(p, r.id, thread, (int64_t)n);
+    double spike_ns = has_hist ? piano_frame_spike_ns(h, r.ns_per_tick) : 2 * median;
+    int64_t all = pdb_frame_count(p, r.id, thread);
     size_t nspikes = 0;
-    if (n) {
-        int64_t *s = xmalloc(n * sizeof *s);
-        memcpy(s, tot, n * sizeof *s);
-        qsort(s, n, sizeof *s, cmp_i64);
-        median = n % 2 ? (double)s[n / 2] : ((double)s[n / 2 - 1] + (double)s[n / 2]) / 2;
-        maxv = s[n - 1];
-        free(s);
-        for (size_t i = 0; i < n; i++)
-            nspikes += (double)tot[i] > 2 * median;
-    }
+    st = pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) AND total_ns > ?3");
+    sqlite3_bind_int64(st, 1, r.id);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_double(st, 3, spike_ns);
+    if (pdb_step(p, st) == SQLITE_ROW)
+        nspikes = (size_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    free(h);
 
     FILE *f = out_open(o, 0);
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -114,8 +110,11 @@ int cmd_plot(pdb *p, const pdb_opts *o)
     fmt_ns(a, sizeof a, median);
     fmt_ns(b, sizeof b, (double)maxv);
     size_t nb = n > PLOT_MAX_BARS ? PLOT_MAX_BARS : n;
-    snprintf(buf, sizeof buf, "%zu frames%s, median %s, max %s, %zu spike%s (> 2x median, red)%s", n,
-             thread >= 0 ? " of one thread" : "", a, b, nspikes, nspikes == 1 ? "" : "s",
+    char kept[96] = "";
+    if ((int64_t)n < all)
+        snprintf(kept, sizeof kept, " (%zu kept: the first, spikes and a sample)", n);
+    snprintf(buf, sizeof buf, "%lld frames%s%s, median %s, max %s, %zu spike%s (> 2x median, red)%s", (long long)all,
+             thread >= 0 ? " of one thread" : "", kept, a, b, nspikes, nspikes == 1 ? "" : "s",
              n > nb ? "; each bar: the longest frame of its bucket" : "");
     fprintf(f, "<text id=\"sub\" x=\"%d\" y=\"44\">", PW / 2);
     xml_str(f, buf);
@@ -149,15 +148,28 @@ int cmd_plot(pdb *p, const pdb_opts *o)
     fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%d\">frame</text>\n", x0 + pw / 2, PH - 10);
 
     fputs("<g id=\"bars\">\n", f);
+    /* Pass 2: bar i is frames [i*n/nb, (i+1)*n/nb) in order, drawn when its last one is read. */
+    st = pdb_prepare(p, "SELECT seq, total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY seq");
+    sqlite3_bind_int64(st, 1, r.id);
+    sqlite3_bind_int64(st, 2, thread);
+    size_t at = 0;
     for (size_t i = 0; i < nb; i++) {
-        size_t lo = i * n / nb, hi = (i + 1) * n / nb, best = lo;
-        size_t sp = 0;
-        for (size_t j = lo; j < hi; j++) {
-            if (tot[j] > tot[best])
-                best = j;
-            sp += (double)tot[j] > 2 * median;
+        size_t lo = i * n / nb, hi = (i + 1) * n / nb, sp = 0;
+        int64_t seq_lo = 0, seq_hi = 0, seq_best = 0, best = -1;
+        for (; at < hi && pdb_step(p, st) == SQLITE_ROW; at++) {
+            int64_t seq = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+            if (at == lo)
+                seq_lo = seq;
+            seq_hi = seq;
+            if (t > best) {
+                best = t;
+                seq_best = seq;
+            }
+            sp += (double)t > spike_ns;
         }
-        double v = (double)tot[best];
+        if (best < 0)
+            break;   /* the table changed under us */
+        double v = (double)best;
         double h = v / ymax * ph, x = x0 + (double)lo / (double)n * pw;
         double w = (double)(hi - lo) / (double)n * pw;
         double gap = w > 3 ? 1 : 0;
@@ -165,14 +177,15 @@ int cmd_plot(pdb *p, const pdb_opts *o)
         fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>",
                 sp ? "s" : "b", x, y0 - h, w - gap > 0.3 ? w - gap : 0.3, h < 0.5 && v > 0 ? 0.5 : h);
         if (hi - lo == 1)
-            snprintf(buf, sizeof buf, "frame %lld: %s%s", (long long)seqs[lo], a, sp ? " (spike)" : "");
+            snprintf(buf, sizeof buf, "frame %lld: %s%s", (long long)seq_lo, a, sp ? " (spike)" : "");
         else
             snprintf(buf, sizeof buf, "frames %lld-%lld: max %s (frame %lld), %zu spike%s",
-                     (long long)seqs[lo], (long long)seqs[hi - 1], a, (long long)seqs[best], sp,
+                     (long long)seq_lo, (long long)seq_hi, a, (long long)seq_best, sp,
                      sp == 1 ? "" : "s");
         xml_str(f, buf);
         fputs("</title></rect>\n", f);
     }
+    sqlite3_finalize(st);
     fputs("</g>\n", f);
     if (n) {
         double y = y0 - median / ymax * ph;
@@ -189,8 +202,6 @@ int cmd_plot(pdb *p, const pdb_opts *o)
             x0, y0, x0 + pw, y0, x0, (double)MT, x0, y0);
     fputs("</svg>\n", f);
     out_close(f, o);
-    free(tot);
-    free(seqs);
     pdb_run_free(&r);
     return 0;
 }
