@@ -335,6 +335,7 @@ struct job {
     struct sample *samples;
     size_t cap_samples;
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
+    unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
     /* The frame budget (runtime.c frame_keep): every frame counted, the run's
@@ -347,6 +348,13 @@ struct job {
     int recorded;             /* a call, frame or allocation of this process's own */
     char note[1024];          /* what could not be read, for a warning; "" when all was */
 };
+
+/* Function fn is named by a row of this run. */
+static inline void use_fn(struct job *j, uint64_t fn)
+{
+    if (fn < PIANO_FN_CAP)
+        j->used[fn >> 3] |= (unsigned char)(1u << (fn & 7));
+}
 
 static void note(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct job *j, const char *fmt, ...)
@@ -754,6 +762,7 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             j->samples[n++] = (struct sample){ fn, (uint16_t)piano_hist_bucket(self),
                                                (uint16_t)piano_hist_bucket(total) };
             sqlite3_stmt *st = j->unf_st;
+            use_fn(j, fn);
             sqlite3_bind_int64(st, 1, j->run_id);
             sqlite3_bind_int64(st, 2, t->number);
             sqlite3_bind_int64(st, 3, i);
@@ -898,6 +907,7 @@ static int import_state(struct job *j, const struct thread_in *t)
                     a->total += j->node_total[i];
             }
             sqlite3_stmt *st = j->ctx_st;
+            use_fn(j, n->fn);
             sqlite3_bind_int64(st, 1, j->run_id);
             sqlite3_bind_int64(st, 2, t->number);
             sqlite3_bind_int64(st, 3, i);
@@ -930,6 +940,7 @@ static int import_state(struct job *j, const struct thread_in *t)
         if (!a->calls && !a->allocs && !a->frees)
             continue;
         sqlite3_stmt *st = j->stats_st;
+        use_fn(j, fn);
         sqlite3_bind_int64(st, 1, j->run_id);
         sqlite3_bind_int64(st, 2, t->number);
         sqlite3_bind_int64(st, 3, fn);
@@ -970,6 +981,12 @@ static int import_functions(struct job *j)
         if (at + size > m.len)
             break;
         const char *name = (const char *)m.p + at + sizeof r;
+        at += size;
+        /* Only what the run's rows name: a program registers every function
+         * it has, and most short runs call few (issue 15: 207 KB of names for
+         * a 5 ms process). */
+        if (r.id >= PIANO_FN_CAP || !(j->used[r.id >> 3] >> (r.id & 7) & 1))
+            continue;
         sqlite3_bind_int64(j->fn_st, 1, j->run_id);
         sqlite3_bind_int64(j->fn_st, 2, r.id);
         sqlite3_bind_text(j->fn_st, 3, name, (int)r.name_len, SQLITE_TRANSIENT);
@@ -979,7 +996,6 @@ static int import_functions(struct job *j)
             unmap(&m);
             return -1;
         }
-        at += size;
     }
     unmap(&m);
     return 0;
@@ -1001,6 +1017,7 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
         if (!(p = piano_frame_fn(p, end, &fn, &ticks)))
             break;   /* checked when found: the bytes changed since (not piano's) */
         len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, j->npt));
+        use_fn(j, fn);
     }
     sqlite3_bind_int64(st, col, j->run_id);
     sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
@@ -1219,6 +1236,7 @@ static void job_free(struct job *j)
     free(j->node_total);
     free(j->samples);
     free(j->dense);
+    free(j->used);
     free(j->blob);
     free(j->frame_hist);
 }
@@ -1274,6 +1292,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     j.nodes = malloc((size_t)PIANO_NODES_TOTAL * sizeof *j.nodes);
     j.node_total = malloc(PIANO_NODE_CAP * sizeof *j.node_total);
     j.dense = calloc(2 * PIANO_HIST_BUCKETS, sizeof *j.dense);
+    j.used = calloc(PIANO_FN_CAP / 8, 1);
     j.frame_hist = calloc(1, sizeof *j.frame_hist);
     /* A blob holds at most one histogram's records or one frame's functions. */
     _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
@@ -1281,7 +1300,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     j.blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
     int rc = -1;
-    if (!j.agg || !j.blob || !j.nodes || !j.node_total || !j.dense || !j.frame_hist) {
+    if (!j.agg || !j.blob || !j.nodes || !j.node_total || !j.dense || !j.used || !j.frame_hist) {
         snprintf(err, errn, "out of memory");
         goto out;
     }
@@ -1377,8 +1396,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
                            "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS,
                            -1, &j.frame_st, NULL))
         goto sql_error_rollback;
-    if (import_functions(&j))
-        goto sql_error_rollback;
+
     for (size_t i = 0; i < j.n_threads; i++) {
         const struct thread_in *t = &j.threads[i];
         char name[sizeof t->hdr.name + 1] = "";
@@ -1402,7 +1420,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto out;
     }
     j.spike_ns = piano_frame_spike_ns(j.frame_hist, npt);
-    if (insert_frames(&j, no_frames))
+    if (insert_frames(&j, no_frames) || import_functions(&j))   /* names last: only those the rows use */
         goto sql_error_rollback;
     if (no_frames) {
         j.frames_dropped += j.frames_kept;
