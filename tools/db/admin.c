@@ -1,6 +1,7 @@
 /* admin.c - `piano-db rm RUN...` and `piano-db gc --keep N`. Deleting a run
  * deletes its rows in every table (foreign keys cascade) and its tags. */
 #include "piano_db.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 static void begin(pdb *p)
@@ -13,6 +14,32 @@ static void commit(pdb *p)
 {
     if (sqlite3_exec(p->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
+}
+
+static int64_t pragma(pdb *p, const char *sql)
+{
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Gives the space of deleted runs back to the file system: SQLite only marks
+ * their pages free. VACUUM rewrites the whole database, so only when at least
+ * a quarter of it is free; then the write-ahead log is emptied too. */
+static void reclaim(pdb *p)
+{
+    int64_t pages = pragma(p, "PRAGMA page_count"), free_pages = pragma(p, "PRAGMA freelist_count");
+    if (free_pages == 0 || free_pages * 4 < pages)
+        return;
+    int64_t page = pragma(p, "PRAGMA page_size");
+    if (sqlite3_exec(p->db, "VACUUM", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "piano-db: warning: %s: cannot give back the space of the removed runs: %s\n", p->path,
+                sqlite3_errmsg(p->db));
+        return;
+    }
+    sqlite3_exec(p->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    printf("gave back %.1f MiB\n", (double)(free_pages * page) / (1024.0 * 1024.0));
 }
 
 int cmd_rm(pdb *p, const pdb_opts *o)
@@ -35,6 +62,7 @@ int cmd_rm(pdb *p, const pdb_opts *o)
     sqlite3_finalize(st);
     commit(p);
     free(ids);
+    reclaim(p);
     return 0;
 }
 
@@ -55,5 +83,6 @@ int cmd_gc(pdb *p, const pdb_opts *o)
     sqlite3_finalize(st);
     commit(p);
     printf("removed %d run%s\n", removed, removed == 1 ? "" : "s");
+    reclaim(p);
     return 0;
 }
