@@ -22,6 +22,7 @@
 #define PIANO_SPOOL_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
 #define PIANO_SPOOL_VERSION 5   /* 5: frame records carry their number and why they were kept */
@@ -320,5 +321,41 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
+
+/* The names of the spool's files, built here only: the recorder makes them,
+ * the import and piano-db find them. */
+#define PIANO_SPOOL_SUFFIX ".spool"   /* <db>.spool holds the run folders */
+#define PIANO_SPOOL_LOCK "lock"
+#define PIANO_SPOOL_RUN "run"
+#define PIANO_SPOOL_FNS "fns"
+#define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
+#define PIANO_SPOOL_CHUNK_LIVE UINT64_MAX  /* the chunk argument naming f<N>.w */
+typedef struct { char s[40]; } piano_spool_name;
+
+/* t<N>: thread N's state */
+static inline piano_spool_name piano_spool_thread_file(uint32_t thread)
+{
+    piano_spool_name n;
+    snprintf(n.s, sizeof n.s, "t%u", (unsigned)thread);
+    return n;
+}
+
+/* f<N>.w (chunk PIANO_SPOOL_CHUNK_LIVE): thread N's frame buffer; f<N>.<K>: its K-th stored chunk */
+static inline piano_spool_name piano_spool_frames_file(uint32_t thread, uint64_t chunk)
+{
+    piano_spool_name n;
+    if (chunk == PIANO_SPOOL_CHUNK_LIVE)
+        snprintf(n.s, sizeof n.s, "f%u.w", (unsigned)thread);
+    else
+        snprintf(n.s, sizeof n.s, "f%u.%llu", (unsigned)thread, (unsigned long long)chunk);
+    return n;
+}
+
+/* <db>.spool into buf; -1 if it does not fit. */
+static inline int piano_spool_root(char *buf, size_t n, const char *db_path)
+{
+    int w = snprintf(buf, n, "%s" PIANO_SPOOL_SUFFIX, db_path);
+    return w < 0 || (size_t)w >= n ? -1 : 0;
+}
 
 #endif
