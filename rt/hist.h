@@ -5,7 +5,8 @@
  * equal buckets, so a bucket's midpoint is within 1/128 (0.8%) of any value in
  * it: p50/p99 read from these histograms are within 1% of the exact figures.
  * 59 octaves x 64 buckets cover every uint64_t value; bucket numbers fit in 16 bits.
- * The runtime keeps each octave as a lazily allocated page of 64 counters.
+ * The runtime keeps each octave as a lazily allocated page of 64 counters:
+ * bucket b is counter b & PIANO_HIST_SUB_MASK of page b >> PIANO_HIST_SUB_BITS.
  */
 #ifndef PIANO_HIST_H
 #define PIANO_HIST_H
@@ -13,8 +14,11 @@
 #include <stdint.h>
 
 #define PIANO_HIST_SUB_BITS 6
-#define PIANO_HIST_SUB 64                  /* buckets per octave page */
-#define PIANO_HIST_PAGES 59                /* octave pages that cover uint64_t */
+#define PIANO_HIST_SUB (1 << PIANO_HIST_SUB_BITS)   /* buckets per octave page: 64 */
+#define PIANO_HIST_SUB_MASK (PIANO_HIST_SUB - 1)    /* a bucket's place in its page */
+/* Octave pages that cover uint64_t (59): page 0 holds the values below 64, page
+ * k >= 1 the octave [2^(k+5), 2^(k+6)), up to the top bit, 63. */
+#define PIANO_HIST_PAGES (64 - PIANO_HIST_SUB_BITS + 1)
 #define PIANO_HIST_BUCKETS (PIANO_HIST_PAGES * PIANO_HIST_SUB)
 #define PIANO_HIST_RECORD 10               /* bytes per {uint16 bucket, uint64 count} in a blob */
 
@@ -23,8 +27,9 @@
  * below 128 land in bucket v; each octave above has 64 buckets. No branches. */
 static inline unsigned piano_hist_bucket(uint64_t v)
 {
-    unsigned o = 63u - (unsigned)__builtin_clzll(v | 64);
-    return (o << 6) + (unsigned)(v >> (o - 6)) - 384u;
+    unsigned o = 63u - (unsigned)__builtin_clzll(v | PIANO_HIST_SUB);
+    return (o << PIANO_HIST_SUB_BITS) + (unsigned)(v >> (o - PIANO_HIST_SUB_BITS)) -
+           PIANO_HIST_SUB_BITS * PIANO_HIST_SUB;
 }
 
 /* Midpoint of bucket b: the value reported for any sample in it. */

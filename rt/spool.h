@@ -20,6 +20,7 @@
  */
 #ifndef PIANO_SPOOL_H
 #define PIANO_SPOOL_H
+#include "hist.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,10 +33,10 @@
 #define PIANO_NODE_CAP (1u << 16)    /* calling contexts per thread; beyond, a per-function orphan node */
 #define PIANO_CTX_DEPTH 256          /* deeper calls share their ancestor's context at this depth */
 #define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
-#define PIANO_PAGE_WORDS 128         /* counters per page: 64 buckets x {self, total} */
+#define PIANO_PAGE_WORDS (2 * PIANO_HIST_SUB) /* counters per page: 64 buckets x {self, total} */
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
 #define PIANO_HASH_MIN (1u << 10)    /* ... and at first: it doubles to stay under half full */
-#define PIANO_HIST_OCTAVES 59
+#define PIANO_HIST_OCTAVES PIANO_HIST_PAGES   /* histogram pages of a function (hist.h) */
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
 /* Set in piano_thread.depth while a hook is updating the thread's state: a
