@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
-# deps.sh - installs the Debian 12 packages piano needs to build and test,
-# if any is missing. Runs apt-get as root (directly, or through sudo).
-# Usage: deps.sh [MAJOR...]   LLVM majors to install clang, llvm-dev,
-#                             llvm-tools (FileCheck) and lld for; default 14.
+# deps.sh - installs the Debian 12 packages piano needs, if any is missing.
+# Runs apt-get as root (directly, or through sudo).
+# Usage: deps.sh [--tests] [MAJOR...]
+#   default   what building piano and running it need: cmake, make, gcc, g++,
+#             libc6-dev, pkg-config, libsqlite3-dev, zlib1g-dev, and clang-N
+#             and llvm-N-dev for each LLVM major N (default 14)
+#   --tests   also what the test suite needs (scripts/test.sh): llvm-N-tools
+#             (FileCheck, opt) and lld-N for each N, libcmocka-dev, sqlite3,
+#             protobuf-compiler, valgrind, chromium, jq, libxml2-utils, python3,
+#             libclang-rt-14-dev (sanitizer and libFuzzer runtimes)
 set -eu
+tests=0
+if [ "${1:-}" = --tests ]; then
+  tests=1
+  shift
+fi
 majors=${*:-14}
-pkgs="cmake make libsqlite3-dev sqlite3 libcmocka-dev pkg-config zlib1g-dev protobuf-compiler valgrind chromium jq libxml2-utils python3"
-pkgs="$pkgs libclang-rt-14-dev"   # sanitizer and libFuzzer runtimes (test.sh's build-asan, build-tsan)
+pkgs="cmake make gcc g++ libc6-dev pkg-config libsqlite3-dev zlib1g-dev"
 for m in $majors; do
-  pkgs="$pkgs clang-$m llvm-$m-dev llvm-$m-tools lld-$m"
+  pkgs="$pkgs clang-$m llvm-$m-dev"
 done
+if [ "$tests" = 1 ]; then
+  pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3"
+  pkgs="$pkgs libclang-rt-14-dev"   # test.sh's build-asan and build-tsan use clang-14
+  for m in $majors; do
+    pkgs="$pkgs llvm-$m-tools lld-$m"
+  done
+fi
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -25,7 +25,7 @@ if [ -z "$major" ]; then
 fi
 [ -n "$major" ] || { echo "piano: no LLVM newer than 14 is installable here" >&2; exit 1; }
 echo "piano: building and testing with LLVM $major"
-bash scripts/deps.sh "$major"
+bash scripts/deps.sh --tests "$major"
 b=build-llvm$major
 cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLVM_DIR="/usr/lib/llvm-$major/lib/cmake/llvm" >/dev/null
 cmake --build "$b" -j"$(nproc)"

@@ -4,8 +4,8 @@
 # PIANO_TEST_LLVM=0 to skip it, or =N to pick LLVM N).
 set -eu
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+bash scripts/deps.sh --tests
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIANO_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
