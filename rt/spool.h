@@ -116,7 +116,7 @@ struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
     struct piano_thread *next;      /* process-local: list of live threads */
     struct piano_thread *sig;       /* process-local: the state of this thread's signal handlers
                                      * run while one of its hooks was interrupted, or NULL */
-    /* The frame budget (PIANO_FRAMES, runtime.c frame_keep): every completed
+    /* The frame budget (PIANO_FRAMES, budget.c frame_keep): every completed
      * frame is counted and goes into the frame histogram; a record is written
      * for the frames the budget allows, then for spikes and a sample. */
     uint64_t frames_all;     /* completed frames, kept or not (frames: the records written) */
@@ -309,6 +309,9 @@ struct piano_spool_run {
 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 
+/* Bytes of a function's name, or of its file, in a fns record at most: the
+ * recorder cuts longer ones, so a longer one is damage. */
+#define PIANO_FN_TEXT_MAX 4000
 struct piano_spool_fn {      /* followed by name_len + file_len bytes */
     uint32_t id, line, name_len, file_len;
 };
