@@ -1,0 +1,217 @@
+/*
+ * import_frames.c - phase 2 of the import: the frames of every thread,
+ * merged into one sequence in end order and inserted in batches.
+ */
+#include "fns_blob.h"
+#include "import_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Binds frame f (number seq in end order, of thread `thread`, in a span
+ * ending at end) to the FRAME_NCOL parameters of st from col. Its fns blob is made at
+ * j->blob + *at and bound without a copy (it stays there until the statement
+ * has run); *at moves past it. */
+static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct piano_frame_view *f,
+                       const unsigned char *end, uint32_t thread, uint64_t seq, size_t *at)
+{
+    const unsigned char *p = f->fns;
+    unsigned char *blob = j->blob + *at;
+    size_t len = 0;
+    uint32_t fn = 0;
+    for (uint32_t k = 0; k < f->nfns; k++) {
+        uint64_t ticks = 0;
+        if (!(p = piano_frame_fn(p, end, &fn, &ticks)))
+            break;   /* checked when found: the bytes changed since (not piano's) */
+        len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, j->npt));
+        use_fn(j, fn);
+    }
+    sqlite3_bind_int64(st, col, j->run_id);
+    sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
+    sqlite3_bind_int64(st, col + 2, thread);
+    /* Both ends rounded alike: a frame ending at the end of the run ends within it. */
+    int64_t start = since(f->start, j->run->tick0, j->npt), stop = since(f->start + f->total, j->run->tick0, j->npt);
+    int64_t total = stop > start ? stop - start : 0;
+    sqlite3_bind_int64(st, col + 3, start);
+    sqlite3_bind_int64(st, col + 4, total);
+    bind_allocs(st, col + 5, f->allocs, f->alloc_bytes, f->frees, f->free_bytes);
+    sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, col + 10, count64(f->n));
+    sqlite3_bind_int(st, col + 11, (double)total > j->spike_ns);
+    *at += len;
+}
+
+/* Frames go in FRAME_BATCH rows per statement: per-row statement overhead is
+ * most of the cost of storing a run with many frames. */
+#define FRAME_BATCH 64
+/* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
+ * functions, PIANO_FNS_ENTRY_MAX bytes each), or one histogram's records. */
+#define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
+#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns,thread_seq,spike"
+#define FRAME_PARAMS "(?,?,?,?,?,?,?,?,?,?,?,?)"
+#define FRAME_NCOL 12
+
+/* One thread's frames, read in order across its spans. */
+struct frame_cursor {
+    const struct frame_span *span, *last;   /* the current span; one past the thread's last */
+    const unsigned char *p, *next;          /* the current record; the one after it */
+    uint64_t base, end;                     /* the tick p's start is coded from; p's end */
+    uint64_t base_n;                        /* the frame number p's is coded from */
+    struct piano_frame_view f;
+};
+
+/* Reads the record at c->p, going on to the thread's next span at the end of
+ * one (or at a record that no longer reads: a chunk file is mapped, and
+ * something other than piano may have changed it since it was checked).
+ * Returns 0 when the thread has no more frames. */
+static int cursor_read(struct frame_cursor *c)
+{
+    for (;;) {
+        if (c->p < c->span->end && (c->next = piano_frame_read(c->p, c->span->end, c->base, c->base_n, &c->f))) {
+            c->end = c->f.start + c->f.total;
+            return 1;
+        }
+        if (++c->span == c->last)
+            return 0;
+        c->p = c->span->p;
+        c->base = 0;   /* each span is one buffer's records: coded from tick 0 */
+        c->base_n = 0;
+    }
+}
+
+static int cursor_before(const struct frame_cursor *a, const struct frame_cursor *b)
+{
+    return a->end != b->end ? a->end < b->end : a->span->thread < b->span->thread;
+}
+
+static void heap_down(struct frame_cursor **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && cursor_before(h[l], h[m]))
+            m = l;
+        if (l + 1 < n && cursor_before(h[l + 1], h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        struct frame_cursor *t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Whether the import keeps record f: a sample record only when its number
+ * is a multiple of the final K (the sample is then a uniform 1 in K). */
+static int frame_kept(const struct job *j, const struct piano_frame_view *f)
+{
+    return f->kept != PIANO_KEPT_SAMPLE || (f->n & ((1ull << j->sample_shift) - 1)) == 0;
+}
+
+/* A kept frame waiting for its batch. */
+struct pending {
+    struct piano_frame_view f;
+    const unsigned char *end;
+    uint32_t thread;
+};
+
+/* Opens a cursor on each thread's first frame (cur, one per span at most)
+ * and makes heap of them. Returns how many threads have frames. */
+static size_t start_cursors(const struct job *j, struct frame_cursor *cur, struct frame_cursor **heap)
+{
+    size_t n = 0;
+    for (size_t i = 0, k; i < j->n_spans; i = k) {   /* a thread's spans are adjacent */
+        for (k = i + 1; k < j->n_spans && j->spans[k].thread == j->spans[i].thread; k++)
+            ;
+        struct frame_cursor *c = &cur[n];
+        *c = (struct frame_cursor){ .span = &j->spans[i], .last = &j->spans[k], .p = j->spans[i].p };
+        if (cursor_read(c))
+            heap[n++] = c;
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        heap_down(heap, n, i);
+    return n;
+}
+
+/* Takes the next FRAME_BATCH kept frames (fewer at the end) off the heap of
+ * *n cursors into pend; *need gets the bytes their fns blobs may take.
+ * Returns how many. */
+static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n, struct pending *pend, size_t *need)
+{
+    int got = 0;
+    *need = 0;
+    while (got < FRAME_BATCH && *n) {
+        struct frame_cursor *c = heap[0];
+        if (frame_kept(j, &c->f)) {
+            pend[got++] = (struct pending){ c->f, c->span->end, c->span->thread };
+            *need += (size_t)PIANO_FNS_ENTRY_MAX * c->f.nfns;
+        }
+        c->base = c->end;
+        c->base_n = c->f.n;
+        c->p = c->next;
+        if (!cursor_read(c))
+            heap[0] = heap[--*n];
+        heap_down(heap, *n, 0);
+    }
+    return got;
+}
+
+/* The statements inserting FRAME_BATCH frames (batch) and one (one). */
+static int prepare_frames(sqlite3 *db, sqlite3_stmt **batch, sqlite3_stmt **one)
+{
+    char sql[FRAME_BATCH * 28 + 160];
+    int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
+    for (int k = 0; k < FRAME_BATCH; k++)
+        len += snprintf(sql + len, sizeof sql - (size_t)len, "%s" FRAME_PARAMS, k ? "," : "");
+    if (sqlite3_prepare_v2(db, sql, -1, batch, NULL) != SQLITE_OK)
+        return -1;
+    const char *one_sql = "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS;
+    return sqlite3_prepare_v2(db, one_sql, -1, one, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* Inserts every frame, numbered in end order (ties: by thread), merging the
+ * threads' frames, each already in end order, through a heap of cursors.
+ * dry: counts them instead (into j->frames_kept), for a run stored without its frames. */
+int import_frames(struct job *j, int dry)
+{
+    if (!j->n_spans)
+        return 0;
+    struct frame_cursor *cur = calloc(j->n_spans, sizeof *cur);
+    struct frame_cursor **heap = calloc(j->n_spans, sizeof *heap);
+    sqlite3_stmt *batch = NULL, *one = NULL;
+    int rc = -1;
+    if (!cur || !heap || prepare_frames(j->db, &batch, &one))
+        goto out;
+    size_t n = start_cursors(j, cur, heap), need;
+    struct pending pend[FRAME_BATCH];
+    uint64_t seq = 0;
+    while (n) {
+        int got = next_batch(j, heap, &n, pend, &need);
+        if (dry) {
+            seq += (uint64_t)got;
+            continue;
+        }
+        if (got == FRAME_BATCH && need <= FRAME_BLOB_SIZE) {
+            size_t at = 0;
+            for (int k = 0; k < got; k++)
+                bind_frame(j, batch, 1 + FRAME_NCOL * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
+            if (STEP(batch))
+                goto out;
+        } else {   /* the last frames, or rows of many functions: one statement each */
+            for (int k = 0; k < got; k++) {
+                size_t at = 0;
+                bind_frame(j, one, 1, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
+                if (STEP(one))
+                    goto out;
+            }
+        }
+    }
+    rc = 0;
+    j->frames_kept = seq;
+out:
+    sqlite3_finalize(batch);
+    sqlite3_finalize(one);
+    free(cur);
+    free(heap);
+    return rc;
+}

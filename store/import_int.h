@@ -1,0 +1,195 @@
+/*
+ * import_int.h - what the pieces of the spool import share (not for piano-db).
+ *
+ * The import (import.h) reads a spool folder as untrusted input and stores it
+ * as one run, in two phases:
+ *   spool_files.c  opening a spool's folders and files safely; its run header;
+ *                  removing a folder
+ *   calibrate.c    the run's clock: nanoseconds per tick
+ *   spool_read.c   phase 1, before the database is locked: the threads, their
+ *                  live buffers (copied under the seqlock) and chunk files
+ *   import_state.c phase 2: a thread's contexts, stats, histograms and calls
+ *                  in flight
+ *   import_frames.c phase 2: the frames of every thread, merged in end order
+ *   import.c       the job: one transaction per run (runs, threads, functions)
+ *   recover.c      the spools of processes that are gone (piano-db)
+ */
+#ifndef PIANO_IMPORT_INT_H
+#define PIANO_IMPORT_INT_H
+#include "hist.h"
+#include "import.h"
+#include "spool.h"
+#include "store.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---------------------------------------------------------------- sizes */
+
+/* The longest path the import builds: a database path, its spool root's
+ * suffix, a run folder's name (at most NAME_MAX) and the suffix of a damaged
+ * one. */
+#define IMPORT_PATH_MAX                                                                                          \
+    (PIANO_STORE_PATH_MAX + sizeof PIANO_SPOOL_SUFFIX + 1 + NAME_MAX + sizeof PIANO_SPOOL_DAMAGED)
+/* What could not be read of a run, for a warning. */
+#define IMPORT_NOTE_MAX 1024
+/* A one-line message naming a run folder: its path, a reason, a note. */
+#define IMPORT_LINE_MAX (IMPORT_PATH_MAX + IMPORT_NOTE_MAX + 256)
+/* A message naming a run folder twice, with a line about it. */
+#define IMPORT_MSG_MAX (2 * IMPORT_PATH_MAX + IMPORT_LINE_MAX)
+
+/* ---------------------------------------------------------------- files (spool_files.c) */
+
+struct mapping {
+    unsigned char *p;
+    size_t len;
+};
+
+int spool_open_file_at(int dfd, const char *name, off_t *size);
+int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m);
+void spool_unmap(struct mapping *m);
+int spool_open_own_dir(int at, const char *name, const char *shown, char *err, size_t errn);
+DIR *spool_open_listing(int dfd);
+void spool_remove_files_at(int dfd);
+int spool_read_run(int dfd, const char *shown, struct piano_spool_run *run, char *err, size_t errn);
+
+/* ---------------------------------------------------------------- clock (calibrate.c) */
+
+uint64_t spool_clock_now(uint32_t clock);
+double spool_calibrate(const struct piano_spool_run *run, int complete, int root_fd);
+
+static inline int64_t to_ns(uint64_t t, double npt)
+{
+    double v = (double)t * npt;
+    return v > 9.2e18 ? INT64_MAX : (int64_t)llround(v);
+}
+
+static inline int64_t since(uint64_t t, uint64_t t0, double npt)
+{
+    return t > t0 ? to_ns(t - t0, npt) : 0;
+}
+
+static inline sqlite3_int64 count64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+/* Binds the allocation figures (allocs, alloc_bytes, frees, free_bytes) to
+ * parameters col.. of st. */
+static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint64_t alloc_bytes,
+                               uint64_t frees, uint64_t free_bytes)
+{
+    sqlite3_bind_int64(st, col, count64(allocs));
+    sqlite3_bind_int64(st, col + 1, count64(alloc_bytes));
+    sqlite3_bind_int64(st, col + 2, count64(frees));
+    sqlite3_bind_int64(st, col + 3, count64(free_bytes));
+}
+
+/* ---------------------------------------------------------------- the job */
+
+/* A run of one thread's frame records, checked when found: a chunk file's, or
+ * the copy of the buffer. A thread's records are in end order; the import
+ * merges the threads' by end (import_frames), so it never holds a frame list. */
+struct frame_span {
+    const unsigned char *p, *end;
+    uint32_t thread;
+};
+
+/* One thread of the spool, as found in phase 1 (collect_thread). */
+struct thread_in {
+    uint32_t number;          /* N of t<N> / f<N>.*: the thread's number in the run */
+    int has_state, has_hdr;   /* t<N> is whole; its header is readable */
+    int live;                 /* a thread of this process that may still be recording */
+    const struct piano_thread *mem;   /* its state in this process's memory, not in t<N> */
+    struct piano_thread hdr;  /* a copy of the header, read once */
+    const unsigned char *state;   /* t<N>, mapped (has_state) */
+    int has_buf;              /* the buffer was copied: buf_seq is its chunk number */
+    uint64_t buf_seq;
+    unsigned char *buf;       /* the copy of f<N>.w's records */
+    size_t buf_len;
+};
+
+/* A chunk file f<number>.<k>. */
+struct chunk_name {
+    uint32_t number;
+    uint64_t k;
+};
+
+struct agg {
+    uint64_t calls, self, total, allocs, alloc_bytes, frees, free_bytes, child_calls, unfinished;
+    uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
+};
+
+/* An in-flight call's histogram samples. */
+struct sample {
+    uint32_t fn;
+    uint16_t self, total;     /* buckets */
+};
+
+/* Everything one import holds; freed in one place. */
+struct job {
+    sqlite3 *db;
+    int dfd;                  /* the run folder */
+    const char *shown;        /* its name, for messages */
+    const struct piano_spool_run *run;
+    const struct piano_import_mem *mem;   /* states held in memory, or NULL */
+    double npt;
+    sqlite3_int64 run_id;
+    sqlite3_stmt *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
+    struct mapping *maps;
+    size_t n_maps, cap_maps;
+    struct frame_span *spans;
+    size_t n_spans, cap_spans;
+    struct thread_in *threads;
+    size_t n_threads, cap_threads;
+    struct chunk_name *chunks;
+    size_t n_chunks, cap_chunks;
+    struct agg *agg;
+    size_t agg_used;          /* agg[0..agg_used) may be non-zero */
+    struct piano_node *nodes; /* the thread's nodes, copied and checked */
+    uint64_t *node_total;
+    struct sample *samples;
+    size_t cap_samples;
+    uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
+    unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
+    unsigned char *blob;
+    uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
+    /* The frame budget (runtime.c frame_keep): every frame counted, the run's
+     * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
+    uint64_t frames_all, frames_kept, spikes_unkept;
+    uint32_t sample_shift;
+    piano_hist *frame_hist;   /* the run's, summed over its threads */
+    double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
+    uint64_t seen;            /* when the states of live threads were read: their calls ended before */
+    int recorded;             /* a call, frame or allocation of this process's own */
+    char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
+};
+
+/* Function fn is named by a row of this run. */
+static inline void use_fn(struct job *j, uint64_t fn)
+{
+    if (fn < PIANO_FN_CAP)
+        j->used[fn >> 3] |= (unsigned char)(1u << (fn & 7));
+}
+
+#define STEP(st) (sqlite3_step(st) == SQLITE_DONE ? (sqlite3_reset(st), 0) : (sqlite3_reset(st), -1))
+
+/* Phase 1 (spool_read.c). */
+void import_note(struct job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int import_collect(struct job *j, int complete, char *err, size_t errn);
+
+/* Phase 2 (import_state.c, import_frames.c). */
+int import_state(struct job *j, const struct thread_in *t);
+size_t import_thread_frames(struct job *j, const struct thread_in *t);
+int import_frames(struct job *j, int dry);
+
+/* import.c: import_dir's results besides 1, 0 and -1. */
+#define IMPORT_NO_RUN 2     /* the folder has no run header */
+int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+                      const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten);
+
+#endif

@@ -1,0 +1,331 @@
+/*
+ * import_state.c - phase 2 of the import, for each thread whose state file is
+ * whole: its calling contexts (with their inclusive times, summed here), its
+ * per-function stats and histograms, its calls in flight at the end, and its
+ * frame histogram.
+ */
+#include "import_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Counts the calls in flight at the end (slots 1..depth of the shadow stack)
+ * as calls: each timed to the end, its self time what is left after its
+ * finished children and its in-flight child; added to its context (when the
+ * slot's context is one of the thread's) before the inclusive times are
+ * summed, listed in unfinished, and sampled into j->samples. Returns the
+ * number of samples, or -1 on a database error. */
+static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans,
+                            uint32_t *max_fn)
+{
+    const struct piano_slot *stack = (const void *)(t->state + PIANO_OFF_STACK);
+    uint32_t depth = piano_depth(t->hdr.depth);
+    if (!depth)
+        return 0;
+    if (depth > j->cap_samples) {
+        void *p = realloc(j->samples, depth * sizeof *j->samples);
+        if (!p)
+            return -1;
+        j->samples = p;
+        j->cap_samples = depth;
+    }
+    /* A forked child starts with the calls its parent was in, all at the
+     * fork's tick and with no finished child: those are not its own. */
+    int inherited = j->run->parent_key[0] && t->number == 0;
+    long n = 0;
+    struct piano_slot cur, next = { 0 };
+    memcpy(&cur, &stack[1], sizeof cur);
+    uint64_t first_t0 = cur.t0;
+    for (uint32_t i = 1; i <= depth; i++) {
+        if (cur.t0 > j->end)
+            break;   /* entered after the end (a thread going on while the run is stored): not in this run */
+        if (i < depth)
+            memcpy(&next, &stack[i + 1], sizeof next);
+        inherited &= j->run->fork_tick ? cur.t0 <= j->run->fork_tick : cur.t0 == first_t0 && cur.child == 0;
+        uint64_t total = j->end > cur.t0 ? j->end - cur.t0 : 0;
+        uint64_t above = i < depth && j->end > next.t0 ? j->end - next.t0 : 0;
+        uint64_t self = total > cur.child ? total - cur.child : 0;
+        self = self > above ? self - above : 0;
+        uint32_t fn = cur.fn, node = cur.node;
+        if (fn && fn < PIANO_FN_CAP) {
+            struct agg *a = &j->agg[fn];
+            if (fn > *max_fn)
+                *max_fn = fn;
+            int in_tree = node && node < n_nodes && j->nodes[node].fn == fn;
+            int orphan = orphans && node >= PIANO_NODE_CAP && node < PIANO_NODES_TOTAL && j->nodes[node].fn == fn;
+            if (in_tree || orphan) {
+                j->nodes[node].calls++;
+                j->nodes[node].self += self;
+            } else {   /* no context: the function's own figures */
+                a->calls++;
+                a->self += self;
+                if (!a->inflight)
+                    a->total += total;
+            }
+            a->inflight = 1;
+            a->unfinished++;
+            j->samples[n++] = (struct sample){ fn, (uint16_t)piano_hist_bucket(self),
+                                               (uint16_t)piano_hist_bucket(total) };
+            sqlite3_stmt *st = j->unf_st;
+            use_fn(j, fn);
+            sqlite3_bind_int64(st, 1, j->run_id);
+            sqlite3_bind_int64(st, 2, t->number);
+            sqlite3_bind_int64(st, 3, i);
+            sqlite3_bind_int64(st, 4, fn);
+            sqlite3_bind_int64(st, 5, since(cur.t0, j->run->tick0, j->npt));
+            sqlite3_bind_int64(st, 6, since(j->end, cur.t0, j->npt));
+            if (STEP(st))
+                return -1;
+        }
+        cur = next;
+    }
+    if (n && !inherited)
+        j->recorded = 1;
+    return n;
+}
+
+static int by_sample_fn(const void *a, const void *b)
+{
+    uint32_t x = ((const struct sample *)a)->fn, y = ((const struct sample *)b)->fn;
+    return x < y ? -1 : x > y;
+}
+
+/* The counters of histogram k (0 self, 1 total) in page p of thread t's state:
+ * a page interleaves the two, [bucket][self, total] (spool.h). Read relaxed:
+ * a live thread may be adding to them. */
+static void page_counts(const struct thread_in *t, uint32_t p, int k, uint64_t counts[PIANO_HIST_SUB])
+{
+    const uint64_t *page = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) + (size_t)p * PIANO_PAGE_WORDS;
+    for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
+        counts[b] = __atomic_load_n(&page[b * 2 + (unsigned)k], __ATOMIC_RELAXED);
+}
+
+/* Encodes function fn's histogram k (0 self, 1 total) into j->blob: its pages,
+ * plus the extra samples (the pending one, those of its calls in flight).
+ * Returns the blob's length. */
+static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn, int k, const struct sample *ex,
+                          size_t n_ex, uint32_t n_pages)
+{
+    const struct piano_fnrec *fns = (const void *)(t->state + PIANO_OFF_FNS);
+    uint64_t *dense = j->dense + (size_t)k * PIANO_HIST_BUCKETS, extra_octaves = 0;
+    for (size_t i = 0; i < n_ex; i++) {
+        unsigned b = k ? ex[i].total : ex[i].self;
+        dense[b]++;
+        extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
+    }
+    if (t->hdr.pend_fn == fn) {   /* the thread's latest call is not in the pages yet (runtime.c) */
+        unsigned b = piano_hist_bucket(k ? t->hdr.pend_total : t->hdr.pend_self);
+        dense[b]++;
+        extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
+    }
+    size_t len = 0;
+    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
+        uint32_t p = __atomic_load_n(&fns[fn].page[o], __ATOMIC_RELAXED);
+        int has_page = p && p < n_pages, has_extra = (extra_octaves >> o) & 1;
+        if (!has_page && !has_extra)
+            continue;
+        uint64_t counts[PIANO_HIST_SUB] = { 0 }, *extra = dense + o * PIANO_HIST_SUB;
+        if (has_page)
+            page_counts(t, p, k, counts);
+        for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
+            counts[b] += extra[b];
+        if (has_extra)
+            memset(extra, 0, PIANO_HIST_SUB * sizeof *extra);
+        len += piano_hist_encode(counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB, j->blob + len);
+    }
+    return len;
+}
+
+/* Copies thread t's contexts (n_nodes of the tree, and the per-function
+ * orphan contexts when it has them) into j->nodes, checked: a parent precedes
+ * its child (else the node is taken as a root), so every walk up the tree
+ * ends. Notes whether the thread recorded anything of its own. */
+static void copy_nodes(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans)
+{
+    struct piano_node *nodes = j->nodes;
+    const struct piano_node *live = (const void *)(t->state + PIANO_OFF_NODES);
+    memcpy(nodes, live, (size_t)n_nodes * sizeof *nodes);
+    if (t->live) {   /* the calls in this copy ended before now: the run lasts at least until then */
+        uint64_t now = spool_clock_now(j->run->clock);
+        if (now > j->seen)
+            j->seen = now;
+    }
+    if (n_nodes)
+        nodes[0].parent = nodes[0].fn = 0;
+    uint32_t bad = 0;
+    for (uint32_t i = 1; i < n_nodes; i++) {
+        bad += nodes[i].parent >= i || nodes[i].fn >= PIANO_FN_CAP;
+        if (nodes[i].parent >= i)
+            nodes[i].parent = 0;
+        if (nodes[i].fn >= PIANO_FN_CAP)
+            nodes[i].fn = 0;
+    }
+    /* (a live thread adds nodes, never changes one: this is damage) */
+    if (bad)
+        import_note(j, "%s: %u damaged context%s (parent or function out of range)",
+                    piano_spool_thread_file(t->number).s, bad, bad == 1 ? "" : "s");
+    if (orphans)
+        for (uint32_t i = PIANO_NODE_CAP; i < PIANO_NODES_TOTAL; i++) {
+            memcpy(&nodes[i], &live[i], sizeof *nodes);
+            if (nodes[i].fn != i - PIANO_NODE_CAP)
+                nodes[i].fn = 0;
+        }
+    /* Something of its own (see import_inflight for the calls in flight). */
+    j->recorded |= t->hdr.allocs || t->hdr.frees;
+    for (uint32_t i = 1; i < n_nodes && !j->recorded; i++)
+        j->recorded = nodes[i].calls || nodes[i].allocs || nodes[i].frees;
+    for (uint32_t i = PIANO_NODE_CAP; orphans && i < PIANO_NODES_TOTAL && !j->recorded; i++)
+        j->recorded = nodes[i].calls || nodes[i].allocs || nodes[i].frees;
+}
+
+/* Stores thread t's contexts (j->nodes) and adds them to their functions'
+ * figures (j->agg); *max_fn gets the highest function id seen. Returns 0, or
+ * -1 on a database error. */
+static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans,
+                          uint32_t *max_fn)
+{
+    const struct piano_node *nodes = j->nodes;
+    /* A context's inclusive time is its self time plus its children's. Summed
+     * here rather than on the per-call path, and right even for the context
+     * shared by calls deeper than PIANO_CTX_DEPTH, which nests in itself. A
+     * child comes after its parent, so one backward pass does it. */
+    for (uint32_t i = 0; i < n_nodes; i++)
+        j->node_total[i] = nodes[i].self;
+    for (uint32_t i = n_nodes; i-- > 1;)
+        j->node_total[nodes[i].parent] += j->node_total[i];
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t lo = pass ? PIANO_NODE_CAP : 1, hi = pass ? PIANO_NODES_TOTAL : n_nodes;
+        if (pass && !orphans)
+            break;
+        for (uint32_t i = lo; i < hi; i++) {
+            const struct piano_node *n = &nodes[i];
+            if (!n->fn)
+                continue;
+            struct agg *a = &j->agg[n->fn];
+            a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
+            a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
+            if (n->fn > *max_fn)
+                *max_fn = n->fn;
+            if (!pass && n->parent)
+                j->agg[nodes[n->parent].fn].child_calls += n->calls;
+            /* A function's inclusive time: its contexts with no ancestor of
+             * the same function (a recursive call counts once, outermost).
+             * Parents precede their children, so the walk up ends. */
+            if (pass) {
+                a->total += n->self;   /* an orphan context: no tree above it */
+            } else {
+                uint32_t up = n->parent;
+                while (up && nodes[up].fn != n->fn)
+                    up = nodes[up].parent;
+                if (!up)
+                    a->total += j->node_total[i];
+            }
+            sqlite3_stmt *st = j->ctx_st;
+            use_fn(j, n->fn);
+            sqlite3_bind_int64(st, 1, j->run_id);
+            sqlite3_bind_int64(st, 2, t->number);
+            sqlite3_bind_int64(st, 3, i);
+            if (n->parent && !pass)
+                sqlite3_bind_int64(st, 4, n->parent);
+            else
+                sqlite3_bind_null(st, 4);
+            sqlite3_bind_int64(st, 5, n->fn);
+            sqlite3_bind_int64(st, 6, count64(n->calls));
+            sqlite3_bind_int64(st, 7, to_ns(n->self, j->npt));
+            sqlite3_bind_int64(st, 8, to_ns(pass ? n->self : j->node_total[i], j->npt));
+            bind_allocs(st, 9, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
+            if (STEP(st))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Stores the stats and histograms of thread t's functions 1..max_fn (from
+ * j->agg and its pages), with the n_samples samples of its calls in flight
+ * (j->samples). Returns 0, or -1 on a database error. */
+static int store_stats(struct job *j, const struct thread_in *t, size_t n_samples, uint32_t max_fn)
+{
+    uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;
+    if (n_samples)
+        qsort(j->samples, n_samples, sizeof *j->samples, by_sample_fn);
+    size_t s = 0;
+    for (uint32_t fn = 1; fn <= max_fn; fn++) {
+        const struct agg *a = &j->agg[fn];
+        size_t s0 = s;
+        for (; s < n_samples && j->samples[s].fn == fn; s++)
+            ;
+        if (!a->calls && !a->allocs && !a->frees)
+            continue;
+        sqlite3_stmt *st = j->stats_st;
+        use_fn(j, fn);
+        sqlite3_bind_int64(st, 1, j->run_id);
+        sqlite3_bind_int64(st, 2, t->number);
+        sqlite3_bind_int64(st, 3, fn);
+        sqlite3_bind_int64(st, 4, count64(a->calls));
+        sqlite3_bind_int64(st, 5, to_ns(a->self, j->npt));
+        sqlite3_bind_int64(st, 6, to_ns(a->total > a->self ? a->total : a->self, j->npt));
+        bind_allocs(st, 7, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
+        for (int k = 0; k < 2; k++) {
+            size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
+            sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
+        }
+        sqlite3_bind_int64(st, 13, count64(a->child_calls));
+        sqlite3_bind_int64(st, 14, count64(a->unfinished));
+        if (STEP(st))
+            return -1;
+    }
+    return 0;
+}
+
+/* Stores the contexts, per-function stats and calls in flight of a thread
+ * whose state file is whole. Returns 0, or -1 on a database error. */
+int import_state(struct job *j, const struct thread_in *t)
+{
+    const struct piano_thread *h = &t->hdr;
+    uint32_t n_nodes = h->n_nodes < PIANO_NODE_CAP ? h->n_nodes : PIANO_NODE_CAP;
+    int orphans = h->contexts_truncated != 0;
+    copy_nodes(j, t, n_nodes, orphans);
+    /* Zero what the previous thread used (calloc zeroed the rest). */
+    memset(j->agg, 0, j->agg_used * sizeof *j->agg);
+    uint32_t max_fn = 0;
+    long n_samples = import_inflight(j, t, n_nodes, orphans, &max_fn);
+    if (n_samples < 0 || store_contexts(j, t, n_nodes, orphans, &max_fn))
+        return -1;
+    j->agg_used = (size_t)max_fn + 1;
+    if (store_stats(j, t, (size_t)n_samples, max_fn))
+        return -1;
+    j->frames_dropped += h->frames_dropped;
+    j->samples_dropped += h->hist_dropped;
+    j->calls_untimed += h->deep_calls;
+    return 0;
+}
+
+/* Thread t's frame histogram: encoded into j->blob (returns its length) and
+ * added to the run's. Its count and sample rate go to the run's too. */
+size_t import_thread_frames(struct job *j, const struct thread_in *t)
+{
+    if (!t->has_hdr)
+        return 0;
+    j->frames_all += t->hdr.frames_all;
+    j->spikes_unkept += t->hdr.spikes_unkept;
+    if (t->hdr.sample_shift > j->sample_shift && t->hdr.sample_shift < 64)
+        j->sample_shift = t->hdr.sample_shift;
+    if (!t->has_state)
+        return 0;
+    uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;
+    size_t len = 0;
+    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
+        uint32_t pg = t->hdr.frame_pages[o];
+        if (!pg || pg >= n_pages)
+            continue;
+        uint64_t counts[PIANO_HIST_SUB];
+        page_counts(t, pg, 1, counts);   /* frame totals: the pages' 'total' words */
+        for (unsigned b = 0; b < PIANO_HIST_SUB; b++) {
+            j->frame_hist->count[o * PIANO_HIST_SUB + b] += counts[b];
+            j->frame_hist->total += counts[b];
+        }
+        len += piano_hist_encode(counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB, j->blob + len);
+    }
+    return len;
+}

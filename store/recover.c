@@ -1,0 +1,150 @@
+/*
+ * recover.c - the spools of processes that are gone (crashed, killed, exec'd),
+ * imported by piano-db: the run folders of a spool root whose lock is free,
+ * stored and removed, or kept (as <folder>.damaged when stored in part).
+ */
+#define _GNU_SOURCE
+#include "import_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* True when folder dfd, which has no run header, holds nothing but its lock
+ * and frame files: what is left of a stored run when its removal was cut short
+ * (the header goes last but for the lock), or when threads of a process
+ * storing its own run went on storing frames after the removal. */
+static int only_leftovers(int dfd)
+{
+    int other = 0;
+    DIR *d = spool_open_listing(dfd);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, PIANO_SPOOL_LOCK) &&
+                 e->d_name[0] != 'f';   /* f<N>.w, f<N>.<K> (piano_spool_frames_file) */
+    closedir(d);
+    return !other;
+}
+
+/* Appends "; what" (or "what") to the one-line message err, what formatted
+ * as by printf. */
+static void add_message(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_message(char *err, size_t errn, const char *fmt, ...)
+{
+    char what[IMPORT_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t at = strlen(err);
+    if (at + 4 < errn)
+        snprintf(err + at, errn - at, "%s%s", at ? "; " : "", what);
+}
+
+/* Removes run folder `name` of the spool root root_fd (dfd: the folder). */
+static void remove_folder(int root_fd, int dfd, const char *name)
+{
+    spool_remove_files_at(dfd);
+    unlinkat(root_fd, name, AT_REMOVEDIR);
+}
+
+/* Recovers the run folder `name` of the spool root root_fd (dir: its path,
+ * for messages) unless a live process holds it. Appends to err what was
+ * refused, kept or skipped, and sets *failed then. Returns the runs stored. */
+static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, int *failed, char *err,
+                          size_t errn)
+{
+    char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
+    int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
+    if (dfd < 0) {
+        add_message(err, errn, "%s", why);
+        *failed = 1;
+        return 0;
+    }
+    /* A live process holds its lock; a folder without one is dead (made
+     * under a dot name with its lock, renamed: it lost it since). */
+    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
+        close(lock);
+        close(dfd);
+        return 0;
+    }
+    int r = import_run_folder(db, root_fd, dfd, dir, 0, NULL, why, sizeof why, note_buf, sizeof note_buf);
+    int imported = 0;
+    if (r == IMPORT_NO_RUN && only_leftovers(dfd)) {
+        remove_folder(root_fd, dfd, name);
+    } else if (r == IMPORT_NO_RUN) {
+        add_message(err, errn, "cannot recover %s: its run header is missing (kept)", dir);
+        *failed = 1;
+    } else if (r >= 0 && note_buf[0]) {
+        /* Stored with what could be read; the rest is kept under a name
+         * the next command skips. */
+        char kept[NAME_MAX + sizeof PIANO_SPOOL_DAMAGED];
+        int moved = (size_t)snprintf(kept, sizeof kept, "%s" PIANO_SPOOL_DAMAGED, name) < sizeof kept &&
+                    renameat(root_fd, name, root_fd, kept) == 0;
+        add_message(err, errn, "stored the run of %s without what could not be read (%s); %s %s" PIANO_SPOOL_DAMAGED,
+                    dir, note_buf, moved ? "the spool is kept as" : "cannot rename it to", dir);
+        imported = r;
+        *failed = 1;
+    } else if (r >= 0) {
+        imported = r;
+        remove_folder(root_fd, dfd, name);
+    } else {
+        add_message(err, errn, "cannot recover %s: %s", dir, why);
+        *failed = 1;
+    }
+    if (lock >= 0)
+        close(lock);
+    close(dfd);
+    return imported;
+}
+
+int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn)
+{
+    char root[IMPORT_PATH_MAX];
+    err[0] = 0;
+    if (piano_spool_root(root, sizeof root, db_path) != 0) {
+        snprintf(err, errn, "%.60s...: the path is too long for its spool folder", db_path);
+        return -1;
+    }
+    int root_fd = spool_open_own_dir(AT_FDCWD, root, root, err, errn);
+    if (root_fd < 0)
+        return errno == ENOENT ? (err[0] = 0, 0) : -1;
+    DIR *d = spool_open_listing(root_fd);
+    if (!d) {
+        snprintf(err, errn, "cannot read %s: %s", root, strerror(errno));
+        close(root_fd);
+        return -1;
+    }
+    const size_t damaged_len = sizeof PIANO_SPOOL_DAMAGED - 1;
+    int imported = 0, failed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        size_t len = strlen(name);
+        if (name[0] == '.' || (len > damaged_len && !strcmp(name + len - damaged_len, PIANO_SPOOL_DAMAGED)))
+            continue;   /* '.', '..', spools still being made; spools kept after a partial import */
+        char dir[IMPORT_PATH_MAX];
+        if ((size_t)snprintf(dir, sizeof dir, "%s/%s", root, name) >= sizeof dir)
+            continue;   /* not a name piano makes */
+        struct stat st;
+        if (fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISLNK(st.st_mode)) {
+            add_message(err, errn, "%s is a symbolic link: skipped", dir);
+            failed = 1;
+        } else if (S_ISDIR(st.st_mode)) {   /* else the calibration cache */
+            imported += recover_folder(db, root_fd, name, dir, &failed, err, errn);
+        }
+    }
+    closedir(d);
+    close(root_fd);
+    return failed ? -1 : imported;
+}

@@ -1,0 +1,167 @@
+/*
+ * spool_files.c - a spool's folders and files, opened as untrusted input
+ * (import.h): regular files never through a symbolic link, folders only when
+ * this user owns them and nobody else can write them; the run header; removing
+ * a run folder.
+ */
+#define _GNU_SOURCE
+#include "import_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Opens name in folder dfd for reading: a regular file, never through a
+ * symbolic link, never blocking (a planted fifo). Returns the descriptor and
+ * its size in *size, or -1 (errno: ELOOP for a link, EINVAL not a file). */
+int spool_open_file_at(int dfd, const char *name, off_t *size)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    *size = st.st_size;
+    return fd;
+}
+
+/* Maps at most max bytes of file name in dfd (MAP_SHARED, read-only). Returns
+ * 0, or -1 (no such file, not a regular file, empty). */
+int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m)
+{
+    off_t size;
+    int fd = spool_open_file_at(dfd, name, &size);
+    if (fd < 0)
+        return -1;
+    size_t len = size > 0 && (uint64_t)size < max ? (size_t)size : size > 0 ? max : 0;
+    void *p = len ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    int e = len ? errno : ENODATA;
+    close(fd);
+    if (p == MAP_FAILED) {
+        errno = e;
+        return -1;
+    }
+    m->p = p;
+    m->len = len;
+    return 0;
+}
+
+void spool_unmap(struct mapping *m)
+{
+    if (m->p)
+        munmap(m->p, m->len);
+    m->p = NULL;
+}
+
+/* Opens folder name in at (AT_FDCWD: a path) as piano's own: not through a
+ * symbolic link, owned by this user, writable by nobody else. Returns the
+ * descriptor, or -1 with a one-line reason in err (errno ENOENT when it does
+ * not exist). */
+int spool_open_own_dir(int at, const char *name, const char *shown, char *err, size_t errn)
+{
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ELOOP || e == ENOTDIR)
+            snprintf(err, errn, "%s is not a folder (a symbolic link, or a file): refused", shown);
+        else
+            snprintf(err, errn, "cannot open %s: %s", shown, strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errn, "cannot read %s: %s", shown, strerror(errno));
+    } else if (st.st_uid != geteuid()) {
+        snprintf(err, errn, "%s belongs to user %u, not to this user (%u): refused", shown, (unsigned)st.st_uid,
+                 (unsigned)geteuid());
+    } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(err, errn, "%s is writable by other users (mode %03o): refused", shown,
+                 (unsigned)(st.st_mode & 0777));
+    } else {
+        return fd;
+    }
+    close(fd);
+    errno = EPERM;
+    return -1;
+}
+
+/* Opens folder dfd for reading its entries from the first (a dup shares the
+ * descriptor's position: rewound). Returns NULL when it cannot. */
+DIR *spool_open_listing(int dfd)
+{
+    int dup_fd = dup(dfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d && dup_fd >= 0)
+        close(dup_fd);
+    if (d)
+        rewinddir(d);
+    return d;
+}
+
+/* Deletes the files of the spool folder dfd (not what is in its subfolders;
+ * nothing is followed: unlinkat removes a link, not its target): the lock
+ * last, then the run header, so that a piano-db looking at a folder being
+ * removed sees it alive (locked) or with nothing but its lock left. */
+void spool_remove_files_at(int dfd)
+{
+    DIR *d = spool_open_listing(dfd);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, PIANO_SPOOL_RUN) &&
+            strcmp(e->d_name, PIANO_SPOOL_LOCK))
+            unlinkat(dfd, e->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, PIANO_SPOOL_RUN, 0);
+    unlinkat(dfd, PIANO_SPOOL_LOCK, 0);
+}
+
+void piano_spool_remove(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    /* Threads of a process storing its own run may still add chunk files. */
+    for (int try = 0; try < 4; try++) {
+        spool_remove_files_at(dfd);
+        if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+            break;
+    }
+    close(dfd);
+}
+
+/* Reads the run header of spool folder dfd into *run. Returns 0; 1 when
+ * there is none (errno ENOENT); -1 with a reason in err. */
+int spool_read_run(int dfd, const char *shown, struct piano_spool_run *run, char *err, size_t errn)
+{
+    off_t size;
+    int fd = spool_open_file_at(dfd, PIANO_SPOOL_RUN, &size);
+    if (fd < 0 && errno == ENOENT)
+        return 1;
+    ssize_t got = fd >= 0 ? read(fd, run, sizeof *run) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof *run || run->magic != PIANO_SPOOL_MAGIC) {
+        snprintf(err, errn, "%s/" PIANO_SPOOL_RUN " is not a piano run record", shown);
+        return -1;
+    }
+    if (run->version != PIANO_SPOOL_VERSION) {
+        snprintf(err, errn, "written by another version of piano (spool version %u, this one reads %u); "
+                 "store it with that version or remove the folder", run->version, PIANO_SPOOL_VERSION);
+        return -1;
+    }
+    run->key[sizeof run->key - 1] = 0;
+    run->parent_key[sizeof run->parent_key - 1] = 0;
+    run->cmd[sizeof run->cmd - 1] = 0;
+    return 0;
+}

@@ -1,0 +1,389 @@
+/*
+ * spool_read.c - phase 1 of the import, before the database is locked: the
+ * threads of a spool folder (t<N>, f<N>.w, or states in memory), a copy of
+ * each live frame buffer taken under its seqlock, then the chunk files
+ * f<N>.<K> the copies call for. Every record is checked here, when found.
+ */
+#define _GNU_SOURCE
+#include "import_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void import_note(struct job *j, const char *fmt, ...)
+{
+    size_t at = strlen(j->note);
+    if (at + 8 >= sizeof j->note)
+        return;
+    if (at)
+        at += (size_t)snprintf(j->note + at, sizeof j->note - at, ", ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->note + at, sizeof j->note - at, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends *item (size bytes) to the array *v of *n items, *cap allocated. */
+static int push(void *v, size_t *n, size_t *cap, const void *item, size_t size)
+{
+    void **pv = v;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        void *q = realloc(*pv, c * size);
+        if (!q)
+            return -1;
+        *pv = q;
+        *cap = c;
+    }
+    memcpy((char *)*pv + *n * size, item, size);
+    ++*n;
+    return 0;
+}
+
+/* Keeps mapping m until the job ends (job_free); unmaps it if it cannot. */
+static int keep_map(struct job *j, struct mapping m)
+{
+    if (push(&j->maps, &j->n_maps, &j->cap_maps, &m, sizeof m) == 0)
+        return 0;
+    spool_unmap(&m);
+    return -1;
+}
+
+/* Parses a decimal number that is the whole of s (no sign, no spaces) and at
+ * most max. Returns 0, or -1. */
+static int parse_number(const char *s, const char *stop, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (s == stop)
+        return -1;
+    for (; s < stop; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* Calls fn for every entry of folder dfd. Returns 0, or -1 (cannot read it). */
+static int list_dir(int dfd, int (*fn)(struct job *, const char *), struct job *j)
+{
+    DIR *d = spool_open_listing(dfd);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL)
+        rc = fn(j, e->d_name);
+    closedir(d);
+    return rc;
+}
+
+static struct thread_in *find_thread(struct job *j, uint32_t number)
+{
+    size_t lo = 0, hi = j->n_threads;   /* sorted by number once the listing is done */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (j->threads[mid].number == number)
+            return &j->threads[mid];
+        if (j->threads[mid].number < number)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Listing 1: the threads, from t<N> and f<N>.w (the names piano_spool_thread_file
+ * and piano_spool_frames_file make). */
+static int see_thread(struct job *j, const char *name)
+{
+    uint64_t n;
+    const char *end = name + strlen(name);
+    if (name[0] == 't' && parse_number(name + 1, end, UINT32_MAX, &n) == 0) {
+    } else if (name[0] == 'f' && end - name > 2 && !strcmp(end - 2, ".w") &&
+               parse_number(name + 1, end - 2, UINT32_MAX, &n) == 0) {
+    } else {
+        return 0;
+    }
+    struct thread_in t = { .number = (uint32_t)n };
+    return push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t);
+}
+
+static int by_thread_number(const void *a, const void *b)
+{
+    uint32_t x = ((const struct thread_in *)a)->number, y = ((const struct thread_in *)b)->number;
+    return x < y ? -1 : x > y;
+}
+
+/* Copies the records of the frame buffer f<N>.w, which its thread may be
+ * writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
+ * seq again; equal seqs mean the copy holds whole records of chunk seq only. */
+static void copy_records(struct thread_in *t, const struct piano_chunk_hdr *h, size_t room)
+{
+    t->buf = malloc(room ? room : 1);
+    for (int try = 0; t->buf && try < 16; try++) {
+        uint64_t seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+        uint64_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
+        if (used > room)
+            used = 0;   /* damaged: its chunk's records are not in it */
+        memcpy(t->buf, (const unsigned char *)h + sizeof *h, (size_t)used);
+        atomic_thread_fence(memory_order_acquire);
+        if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == seq) {
+            t->has_buf = 1;
+            t->buf_seq = seq;
+            t->buf_len = (size_t)used;
+            void *fit = used ? realloc(t->buf, (size_t)used) : NULL;   /* give back the rest */
+            if (fit)
+                t->buf = fit;
+            break;
+        }
+    }
+    if (!t->has_buf) {   /* stored again and again while we read: its chunk files hold the records */
+        free(t->buf);
+        t->buf = NULL;
+    }
+}
+
+static void copy_buffer(struct job *j, struct thread_in *t)
+{
+    if (t->mem) {   /* an anonymous state's buffer is in memory too */
+        if (t->mem->chunk)
+            copy_records(t, (const struct piano_chunk_hdr *)t->mem->chunk,
+                         PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr));
+        return;
+    }
+    const piano_spool_name file = piano_spool_frames_file(t->number, PIANO_SPOOL_CHUNK_LIVE);
+    const char *name = file.s;
+    struct mapping m = { 0 };
+    if (spool_map_at(j->dfd, name, PIANO_CHUNK_SIZE, &m) != 0)
+        return;
+    if (m.len < sizeof(struct piano_chunk_hdr)) {
+        import_note(j, "%s is damaged (too short)", name);
+        spool_unmap(&m);
+        return;
+    }
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)m.p;
+    if (h->magic != PIANO_SPOOL_MAGIC) {
+        if (h->magic)   /* 0: its thread was killed while making it */
+            import_note(j, "%s is damaged (not a frame buffer)", name);
+        spool_unmap(&m);
+        return;
+    }
+    copy_records(t, h, m.len - sizeof *h);
+    spool_unmap(&m);
+}
+
+/* Maps t<N> and copies its header; copies the frame buffer. */
+static int collect_thread(struct job *j, struct thread_in *t)
+{
+    for (size_t i = 0; j->mem && i < j->mem->n; i++)
+        if (j->mem->states[i]->thread == t->number)
+            t->mem = j->mem->states[i];
+    if (t->mem) {
+        memcpy(&t->hdr, t->mem, sizeof t->hdr);
+        t->has_hdr = t->has_state = 1;
+        t->state = (const unsigned char *)t->mem;
+        t->live = !t->hdr.dead && t->hdr.tid != (uint32_t)syscall(SYS_gettid);
+        copy_buffer(j, t);
+        return 0;
+    }
+    const piano_spool_name file = piano_spool_thread_file(t->number);
+    const char *name = file.s;
+    struct mapping m = { 0 };
+    if (spool_map_at(j->dfd, name, PIANO_THREAD_FILE_SIZE, &m) == 0) {
+        if (m.len >= sizeof t->hdr) {
+            memcpy(&t->hdr, m.p, sizeof t->hdr);
+            t->has_hdr = t->hdr.magic == PIANO_SPOOL_MAGIC && t->hdr.version == PIANO_SPOOL_VERSION;
+        }
+        if (!t->has_hdr && (m.len < sizeof t->hdr || t->hdr.magic))   /* magic 0: killed while making it */
+            import_note(j, "%s is not a piano thread record (its figures are lost)", name);
+        else if (m.len < PIANO_THREAD_FILE_SIZE)
+            import_note(j, "%s is truncated (its calls are lost)", name);
+        /* This process storing its own run: its other threads go on. */
+        t->live = t->has_hdr && j->run->pid == (uint32_t)getpid() && !t->hdr.dead &&
+                  t->hdr.tid != (uint32_t)syscall(SYS_gettid);
+        if (t->has_hdr && m.len >= PIANO_THREAD_FILE_SIZE) {
+            t->has_state = 1;
+            t->state = m.p;
+            if (keep_map(j, m))
+                return -1;
+        } else {
+            spool_unmap(&m);
+        }
+    } else if (errno == ELOOP || errno == EINVAL) {
+        import_note(j, "%s is not a regular file (skipped)", name);
+    } else if (errno == ENOENT) {
+        import_note(j, "%s is missing (its calls are lost)", name);
+    }
+    copy_buffer(j, t);
+    return 0;
+}
+
+/* Listing 2, after the buffers were copied: the chunk files f<N>.<K>. */
+static int see_chunk(struct job *j, const char *name)
+{
+    uint64_t n, k;
+    const char *dot = name[0] == 'f' ? strchr(name, '.') : NULL;
+    if (!dot || parse_number(name + 1, dot, UINT32_MAX, &n) != 0 ||
+        parse_number(dot + 1, name + strlen(name), UINT64_MAX, &k) != 0 || !find_thread(j, (uint32_t)n))
+        return 0;
+    struct chunk_name c = { (uint32_t)n, k };
+    return push(&j->chunks, &j->n_chunks, &j->cap_chunks, &c, sizeof c);
+}
+
+static int by_chunk(const void *a, const void *b)
+{
+    const struct chunk_name *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* Adds the whole records of p[0..len) as a span of thread `thread` (coded from
+ * tick 0: a buffer's first record is); what follows a malformed record is
+ * named. Returns 0, or -1 (out of memory). */
+static int add_records(struct job *j, const unsigned char *p, size_t len, uint32_t thread, const char *what)
+{
+    const unsigned char *at = p, *end = p + len;
+    uint64_t base = 0, base_n = 0;
+    while (at < end) {
+        struct piano_frame_view f;
+        const unsigned char *next = piano_frame_read(at, end, base, base_n, &f);
+        if (!next) {
+            import_note(j, "%s: %zu bytes after a malformed frame record are not read", what, (size_t)(end - at));
+            break;
+        }
+        base = f.start + f.total;
+        base_n = f.n;
+        if (base > j->end_tick)
+            j->end_tick = base;
+        at = next;
+    }
+    if (at == p)
+        return 0;
+    j->recorded = 1;
+    struct frame_span s = { p, at, thread };
+    return push(&j->spans, &j->n_spans, &j->cap_spans, &s, sizeof s);
+}
+
+/* Adds chunk file f<number>.<k>'s records. Returns 1, 0 when it cannot be
+ * read (named), or -1 (out of memory). */
+static int add_chunk(struct job *j, uint32_t number, uint64_t k)
+{
+    const piano_spool_name file = piano_spool_frames_file(number, k);
+    const char *name = file.s;
+    struct mapping c = { 0 };
+    if (spool_map_at(j->dfd, name, PIANO_CHUNK_SIZE, &c) != 0) {
+        import_note(j, "%s is not a regular file (skipped)", name);
+        return 0;
+    }
+    const struct piano_chunk_hdr *h = (const void *)c.p;
+    uint64_t used;
+    if (c.len < sizeof *h || h->magic != PIANO_SPOOL_MAGIC || (used = h->used) > c.len - sizeof *h) {
+        import_note(j, "%s is damaged (not read)", name);
+        spool_unmap(&c);
+        return 0;
+    }
+    if (keep_map(j, c))
+        return -1;
+    return add_records(j, c.p + sizeof *h, (size_t)used, number, name) ? -1 : 1;
+}
+
+/* The frames of every thread: every chunk file f<N>.<K> with K below the
+ * buffer copy's seq S; then f<N>.<S> if it exists (the thread stored its
+ * buffer but had not emptied it yet), else the copy. Chunks above S were
+ * stored after the copy was made and hold no record before it. Without a
+ * copy, every chunk file. */
+static int collect_frames(struct job *j)
+{
+    if (list_dir(j->dfd, see_chunk, j))
+        return -1;
+    const struct chunk_name *v = j->chunks;
+    size_t n = j->n_chunks, c = 0;
+    if (n)
+        qsort(j->chunks, n, sizeof *j->chunks, by_chunk);
+    int rc = 0;
+    for (size_t i = 0; i < j->n_threads && rc == 0; i++) {
+        struct thread_in *t = &j->threads[i];
+        int stored_s = 0;
+        for (; c < n && v[c].number < t->number; c++)
+            ;
+        for (; c < n && v[c].number == t->number && rc == 0; c++) {
+            uint64_t k = v[c].k;
+            if (t->has_buf && k > t->buf_seq)
+                continue;
+            int r = add_chunk(j, t->number, k);
+            stored_s |= t->has_buf && k == t->buf_seq && r == 1;
+            rc = r < 0 ? -1 : 0;
+        }
+        if (rc == 0 && t->has_buf && !stored_s && t->buf_len) {
+            rc = add_records(j, t->buf, t->buf_len, t->number,
+                             piano_spool_frames_file(t->number, PIANO_SPOOL_CHUNK_LIVE).s);
+        }
+    }
+    return rc;
+}
+
+/* The latest tick the thread is known to have been alive at: its last frame
+ * end or exit, the entry of a call in flight, or the end of its last call
+ * (kept in the slot above the top, runtime.c). */
+static void thread_last_tick(struct job *j, const struct thread_in *t)
+{
+    if (!t->has_state)
+        return;
+    uint64_t last = t->hdr.last_tick;
+    uint32_t depth = piano_depth(t->hdr.depth);
+    const struct piano_slot *stack = (const void *)(t->state + PIANO_OFF_STACK);
+    for (uint32_t i = 1; i <= depth + (depth < PIANO_STACK_CAP); i++) {
+        uint64_t t0 = __atomic_load_n(&stack[i].t0, __ATOMIC_RELAXED);
+        if (t0 > last)
+            last = t0;
+    }
+    if (last > j->end_tick)
+        j->end_tick = last;
+}
+
+/* Phase 1, before the database is locked: find the threads, copy their live
+ * buffers, then take the chunk files the copies call for; then the end of the
+ * run. Returns 0, or -1 with a reason in err. */
+int import_collect(struct job *j, int complete, char *err, size_t errn)
+{
+    if (list_dir(j->dfd, see_thread, j) != 0) {
+        snprintf(err, errn, "cannot read %s: %s", j->shown, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; j->mem && i < j->mem->n; i++) {   /* states with no file of their own */
+        struct thread_in t = { .number = j->mem->states[i]->thread };
+        if (push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t))
+            goto out_of_memory;
+    }
+    if (j->n_threads)
+        qsort(j->threads, j->n_threads, sizeof *j->threads, by_thread_number);
+    size_t kept = 0;
+    for (size_t i = 0; i < j->n_threads; i++)   /* t<N> and f<N>.w name one thread */
+        if (!kept || j->threads[kept - 1].number != j->threads[i].number)
+            j->threads[kept++] = j->threads[i];
+    j->n_threads = kept;
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (collect_thread(j, &j->threads[i]))
+            goto out_of_memory;
+    j->end_tick = j->run->tick0;
+    if (collect_frames(j))
+        goto out_of_memory;
+    for (size_t i = 0; i < j->n_threads; i++)
+        thread_last_tick(j, &j->threads[i]);
+    /* The end of the run: its exit (or later, when other threads went on
+     * while it was being stored), else the last moment it was seen alive. */
+    j->end = complete && j->run->end_tick > j->end_tick ? j->run->end_tick : j->end_tick;
+    return 0;
+out_of_memory:
+    snprintf(err, errn, "out of memory");
+    return -1;
+}
