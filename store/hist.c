@@ -5,11 +5,12 @@
 
 uint64_t piano_hist_value(unsigned b)
 {
-    if (b < 64)
+    if (b < PIANO_HIST_SUB)
         return b;
-    unsigned o = (b >> 6) + 5;              /* octave: floor(log2) of the bucket's values */
-    uint64_t width = 1ull << (o - 6);
-    uint64_t lo = (uint64_t)(64 + (b & 63)) << (o - 6);
+    /* octave: floor(log2) of the bucket's values */
+    unsigned o = (b >> PIANO_HIST_SUB_BITS) + PIANO_HIST_SUB_BITS - 1;
+    uint64_t width = 1ull << (o - PIANO_HIST_SUB_BITS);
+    uint64_t lo = (uint64_t)(PIANO_HIST_SUB + (b & PIANO_HIST_SUB_MASK)) << (o - PIANO_HIST_SUB_BITS);
     return lo + width / 2;
 }
 

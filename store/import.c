@@ -27,10 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The recorder cuts a function's name and file to this many bytes (runtime.c):
- * a longer one is damage. */
-#define FN_TEXT_MAX 4000
-
 /* import_dir's -1 when the database's disk was too full. */
 #define IMPORT_FULL (-3)
 
@@ -45,7 +41,7 @@ static int import_functions(struct job *j)
     while (at + sizeof(struct piano_spool_fn) <= m.len) {
         struct piano_spool_fn r;
         memcpy(&r, m.p + at, sizeof r);
-        if (r.name_len > FN_TEXT_MAX || r.file_len > FN_TEXT_MAX)
+        if (r.name_len > PIANO_FN_TEXT_MAX || r.file_len > PIANO_FN_TEXT_MAX)
             break;
         size_t size = sizeof r + r.name_len + r.file_len;
         if (at + size > m.len)

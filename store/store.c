@@ -2,6 +2,7 @@
 #include "store.h"
 #include "piano_schema.h"
 #include "fns_blob.h"
+#include "spool.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -46,12 +47,37 @@ static const char *kind_of(mode_t m)
     return "an unusual file";
 }
 
+/* What the database file (folder 0) and its spool folder (folder 1) must be,
+ * st their lstat (a link to the file followed): of that kind, owned by this
+ * user, not writable by others. Returns 0, or -1 with a reason in err. */
+static int check_own(const char *path, const struct stat *st, int folder, char *err, size_t errn)
+{
+    if (folder && !S_ISDIR(st->st_mode)) {
+        snprintf(err, errn, "%s is %s, not a folder; piano will not use it", path, kind_of(st->st_mode));
+        return -1;
+    }
+    if (!folder && !S_ISREG(st->st_mode)) {
+        snprintf(err, errn, "%s is %s, not a database file", path, kind_of(st->st_mode));
+        return -1;
+    }
+    if (st->st_uid != geteuid()) {
+        snprintf(err, errn, "%s is owned by another user (uid %u); piano will not use it", path,
+                 (unsigned)st->st_uid);
+        return -1;
+    }
+    if (st->st_mode & 022) {
+        snprintf(err, errn, "%s is writable by other users (mode %04o); piano will not use it: chmod go-w it",
+                 path, (unsigned)(st->st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 /* The checks of piano_store_resolve_path on an absolute or relative path: the
  * database (if it exists) and its spool folder (if it exists). *is_link: the
  * database is a symbolic link (owned by this user) to a good file. */
 static int check_path(const char *path, int *is_link, char *err, size_t errn)
 {
-    uid_t me = geteuid();
     struct stat st;
     if (is_link)
         *is_link = 0;
@@ -62,7 +88,7 @@ static int check_path(const char *path, int *is_link, char *err, size_t errn)
         }
     } else {
         if (S_ISLNK(st.st_mode)) {
-            if (st.st_uid != me) {
+            if (st.st_uid != geteuid()) {
                 snprintf(err, errn, "%s is a symbolic link owned by another user (uid %u); piano will not follow it",
                          path, (unsigned)st.st_uid);
                 return -1;
@@ -75,23 +101,11 @@ static int check_path(const char *path, int *is_link, char *err, size_t errn)
             if (is_link)
                 *is_link = 1;
         }
-        if (!S_ISREG(st.st_mode)) {
-            snprintf(err, errn, "%s is %s, not a database file", path, kind_of(st.st_mode));
+        if (check_own(path, &st, 0, err, errn))
             return -1;
-        }
-        if (st.st_uid != me) {
-            snprintf(err, errn, "%s is owned by another user (uid %u); piano will not use it", path,
-                     (unsigned)st.st_uid);
-            return -1;
-        }
-        if (st.st_mode & 022) {
-            snprintf(err, errn, "%s is writable by other users (mode %04o); piano will not use it: chmod go-w it",
-                     path, (unsigned)(st.st_mode & 07777));
-            return -1;
-        }
     }
-    char spool[PATH_MAX + 16];
-    if ((size_t)snprintf(spool, sizeof spool, "%s.spool", path) >= sizeof spool) {
+    char spool[PATH_MAX + sizeof PIANO_SPOOL_SUFFIX];
+    if (piano_spool_root(spool, sizeof spool, path) != 0) {
         snprintf(err, errn, "%.60s...: the path is too long", path);
         return -1;
     }
@@ -101,21 +115,7 @@ static int check_path(const char *path, int *is_link, char *err, size_t errn)
         snprintf(err, errn, "%s: %s", spool, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errn, "%s is %s, not a folder; piano will not use it", spool, kind_of(st.st_mode));
-        return -1;
-    }
-    if (st.st_uid != me) {
-        snprintf(err, errn, "%s is owned by another user (uid %u); piano will not use it", spool,
-                 (unsigned)st.st_uid);
-        return -1;
-    }
-    if (st.st_mode & 022) {
-        snprintf(err, errn, "%s is writable by other users (mode %04o); piano will not use it: chmod go-w it",
-                 spool, (unsigned)(st.st_mode & 07777));
-        return -1;
-    }
-    return 0;
+    return check_own(spool, &st, 1, err, errn);
 }
 
 int piano_store_resolve_path(const char *in, char *out, size_t n, char *err, size_t errn)
@@ -227,8 +227,11 @@ int piano_store_exec(sqlite3 *db, const char *sql)
 /* Creates the folder that will hold path, mode 0700 for the last component. */
 int piano_store_make_parent(const char *path, char *err, size_t errn)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+    char dir[PATH_MAX];
+    if ((size_t)snprintf(dir, sizeof dir, "%s", path) >= sizeof dir) {
+        snprintf(err, errn, "%.60s...: the path is too long", path);
+        return -1;
+    }
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir)
         return 0;
@@ -381,34 +384,34 @@ static sqlite3 *open_immutable(const char *path)
     return db;
 }
 
-sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
+/* The file of a database opened for writing: created here, by this user, never
+ * through a link another user planted, with its folder; or checked again when
+ * it appeared meanwhile. Returns 0, or -1 with a reason in err. */
+static int create_file(const char *path, int *is_link, char *err, size_t errn)
+{
+    if (piano_store_make_parent(path, err, errn))
+        return -1;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+    } else if (errno != EEXIST) {
+        int e = errno;
+        snprintf(err, errn, "cannot create %s: %s", path,
+                 e == ENOSPC ? "the disk is full" : e == EROFS ? "read-only file system" : strerror(e));
+        return -1;
+    } else if (check_path(path, is_link, err, errn) != 0) {
+        return -1;   /* it appeared meanwhile: the same checks */
+    }
+    return 0;
+}
+
+/* Opens the database file at path (checked: is_link, a link the user made
+ * himself) and reads its schema version and the number of its tables. Returns
+ * the handle, or NULL with a reason in err. */
+static sqlite3 *open_file(const char *path, int mode, int is_link, int *version, int *tables, char *err, size_t errn)
 {
     sqlite3 *db = NULL;
-    struct stat st;
     char why[PATH_MAX + 128];
-    int is_link = 0;
-    if (mode == PIANO_STORE_READ && stat(path, &st) != 0) {
-        snprintf(err, errn, "no database at %s", path);
-        return NULL;
-    }
-    if (check_path(path, &is_link, err, errn) != 0)
-        return NULL;
-    if (mode == PIANO_STORE_WRITE) {
-        if (piano_store_make_parent(path, err, errn))
-            return NULL;
-        /* Created here, by this user, never through a link another user planted. */
-        int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            close(fd);
-        } else if (errno != EEXIST) {
-            int e = errno;
-            snprintf(err, errn, "cannot create %s: %s", path,
-                     e == ENOSPC ? "the disk is full" : e == EROFS ? "read-only file system" : strerror(e));
-            return NULL;
-        } else if (check_path(path, &is_link, err, errn) != 0) {
-            return NULL;   /* it appeared meanwhile: the same checks */
-        }
-    }
     /* Readers open read-only: a database in a read-only folder, a read-only file
      * or one on a full disk can still be read. Only a link the user made
      * himself (checked above) is followed. */
@@ -416,6 +419,8 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
 #ifdef SQLITE_OPEN_NOFOLLOW
     if (!is_link)
         flags |= SQLITE_OPEN_NOFOLLOW;
+#else
+    (void)is_link;
 #endif
     int rc = sqlite3_open_v2(path, &db, flags, NULL);
     if (rc != SQLITE_OK) {
@@ -426,8 +431,7 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     }
     sqlite3_busy_timeout(db, 60000);
     sqlite3_extended_result_codes(db, 1);
-    int version, tables;
-    rc = read_state(db, &version, &tables);
+    rc = read_state(db, version, tables);
     if (rc != SQLITE_OK && mode == PIANO_STORE_READ && (rc & 0xff) != SQLITE_NOTADB &&
         (rc & 0xff) != SQLITE_CORRUPT && (rc & 0xff) != SQLITE_BUSY) {
         /* No -shm can be made next to it (read-only folder, full disk): read the
@@ -435,7 +439,7 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         sqlite3 *ro = open_immutable(path);
         if (ro) {
             sqlite3_extended_result_codes(ro, 1);
-            if (read_state(ro, &version, &tables) == SQLITE_OK) {
+            if (read_state(ro, version, tables) == SQLITE_OK) {
                 sqlite3_close(db);
                 db = ro;
                 rc = SQLITE_OK;
@@ -454,6 +458,80 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         sqlite3_close(db);
         return NULL;
     }
+    return db;
+}
+
+/* Ends the transaction that upgraded or made the schema (ok: all went well),
+ * or rolls it back with "cannot <what> of <path>: <why>" in err. Returns 0 or -1. */
+static int commit_schema(sqlite3 *db, int ok, const char *what, const char *path, char *err, size_t errn)
+{
+    if (ok && piano_store_exec(db, "COMMIT") == SQLITE_OK)
+        return 0;
+    char why[PATH_MAX + 128];
+    snprintf(err, errn, "cannot %s %s: %s", what, path,
+             why_failed(db, sqlite3_extended_errcode(db), path, why, sizeof why));
+    piano_store_exec(db, "ROLLBACK");
+    return -1;
+}
+
+/* An older piano's database: upgrade it in place, under the write lock
+ * (another process may be doing the same). Returns 0, or -1 with a reason in err. */
+static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
+{
+    char buf[64];
+    int version, tables;
+    snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
+    int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK && read_state(db, &version, &tables) == SQLITE_OK;
+    if (ok && version == 1)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_1) == SQLITE_OK;
+    if (ok && version <= 2)
+        ok = sqlite3_create_function(db, "piano_fns_v3", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, fns_v3, NULL,
+                                     NULL) == SQLITE_OK &&
+             piano_store_exec(db, "UPDATE frames SET fns = piano_fns_v3(fns)") == SQLITE_OK;
+    if (ok && version <= 3)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_3) == SQLITE_OK;
+    if (ok && version <= 4)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_4) == SQLITE_OK;
+    if (ok && version < PIANO_SCHEMA_VERSION)
+        ok = piano_store_exec(db, buf) == SQLITE_OK;
+    return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
+}
+
+/* An empty file: make the schema. Several processes may find the file empty
+ * at once: the one that gets the write lock first makes the schema, the
+ * others see it. Returns 0, or -1 with a reason in err. */
+static int create_schema(sqlite3 *db, const char *path, char *err, size_t errn)
+{
+    char buf[64];
+    int version, tables;
+    snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
+    int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK && read_state(db, &version, &tables) == SQLITE_OK;
+    if (ok && version == 0 && tables != 0) {
+        piano_store_exec(db, "ROLLBACK");
+        snprintf(err, errn, "%s is not a piano database", path);
+        return -1;
+    }
+    if (ok && version == 0)
+        ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
+    return commit_schema(db, ok, "create the schema in", path, err, errn);
+}
+
+sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
+{
+    struct stat st;
+    char why[PATH_MAX + 128];
+    int is_link = 0;
+    if (mode == PIANO_STORE_READ && stat(path, &st) != 0) {
+        snprintf(err, errn, "no database at %s", path);
+        return NULL;
+    }
+    if (check_path(path, &is_link, err, errn) != 0 ||
+        (mode == PIANO_STORE_WRITE && create_file(path, &is_link, err, errn) != 0))
+        return NULL;
+    int version, tables;
+    sqlite3 *db = open_file(path, mode, is_link, &version, &tables, err, errn);
+    if (!db)
+        return NULL;
     if (version > PIANO_SCHEMA_VERSION) {
         snprintf(err, errn, "%s has schema version %d, newer than this piano's %d: upgrade piano",
                  path, version, PIANO_SCHEMA_VERSION);
@@ -490,56 +568,10 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
      * first writer has set it. */
     if (mode == PIANO_STORE_WRITE)
         piano_store_exec(db, "PRAGMA journal_mode=WAL");
-    if (version > 0 && version < PIANO_SCHEMA_VERSION) {
-        /* An older piano's database: upgrade it in place, under the write lock
-         * (another process may be doing the same). */
-        char buf[64];
-        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
-        int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK &&
-                 read_state(db, &version, &tables) == SQLITE_OK;
-        if (ok && version == 1)
-            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_1) == SQLITE_OK;
-        if (ok && version <= 2)
-            ok = sqlite3_create_function(db, "piano_fns_v3", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                         fns_v3, NULL, NULL) == SQLITE_OK &&
-                 piano_store_exec(db, "UPDATE frames SET fns = piano_fns_v3(fns)") == SQLITE_OK;
-        if (ok && version <= 3)
-            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_3) == SQLITE_OK;
-        if (ok && version <= 4)
-            ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_4) == SQLITE_OK;
-        if (ok && version < PIANO_SCHEMA_VERSION)
-            ok = piano_store_exec(db, buf) == SQLITE_OK;
-        if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
-            snprintf(err, errn, "cannot upgrade the schema of %s: %s", path,
-                     why_failed(db, sqlite3_extended_errcode(db), path, why, sizeof why));
-            piano_store_exec(db, "ROLLBACK");
-            sqlite3_close(db);
-            return NULL;
-        }
-    }
-    if (version == 0) {
-        /* Several processes may find the file empty at once: the one that
-         * gets the write lock first makes the schema, the others see it. */
-        char buf[64];
-        snprintf(buf, sizeof buf, "PRAGMA user_version=%d", PIANO_SCHEMA_VERSION);
-        int ok = piano_store_exec(db, "BEGIN IMMEDIATE") == SQLITE_OK &&
-                 read_state(db, &version, &tables) == SQLITE_OK;
-        if (ok && version == 0 && tables != 0) {
-            piano_store_exec(db, "ROLLBACK");
-            snprintf(err, errn, "%s is not a piano database", path);
-            sqlite3_close(db);
-            return NULL;
-        }
-        if (ok && version == 0)
-            ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK &&
-                 piano_store_exec(db, buf) == SQLITE_OK;
-        if (!ok || piano_store_exec(db, "COMMIT") != SQLITE_OK) {
-            snprintf(err, errn, "cannot create the schema in %s: %s", path,
-                     why_failed(db, sqlite3_extended_errcode(db), path, why, sizeof why));
-            piano_store_exec(db, "ROLLBACK");
-            sqlite3_close(db);
-            return NULL;
-        }
+    if ((version > 0 && version < PIANO_SCHEMA_VERSION && upgrade_schema(db, path, err, errn)) ||
+        (version == 0 && create_schema(db, path, err, errn))) {
+        sqlite3_close(db);
+        return NULL;
     }
     return db;
 }
