@@ -3,14 +3,16 @@
  *
  * The first input byte chooses: even, a histogram blob (stats.hist_self /
  * hist_total: piano_hist_add_blob, then quantiles and the significance test
- * over the decoded buckets); odd, a frame's fns blob (frames.fns: decode_fns
- * of tools/db/frames.c, included here to reach the static decoder). A blob
+ * over the decoded buckets); odd, a frame's fns blob (frames.fns: fns_decode
+ * of tools/db/query.c). A blob
  * piano-db rejects ends in pdb_die, whose hook longjmps back.
  *
  * Seeds: test/fuzz/corpus/blobs (blobs taken from real runs). */
-#include "../../tools/db/frames.c"
+#include "piano_db.h"
 #include "hist.h"
 #include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
 
 static jmp_buf env;
 
@@ -48,16 +50,17 @@ static void hist_case(const uint8_t *b, size_t len)
 
 static void fns_case(const uint8_t *b, size_t len)
 {
-    /* a run whose functions are ids 2..9, two of them sharing a key */
-    static idmap ids[] = { {2, 0}, {3, 1}, {4, 2}, {5, 2}, {6, 3}, {7, 4}, {8, 5}, {9, 6} };
-    fnkeys k = { ids, sizeof ids / sizeof ids[0], NULL, 7 };
+    /* a run whose functions are ids 2..9, two of them sharing a key; key 7 is "(unknown)" */
+    static int64_t ids[] = { 2, 3, 4, 5, 6, 7, 8, 9 };
+    static int key_of[] = { 0, 1, 2, 2, 3, 4, 5, 6 };
+    fkeys k = { .ids = ids, .key_of = key_of, .nids = sizeof ids / sizeof ids[0], .nkeys = 8 };
     static pdb p = { .path = "fuzz" };
     static fnself *buf;   /* static: survives a longjmp */
     static size_t cap;
     if (!setjmp(env)) {
-        size_t n = decode_fns(&p, &k, b, len, &buf, &cap, 1);
+        size_t n = fns_decode(&p, &k, b, len, 1, &buf, &cap);
         for (size_t i = 0; i < n; i++)
-            if (buf[i].key < -1 || buf[i].key >= k.nkeys)
+            if (buf[i].key < 0 || buf[i].key >= k.nkeys)
                 abort();
     }
 }

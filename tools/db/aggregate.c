@@ -146,32 +146,20 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     free(m.total);
     /* Rows come sorted by name: a name seen twice gets its place in its label,
      * the file as the shortest path suffix that tells the rows apart. */
-    for (size_t i = 0; i < out->n;) {
-        size_t j = i + 1;
-        while (j < out->n && strcmp(out->v[j].name, out->v[i].name) == 0)
-            j++;
-        if (j - i == 1) {
-            out->v[i].label = xstrdup(out->v[i].name);
-            i = j;
-            continue;
-        }
-        const char **files = xmalloc((j - i) * sizeof *files);
-        for (size_t k = i; k < j; k++)
-            files[k - i] = out->v[k].file;
-        char **shortf = paths_short(files, j - i);
-        for (size_t k = i; k < j; k++) {
-            fnrow *row = &out->v[k];
-            size_t n = strlen(row->name) + strlen(shortf[k - i]) + 32;
-            row->label = xmalloc(n);
-            if (by_line)
-                snprintf(row->label, n, "%s (%s:%lld)", row->name, shortf[k - i], (long long)row->line);
-            else
-                snprintf(row->label, n, "%s (%s)", row->name, shortf[k - i]);
-        }
-        names_free(shortf, j - i);
-        free(files);
-        i = j;
+    const char **names = xmalloc((out->n + 1) * sizeof *names), **files = xmalloc((out->n + 1) * sizeof *files);
+    int64_t *lines = xmalloc((out->n + 1) * sizeof *lines);
+    for (size_t i = 0; i < out->n; i++) {
+        names[i] = out->v[i].name;
+        files[i] = out->v[i].file;
+        lines[i] = out->v[i].line;
     }
+    char **labels = fn_labels(names, files, by_line ? lines : NULL, out->n, 1);
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].label = labels[i];
+    free(labels);
+    free(names);
+    free(files);
+    free(lines);
 }
 
 void fnset_free(fnset *s)

@@ -88,27 +88,17 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         }
     }
     /* Rows are still in (name, file) order here. */
-    for (size_t k = 0; k < n;) {
-        const char *nm = (rows[k].a ? rows[k].a : rows[k].b)->name;
-        size_t q = k + 1;
-        while (q < n && !strcmp((rows[q].a ? rows[q].a : rows[q].b)->name, nm))
-            q++;
-        const char **files = xmalloc((q - k) * sizeof *files);
-        for (size_t i2 = k; i2 < q; i2++)
-            files[i2 - k] = (rows[i2].a ? rows[i2].a : rows[i2].b)->file;
-        char **shortf = paths_short(files, q - k);
-        for (size_t i2 = k; i2 < q; i2++) {
-            size_t len = strlen(nm) + strlen(shortf[i2 - k]) + 4;
-            rows[i2].label = xmalloc(len);
-            if (q - k > 1)
-                snprintf(rows[i2].label, len, "%s (%s)", nm, shortf[i2 - k]);
-            else
-                snprintf(rows[i2].label, len, "%s", nm);
-        }
-        names_free(shortf, q - k);
-        free(files);
-        k = q;
+    const char **fnames = xmalloc((n + 1) * sizeof *fnames), **files = xmalloc((n + 1) * sizeof *files);
+    for (size_t k = 0; k < n; k++) {
+        fnames[k] = (rows[k].a ? rows[k].a : rows[k].b)->name;
+        files[k] = (rows[k].a ? rows[k].a : rows[k].b)->file;
     }
+    char **labels = fn_labels(fnames, files, NULL, n, 1);
+    for (size_t k = 0; k < n; k++)
+        rows[k].label = labels[k];
+    free(labels);
+    free(fnames);
+    free(files);
     qsort(rows, n, sizeof *rows, cmp_drow);
     size_t shown = o->top_set && !o->all && (size_t)o->top < n ? (size_t)o->top : n;
 

@@ -6,7 +6,6 @@
  * (ctxtree.c), chrome from the frames table. Figures are as stored (no
  * overhead correction), so they add up to the tables exactly.
  */
-#include "fns_blob.h"
 #include "piano_db.h"
 #include <stdlib.h>
 #include <string.h>
@@ -128,18 +127,10 @@ static void put_us(FILE *f, int64_t ns)
  * Streamed row by row; bounded by default, and says so on stderr with sizes. */
 static void export_chrome(pdb *p, const pdb_opts *o, FILE *f, const run_info *r, long thread)
 {
-    piano_hist *h = xcalloc(1, sizeof *h);
-    int has_hist = pdb_frame_hist(p, r->id, thread, h);
-    double spike_ns = has_hist ? piano_frame_spike_ns(h, r->ns_per_tick) : 0;
-    free(h);
-    int64_t kept = thread < 0 && r->frames_kept >= 0 ? r->frames_kept : -1;
-    if (kept < 0) {
-        sqlite3_stmt *c = pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)");
-        sqlite3_bind_int64(c, 1, r->id);
-        sqlite3_bind_int64(c, 2, thread);
-        kept = pdb_step(p, c) == SQLITE_ROW ? sqlite3_column_int64(c, 0) : 0;
-        sqlite3_finalize(c);
-    }
+    frame_split split;
+    frames_split(p, r, thread, 0, &split);
+    int has_hist = split.has_hist;
+    int64_t kept = thread < 0 && r->frames_kept >= 0 ? r->frames_kept : frames_count_rows(p, r->id, thread, NULL, 0);
     int capped = !o->all && kept > CHROME_FIRST;
     /* Without a histogram (runs stored before schema 5) the cap keeps the first frames only. */
     int64_t first = capped ? CHROME_FIRST : -1, spikes = capped && has_hist ? CHROME_SPIKES : 0;
@@ -190,60 +181,40 @@ static void export_chrome(pdb *p, const pdb_opts *o, FILE *f, const run_info *r,
     }
     sqlite3_finalize(st);
 
-    st = frames_view(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns", r->id, thread,
-                     first, spikes, has_hist && thread < 0, spike_ns);
-    int64_t *self = xcalloc((size_t)k.nkeys, sizeof *self);
-    int *used = xmalloc((size_t)k.nkeys * sizeof *used);
-    while (pdb_step(p, st) == SQLITE_ROW) {
-        int64_t seq = sqlite3_column_int64(st, 0), th = sqlite3_column_int64(st, 1);
-        int64_t tid = th;
+    frame_window win = {first, spikes, has_hist && thread < 0, split.spike_ns};
+    frame_iter it;
+    frame_iter_open(&it, p, &k, r->id, thread, &win);
+    while (frame_iter_next(&it)) {
+        int64_t tid = it.thread;
         for (size_t i = 0; i < nth; i++)
-            if (tmap[2 * i] == th)
+            if (tmap[2 * i] == it.thread)
                 tid = tmap[2 * i + 1];
-        const unsigned char *b = sqlite3_column_blob(st, 8);
-        size_t len = (size_t)sqlite3_column_bytes(st, 8);
-        int nused = 0, lead = -1;
-        for (size_t at = 0; at < len;) {
-            uint32_t id;
-            uint64_t ns;
-            if (piano_fns_get(b, len, &at, &id, &ns) != 0)
-                pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
-            int key = fkeys_find(&k, id);
-            int seen = 0;
-            for (int j = 0; j < nused; j++)
-                seen |= used[j] == key;
-            if (!seen)
-                used[nused++] = key;
-            self[key] += (int64_t)ns;
-        }
-        for (int j = 0; j < nused; j++)
-            if (lead < 0 || self[used[j]] > self[lead])
-                lead = used[j];
+        int lead = -1;
+        for (size_t j = 0; j < it.nfns; j++)
+            if (lead < 0 || it.fns[j].self_ns > it.fns[lead].self_ns)
+                lead = (int)j;
         fputs(",\n{\"name\": ", f);
-        json_str(f, lead >= 0 ? k.labels[lead] : "frame");
+        json_str(f, lead >= 0 ? k.labels[it.fns[lead].key] : "frame");
         fprintf(f, ", \"cat\": \"frame\", \"ph\": \"X\", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
                 (long long)r->pid, (long long)tid);
-        put_us(f, sqlite3_column_int64(st, 2));
+        put_us(f, it.start_ns);
         fputs(", \"dur\": ", f);
-        put_us(f, sqlite3_column_int64(st, 3));
+        put_us(f, it.total_ns);
         fprintf(f, ", \"args\": {\"frame\": %lld, \"allocs\": %lld, \"alloc_bytes\": %lld, \"frees\": %lld, "
                    "\"free_bytes\": %lld, \"self_ns\": {",
-                (long long)seq, (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5),
-                (long long)sqlite3_column_int64(st, 6), (long long)sqlite3_column_int64(st, 7));
-        for (int j = 0; j < nused; j++) {
+                (long long)it.seq, (long long)it.allocs, (long long)it.alloc_bytes, (long long)it.frees,
+                (long long)it.free_bytes);
+        for (size_t j = 0; j < it.nfns; j++) {
             if (j)
                 fputs(", ", f);
-            json_str(f, k.labels[used[j]]);
-            fprintf(f, ": %lld", (long long)self[used[j]]);
-            self[used[j]] = 0;
+            json_str(f, k.labels[it.fns[j].key]);
+            fprintf(f, ": %lld", (long long)it.fns[j].self_ns);
         }
         fputs("}}}", f);
     }
-    sqlite3_finalize(st);
+    frame_iter_close(&it);
     fputs("\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"producer\": \"piano-db\", \"run\": ", f);
     fprintf(f, "%lld}}\n", (long long)r->id);
-    free(self);
-    free(used);
     free(tmap);
     fkeys_free(&k);
 }

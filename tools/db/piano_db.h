@@ -83,6 +83,7 @@ int pdb_step(pdb *p, sqlite3_stmt *st);
 void pdb_bind_text(sqlite3_stmt *st, int i, const char *s);
 const char *pdb_col_text(sqlite3_stmt *st, int i); /* never NULL */
 
+/* ---- what the commands read (query.c) ---- */
 /* Run id of a run id, run key or tag name; dies if none. */
 int64_t pdb_resolve_run(pdb *p, const char *arg);
 /* The one resolver of run arguments: the `want` runs (1 or 2) that the positional
@@ -104,6 +105,72 @@ int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h);
  * runs without a frame histogram: SQLite sorts them (on disk past its cache). */
 double pdb_frames_median(pdb *p, int64_t run, long thread, int64_t n);
 int64_t pdb_unfinished_count(pdb *p, int64_t run);
+
+/* Labels of rows sorted by name: the name, or where it stands on more than one
+ * row "name (file:line)" (lines NULL: "name (file)"), the file as given or
+ * (short_files) as the shortest path suffix that tells that name's rows apart.
+ * n new strings (names_free). */
+char **fn_labels(const char *const *names, const char *const *files, const int64_t *lines, size_t n,
+                 int short_files);
+
+/* Function keys: ids of a run grouped by (name, file, line), labelled like
+ * report rows; ids the functions table lacks share the key "(unknown)". */
+typedef struct {
+    int64_t *ids;
+    int *key_of; /* parallel to ids, sorted by id */
+    size_t nids;
+    char **names, **files, **labels;
+    int64_t *lines;
+    int nkeys;
+} fkeys;
+void fkeys_load(pdb *p, int64_t run, fkeys *k);
+int fkeys_find(const fkeys *k, int64_t id); /* key, or the "(unknown)" key */
+void fkeys_free(fkeys *k);
+
+/* The self time of one function key in one frame. */
+typedef struct {
+    int key;
+    int64_t self_ns;
+} fnself;
+/* Decodes frame seq's fns blob into per-key self times (ids of one key summed,
+ * keys in first-seen order) in *buf (grown, *cap); returns how many. Dies on a
+ * malformed blob. */
+size_t fns_decode(pdb *p, const fkeys *k, const unsigned char *b, size_t len, int64_t seq, fnself **buf,
+                  size_t *cap);
+
+/* Rows of the run's (thread's) frames; with `cond` (binding ?3 to x), those
+ * meeting it; cond "spike": the run's own marks. */
+int64_t frames_count_rows(pdb *p, int64_t run, long thread, const char *cond, double x);
+/* The median frame and the spike threshold (2x the median) of every frame of
+ * the run (thread), kept or not, from its frame histogram (has_hist). Runs
+ * stored before schema 5 have none but every frame in the table: with
+ * from_table, they come from the stored rows (counted into stored; else -1). */
+typedef struct {
+    int has_hist;
+    double median_ns, spike_ns;
+    int64_t stored;
+} frame_split;
+void frames_split(pdb *p, const run_info *r, long thread, int from_table, frame_split *s);
+/* Which frames a view shows, in order: the first `first` (-1: all), then up
+ * to `spikes` (-1: all) spikes after them, found through the index of
+ * frames.spike (use_col: the run's own marks) or as total_ns > spike_ns. */
+typedef struct {
+    int64_t first, spikes;
+    int use_col;
+    double spike_ns;
+} frame_window;
+/* The frames of a view, one by one, their fns decoded into fns[0..nfns). */
+typedef struct {
+    pdb *p;
+    const fkeys *k;
+    sqlite3_stmt *st;
+    int64_t seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    fnself *fns;
+    size_t nfns, cap;
+} frame_iter;
+void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long thread, const frame_window *w);
+int frame_iter_next(frame_iter *it);
+void frame_iter_close(frame_iter *it);
 
 /* ---- per-function figures (aggregate.c) ---- */
 typedef struct {
@@ -240,11 +307,6 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fi
 /* ---- commands ---- */
 int cmd_report(pdb *p, const pdb_opts *o);
 int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r);
-/* cols (seq first) of the run's (thread's) frames in order: the first `first`
- * (-1: all), then up to `spikes` (-1: all) spikes after them: frames.spike
- * through its index (use_col: the run's own marks), else total_ns > spike_ns. */
-sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first, int64_t spikes,
-                          int use_col, double spike_ns);
 int cmd_runs(pdb *p, const pdb_opts *o);
 int cmd_tag(pdb *p, const pdb_opts *o);
 int cmd_untag(pdb *p, const pdb_opts *o);
@@ -257,20 +319,6 @@ int cmd_export(pdb *p, const pdb_opts *o);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
-/* Function keys: ids of a run grouped by (name, file, line), labelled like
- * report rows; ids the functions table lacks share the key "(unknown)". */
-typedef struct {
-    int64_t *ids;
-    int *key_of; /* parallel to ids, sorted by id */
-    size_t nids;
-    char **names, **files, **labels;
-    int64_t *lines;
-    int nkeys;
-} fkeys;
-void fkeys_load(pdb *p, int64_t run, fkeys *k);
-int fkeys_find(const fkeys *k, int64_t id); /* key, or the "(unknown)" key */
-void fkeys_free(fkeys *k);
-
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other
  * node is a path of function keys from a frame's root. Figures are the stored
  * contexts' (uncorrected), summed over the threads holding the path; total_ns

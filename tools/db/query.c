@@ -1,0 +1,464 @@
+/*
+ * query.c - what the commands read, in one place: runs (lookup, the default
+ * runs, a run's row), function keys and their labels, the frames of a run
+ * (the bounded view, the spike threshold, the fns blobs decoded).
+ */
+#include "fns_blob.h"
+#include "piano_db.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- runs ---- */
+
+static int64_t lookup_id(pdb *p, const char *sql, const char *arg, int as_int)
+{
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    if (as_int)
+        sqlite3_bind_int64(st, 1, strtoll(arg, NULL, 10));
+    else
+        pdb_bind_text(st, 1, arg);
+    int64_t id = -1;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Order of lookup: a run id (digits), a run key, then a tag name. */
+int64_t pdb_resolve_run(pdb *p, const char *arg)
+{
+    int digits = *arg != 0 && strlen(arg) < 19;
+    for (const char *c = arg; *c; c++)
+        if (!isdigit((unsigned char)*c))
+            digits = 0;
+    int64_t id = -1;
+    if (digits)
+        id = lookup_id(p, "SELECT id FROM runs WHERE id = ?", arg, 1);
+    if (id < 0)
+        id = lookup_id(p, "SELECT id FROM runs WHERE key = ?", arg, 0);
+    if (id < 0)
+        id = lookup_id(p, "SELECT run FROM tags WHERE name = ?", arg, 0);
+    if (id < 0)
+        pdb_die("no run or tag '%s' in %s", esc_ctrl(arg), p->path);
+    return id;
+}
+
+/* The n latest runs (newest first), those that recorded something (a call, an
+ * allocation or a frame) before those that did not: a build tool's exec'd
+ * children leave empty runs that no default should pick. Returns how many. */
+static int latest_runs(pdb *p, int n, int64_t *ids, int64_t *started)
+{
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT id, started_ns FROM runs r ORDER BY "
+        "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) "
+        " OR EXISTS (SELECT 1 FROM frames f WHERE f.run = r.id)) DESC, "
+        "started_ns DESC, id DESC LIMIT ?");
+    sqlite3_bind_int(st, 1, n);
+    int k = 0;
+    while (k < n && pdb_step(p, st) == SQLITE_ROW) {
+        ids[k] = sqlite3_column_int64(st, 0);
+        started[k] = sqlite3_column_int64(st, 1);
+        k++;
+    }
+    sqlite3_finalize(st);
+    return k;
+}
+
+void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids)
+{
+    int given = o->npos - first;
+    if (given < 0)
+        given = 0;
+    if (given > want)
+        pdb_usage_die("%s: too many arguments (%s)", o->cmd, usage);
+    int64_t got[2], started[2];
+    int k = given < want ? latest_runs(p, want, got, started) : 0;
+    if (want == 1) {
+        if (given)
+            ids[0] = pdb_resolve_run(p, o->pos[first]);
+        else if (k)
+            ids[0] = got[0];
+        else
+            pdb_die("no runs stored in %s yet", p->path);
+        return;
+    }
+    if (given == 2) {
+        ids[0] = pdb_resolve_run(p, o->pos[first]);
+        ids[1] = pdb_resolve_run(p, o->pos[first + 1]);
+    } else if (given == 1) {
+        ids[0] = pdb_resolve_run(p, o->pos[first]);
+        if (!k)
+            pdb_die("no runs stored in %s yet", p->path);
+        ids[1] = got[0];
+    } else {
+        if (k < 2)
+            pdb_die("%s%s needs two runs; %s holds %s", o->cmd, o->diff ? " --diff" : "", p->path,
+                    k ? "one" : "none");
+        /* The older of the two is A. */
+        int newer = started[0] > started[1] || (started[0] == started[1] && got[0] > got[1]) ? 0 : 1;
+        ids[0] = got[1 - newer];
+        ids[1] = got[newer];
+    }
+}
+
+void pdb_run_load(pdb *p, int64_t id, run_info *r)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, key, parent_key, pid, command, started_ns, "
+                                      "duration_ns, status, ns_per_tick, overhead_ns, "
+                                      "frames_dropped, samples_dropped, calls_untimed, "
+                                      "coalesce(frames, -1), coalesce(frames_kept, -1), spikes_unkept "
+                                      "FROM runs WHERE id = ?");
+    sqlite3_bind_int64(st, 1, id);
+    if (pdb_step(p, st) != SQLITE_ROW)
+        pdb_die("no run %lld in %s", (long long)id, p->path);
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(st, 0);
+    r->key = xstrdup(pdb_col_text(st, 1));
+    r->parent_key = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : xstrdup(pdb_col_text(st, 2));
+    r->pid = sqlite3_column_int64(st, 3);
+    r->command = xstrdup(pdb_col_text(st, 4));
+    r->started_ns = sqlite3_column_int64(st, 5);
+    r->duration_ns = sqlite3_column_int64(st, 6);
+    r->status = xstrdup(pdb_col_text(st, 7));
+    r->ns_per_tick = sqlite3_column_double(st, 8);
+    r->overhead_ns = sqlite3_column_double(st, 9);
+    r->frames_dropped = sqlite3_column_int64(st, 10);
+    r->samples_dropped = sqlite3_column_int64(st, 11);
+    r->calls_untimed = sqlite3_column_int64(st, 12);
+    r->frames = sqlite3_column_int64(st, 13);
+    r->frames_kept = sqlite3_column_int64(st, 14);
+    r->spikes_unkept = sqlite3_column_int64(st, 15);
+    if (!(r->ns_per_tick > 0))
+        r->ns_per_tick = 1.0;
+    if (!(r->overhead_ns > 0))
+        r->overhead_ns = 0;
+    sqlite3_finalize(st);
+}
+
+void pdb_run_free(run_info *r)
+{
+    free(r->key);
+    free(r->parent_key);
+    free(r->command);
+    free(r->status);
+    memset(r, 0, sizeof *r);
+}
+
+/* Counting walks the primary key (run, seq[, thread]) and never decodes the
+ * fns blobs; only for runs stored without their count (fixtures, hand-made). */
+int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
+{
+    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frames FROM runs WHERE id = ?")
+                                  : pdb_prepare(p, "SELECT frames FROM threads WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    int stored = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int64_t n = stored ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (stored)
+        return n;
+    st = thread < 0
+        ? pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?")
+        : pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    if (pdb_step(p, st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frame_hist FROM runs WHERE id = ?")
+                                  : pdb_prepare(p, "SELECT frame_hist FROM threads WHERE run = ? AND thread = ?");
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (has && piano_hist_add_blob(h, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0)) != 0)
+        pdb_die("run %lld: malformed frame histogram in %s", (long long)run, p->path);
+    sqlite3_finalize(st);
+    return has;
+}
+
+double pdb_frames_median(pdb *p, int64_t run, long thread, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                                      "ORDER BY total_ns LIMIT ?3 OFFSET ?4");
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_int64(st, 3, n % 2 ? 1 : 2);
+    sqlite3_bind_int64(st, 4, (n - 1) / 2);
+    double sum = 0;
+    int k = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        sum += (double)sqlite3_column_int64(st, 0);
+        k++;
+    }
+    sqlite3_finalize(st);
+    return k ? sum / k : 0;
+}
+
+int64_t pdb_unfinished_count(pdb *p, int64_t run)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM unfinished WHERE run = ?");
+    sqlite3_bind_int64(st, 1, run);
+    int64_t n = 0;
+    if (pdb_step(p, st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* ---- function labels and keys ---- */
+
+char **fn_labels(const char *const *names, const char *const *files, const int64_t *lines, size_t n,
+                 int short_files)
+{
+    char **out = xcalloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(names[j], names[i]) == 0)
+            j++;
+        char **shortf = j - i > 1 && short_files ? paths_short(files + i, j - i) : NULL;
+        for (size_t k = i; k < j; k++) {
+            const char *file = shortf ? shortf[k - i] : files[k];
+            size_t len = strlen(names[k]) + strlen(file) + 32;
+            out[k] = xmalloc(len);
+            if (j - i == 1)
+                snprintf(out[k], len, "%s", names[k]);
+            else if (lines)
+                snprintf(out[k], len, "%s (%s:%lld)", names[k], file, (long long)lines[k]);
+            else
+                snprintf(out[k], len, "%s (%s)", names[k], file);
+        }
+        names_free(shortf, j - i);
+        i = j;
+    }
+    return out;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return *x < *y ? -1 : *x > *y;
+}
+
+/* A new key at the end of k's arrays (grown by doubling, cap keys held). */
+static int fkeys_add(fkeys *k, size_t *cap, const char *name, const char *file, int64_t line)
+{
+    if ((size_t)k->nkeys == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        k->names = xrealloc(k->names, *cap * sizeof *k->names);
+        k->files = xrealloc(k->files, *cap * sizeof *k->files);
+        k->lines = xrealloc(k->lines, *cap * sizeof *k->lines);
+    }
+    k->names[k->nkeys] = xstrdup(name);
+    k->files[k->nkeys] = xstrdup(file);
+    k->lines[k->nkeys] = line;
+    return k->nkeys++;
+}
+
+void fkeys_load(pdb *p, int64_t run, fkeys *k)
+{
+    memset(k, 0, sizeof *k);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, name, file, line FROM functions WHERE run = ? "
+                                      "ORDER BY name, file, line, id");
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0, kcap = 0;
+    int64_t *pairs = NULL; /* id, key */
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        const char *name = pdb_col_text(st, 1), *file = pdb_col_text(st, 2);
+        int64_t line = sqlite3_column_int64(st, 3);
+        int last = k->nkeys - 1;
+        if (last < 0 || strcmp(k->names[last], name) || strcmp(k->files[last], file) || k->lines[last] != line)
+            last = fkeys_add(k, &kcap, name, file, line);
+        if (k->nids == cap) {
+            cap = cap ? cap * 2 : 64;
+            pairs = xrealloc(pairs, cap * 2 * sizeof *pairs);
+        }
+        pairs[2 * k->nids] = sqlite3_column_int64(st, 0);
+        pairs[2 * k->nids + 1] = last;
+        k->nids++;
+    }
+    sqlite3_finalize(st);
+    if (k->nids > 1)   /* no functions: pairs is NULL, which qsort must not get */
+        qsort(pairs, k->nids, 2 * sizeof *pairs, cmp_id);
+    k->ids = xmalloc((k->nids + 1) * sizeof *k->ids);
+    k->key_of = xmalloc((k->nids + 1) * sizeof *k->key_of);
+    for (size_t i = 0; i < k->nids; i++) {
+        k->ids[i] = pairs[2 * i];
+        k->key_of[i] = (int)pairs[2 * i + 1];
+    }
+    free(pairs);
+    /* The last key is "(unknown)", for ids the functions table does not hold. */
+    fkeys_add(k, &kcap, "(unknown)", "", 0);
+    k->labels = fn_labels((const char *const *)k->names, (const char *const *)k->files, k->lines,
+                          (size_t)k->nkeys, 0);
+}
+
+int fkeys_find(const fkeys *k, int64_t id)
+{
+    size_t lo = 0, hi = k->nids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->ids[mid] < id)
+            lo = mid + 1;
+        else if (k->ids[mid] > id)
+            hi = mid;
+        else
+            return k->key_of[mid];
+    }
+    return k->nkeys - 1;
+}
+
+void fkeys_free(fkeys *k)
+{
+    for (int i = 0; i < k->nkeys; i++) {
+        free(k->names[i]);
+        free(k->files[i]);
+        free(k->labels[i]);
+    }
+    free(k->names);
+    free(k->files);
+    free(k->labels);
+    free(k->lines);
+    free(k->ids);
+    free(k->key_of);
+    memset(k, 0, sizeof *k);
+}
+
+size_t fns_decode(pdb *p, const fkeys *k, const unsigned char *b, size_t len, int64_t seq, fnself **buf,
+                  size_t *cap)
+{
+    size_t n = 0;
+    for (size_t at = 0; at < len;) {
+        uint32_t id;
+        uint64_t ns;
+        if (piano_fns_get(b, len, &at, &id, &ns) != 0)
+            pdb_die("frame %lld: malformed fns blob in %s", (long long)seq, p->path);
+        int key = fkeys_find(k, id);
+        size_t j = 0;
+        while (j < n && (*buf)[j].key != key)
+            j++;
+        if (j == n) {
+            if (n == *cap) {
+                *cap = *cap ? *cap * 2 : 16;
+                *buf = xrealloc(*buf, *cap * sizeof **buf);
+            }
+            (*buf)[n++] = (fnself){key, 0};
+        }
+        (*buf)[j].self_ns = sat_add((*buf)[j].self_ns, ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
+    }
+    return n;
+}
+
+/* ---- frames ---- */
+
+int64_t frames_count_rows(pdb *p, int64_t run, long thread, const char *cond, double x)
+{
+    char sql[256];
+    if (cond && !strcmp(cond, "spike"))   /* the run's marks: its partial index (the planner prefers the key) */
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike");
+    else
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
+                 cond ? " AND " : "", cond ? cond : "");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    if (cond)
+        sqlite3_bind_double(st, 3, x);
+    int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+void frames_split(pdb *p, const run_info *r, long thread, int from_table, frame_split *s)
+{
+    memset(s, 0, sizeof *s);
+    s->stored = -1;
+    piano_hist *h = xcalloc(1, sizeof *h);
+    s->has_hist = pdb_frame_hist(p, r->id, thread, h);
+    if (s->has_hist) {
+        s->median_ns = (double)piano_hist_quantile(h, 0.5) * r->ns_per_tick;
+        s->spike_ns = piano_frame_spike_ns(h, r->ns_per_tick);
+    } else if (from_table) {
+        s->stored = frames_count_rows(p, r->id, thread, NULL, 0);
+        s->median_ns = pdb_frames_median(p, r->id, thread, s->stored);
+        s->spike_ns = 2 * s->median_ns;
+    }
+    free(h);
+}
+
+/* cols (seq first) of the frames shown, in order: the first `first` (-1: all),
+ * then up to `spikes` (-1: all) spikes after them, found through the partial
+ * index of frames.spike (use_col) or as total_ns > spike_ns. Reads only what
+ * it returns when use_col, so a run of 100 M frames shows in milliseconds. */
+static sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first,
+                                 int64_t spikes, int use_col, double spike_ns)
+{
+    static const char *where = "FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)";
+    char a[512] = "", b[1024] = "", sql[1700];
+    if (first)
+        snprintf(a, sizeof a, "SELECT %s %s ORDER BY seq LIMIT ?3", cols, where);
+    if (spikes && use_col)   /* the run's marks: its partial index (the planner prefers the key) */
+        snprintf(b, sizeof b, "SELECT %s FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike AND seq > "
+                              "(SELECT coalesce(max(seq), 0) FROM (SELECT seq %s ORDER BY seq LIMIT ?3)) "
+                              "ORDER BY seq LIMIT ?4", cols, where);
+    else if (spikes)
+        snprintf(b, sizeof b, "SELECT %s %s AND total_ns > ?5 AND seq > (SELECT coalesce(max(seq), 0) FROM "
+                              "(SELECT seq %s ORDER BY seq LIMIT ?3)) ORDER BY seq LIMIT ?4",
+                 cols, where, where);
+    if (*a && *b)
+        snprintf(sql, sizeof sql, "SELECT * FROM (SELECT * FROM (%s) UNION ALL SELECT * FROM (%s)) ORDER BY 1", a, b);
+    else
+        snprintf(sql, sizeof sql, "%s", *a ? a : *b ? b : "SELECT 1 WHERE 0");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_int64(st, 3, first);
+    sqlite3_bind_int64(st, 4, spikes);
+    sqlite3_bind_double(st, 5, spike_ns);
+    return st;
+}
+
+void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long thread, const frame_window *w)
+{
+    memset(it, 0, sizeof *it);
+    it->p = p;
+    it->k = k;
+    it->st = frames_view(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns", run,
+                         thread, w->first, w->spikes, w->use_col, w->spike_ns);
+}
+
+int frame_iter_next(frame_iter *it)
+{
+    sqlite3_stmt *st = it->st;
+    if (pdb_step(it->p, st) != SQLITE_ROW)
+        return 0;
+    it->seq = sqlite3_column_int64(st, 0);
+    it->thread = sqlite3_column_int64(st, 1);
+    it->start_ns = sqlite3_column_int64(st, 2);
+    it->total_ns = sqlite3_column_int64(st, 3);
+    it->allocs = sqlite3_column_int64(st, 4);
+    it->alloc_bytes = sqlite3_column_int64(st, 5);
+    it->frees = sqlite3_column_int64(st, 6);
+    it->free_bytes = sqlite3_column_int64(st, 7);
+    it->nfns = fns_decode(it->p, it->k, sqlite3_column_blob(st, 8), (size_t)sqlite3_column_bytes(st, 8), it->seq,
+                          &it->fns, &it->cap);
+    return 1;
+}
+
+void frame_iter_close(frame_iter *it)
+{
+    sqlite3_finalize(it->st);
+    free(it->fns);
+    memset(it, 0, sizeof *it);
+}
