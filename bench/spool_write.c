@@ -6,7 +6,7 @@
  *   fresh   each chunk a new file, fallocated and mapped MAP_SHARED (piano before
  *           this benchmark: one page fault per 4 KiB written)
  *   reused  one file mapped once, copied into a new chunk file by one pwrite when
- *           full and reused (piano now: runtime.c, buffer_flush)
+ *           full and reused (piano now: rt/record.c, buffer_flush)
  *   anon    anonymous memory reused, copied the same way (no crash safety)
  * Usage: cc -O2 bench/spool_write.c -o /tmp/spool_write && /tmp/spool_write DIR
  * (DIR on the file system the database lives on; it is emptied of c* files).

@@ -6,7 +6,7 @@
  * address; a longjmp to that buffer closes the calls above that depth, then
  * jumps. Without a note (a buffer set before the thread's first instrumented
  * call, or one of many set since), the calls left are closed by stack position
- * at the next hook (runtime.c, drop_abandoned). That cannot tell a function
+ * at the next hook (hooks.c, drop_abandoned). That cannot tell a function
  * inlined into its caller, whose hooks run in the caller's frame, from a
  * sibling called after the jump at the same stack position: at -O2, where
  * small functions are inlined, `if (setjmp(env) == 0) work(); else cleanup();`
@@ -133,6 +133,6 @@ LONGJMP_WRAPPER(siglongjmp)
 LONGJMP_WRAPPER(__longjmp_chk)
 
 #else
-/* Elsewhere, calls left by a jump are closed by stack position (runtime.c). */
+/* Elsewhere, calls left by a jump are closed by stack position (hooks.c). */
 typedef int piano_jumps_unused;
 #endif

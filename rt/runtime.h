@@ -1,6 +1,8 @@
 /*
- * runtime.h - what the runtime's files share: the per-thread state pointer and
- * the fixed layout of a thread's mapping (spool.h).
+ * runtime.h - what the recorder shares with its interposers (alloc.c,
+ * jumps.c) and the unit tests: the per-thread state pointer and the fixed
+ * layout of a thread's mapping (spool.h). The recorder's own parts share
+ * internal.h.
  */
 #ifndef PIANO_RUNTIME_H
 #define PIANO_RUNTIME_H

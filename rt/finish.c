@@ -1,0 +1,185 @@
+/*
+ * finish.c - the end of a run: at exit the process imports its own spool into
+ * the database (import.c), or leaves it for the next piano-db command.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "import.h"
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* How long an exiting program waits for a database another process holds. */
+#define PIANO_EXIT_WAIT_MS 1000
+
+/* Sorts v in place. Not qsort: that may call malloc, and a program's own
+ * malloc may be instrumented. */
+static void sort_i64(int64_t *v, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int64_t x = v[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Measures what one instrumented call adds to its caller's time beyond its own
+ * measured time (the hooks' work before the entry tick and after the exit
+ * tick), on a scratch state so that nothing is recorded. piano-db subtracts it
+ * from self times. Returns ticks per call. */
+static __attribute__((noinline)) double measure_overhead(void)
+{
+    struct piano_thread *real = piano_tls;
+    struct piano_thread *scratch = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (scratch == MAP_FAILED)
+        return 0;
+    scratch->epoch = 1;
+    scratch->n_nodes = 1;
+    scratch->n_pages = 1;
+    scratch->frame_depth = UINT32_MAX;   /* never opens a frame */
+    scratch->busy = 1;
+    PIANO_STACK(scratch)[0].sp = UINTPTR_MAX;
+    struct piano_site site = { PIANO_FN_OVERFLOW, 0, "", "" };
+    /* The median of many single measurements: a mean would carry every
+     * interrupt and cache miss of the loop into each corrected call. */
+    enum { N = 2001 };
+    int64_t cost[N];
+    uint64_t *inside = &PIANO_NODES(scratch)[1].self;   /* the one context, no children: self = total */
+    piano_tls = scratch;
+    for (int i = 0; i < N; i++) {
+        uint64_t before = *inside;
+        uint64_t a = piano_now();
+        __piano_enter(&site);
+        __piano_exit(&site);
+        uint64_t b = piano_now();
+        uint64_t c = piano_now();
+        uint64_t d = piano_now();
+        cost[i] = (int64_t)(b - a) - (int64_t)(d - c) - (int64_t)(*inside - before);
+    }
+    piano_tls = real;
+    munmap(scratch, PIANO_THREAD_FILE_SIZE);
+    sort_i64(cost, N);
+    double per_call = (double)cost[N / 2];
+    return per_call > 0 ? per_call : 0;
+}
+
+/* Writes an anonymous state's frame buffer, as it is now, into its f<N>.w
+ * file for the import (the thread may go on recording in it: the buffer stays
+ * mapped). */
+static void snapshot_anon_buffer(struct piano_thread *ts)
+{
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
+    if (!h)
+        return;
+    piano_spool_name name = piano_spool_frames_file(ts->thread, PIANO_SPOOL_CHUNK_LIVE);
+    int fd = run_open(name.s, O_WRONLY | O_CREAT | O_TRUNC);
+    size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
+    struct piano_chunk_hdr copy = { h->magic, used, __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) };
+    int ok = fd >= 0 && write_all(fd, &copy, sizeof copy, 0) == 0 &&
+             write_all(fd, ts->chunk + sizeof copy, used, sizeof copy) == 0;
+    if (!ok) {
+        ts->frames_dropped += ts->chunk_frames;
+        say("piano: cannot write %s: %s; its frames are counted as dropped", name.s, strerror(errno));
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Stores this run: called once, at exit (a library destructor runs after the
+ * program's own atexit handlers and static destructors). Other threads may
+ * still be recording: their states and buffers stay mapped, and the import
+ * reads a copy of what they hold now. */
+static void piano_finish(void)
+{
+    if (atomic_load(&g.state) != 2 || g.off || g.finished)
+        return;
+    int saved = errno;
+    if ((uint32_t)getpid() != g.run.pid) {
+        /* A child made without fork's handlers (a raw clone): the spool is
+         * its parent's, still live. */
+        g.finished = 1;
+        errno = saved;
+        return;
+    }
+    struct quiet q;
+    quiet_begin(&q);
+    struct piano_thread *self = piano_tls;
+    if (self)
+        self->busy = 1;
+    g.run.end_tick = piano_now();
+    g.run.overhead_ticks = measure_overhead();
+    g.run.status = 1;
+    g.finished = 1;
+    /* From here this thread records nothing: the import must not count its
+     * own calls (a program's instrumented malloc, used by SQLite). */
+    piano_tls = NULL;
+    tls_ended = 1;
+    /* Anonymous states (and their buffers) are read from memory; they go to
+     * files only when the run cannot be stored now. Ended ones were kept
+     * (state_end); live ones stay mapped while their threads go on. */
+    struct piano_import_mem mem = { NULL, 0 };
+    size_t cap = 0;
+    pthread_mutex_lock(&g.threads_lock);
+    for (struct piano_thread *t = g.threads; t; t = t->next) {
+        refresh_name(t, t == self);
+        cap += 2;
+    }
+    for (struct piano_thread *t = g.kept; t; t = t->next)
+        cap++;
+    const struct piano_thread **states =
+        cap ? mmap(NULL, cap * sizeof *states, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;
+    if (states == MAP_FAILED)
+        states = NULL;
+    for (int list = 0; states && list < 2; list++)
+        for (struct piano_thread *t = list ? g.kept : g.threads; t; t = t->next)
+            for (struct piano_thread *s = t; s; s = s == t && !list ? t->sig : NULL)
+                if (s->anon && mem.n < cap)
+                    states[mem.n++] = s;
+    mem.states = states;
+    pthread_mutex_unlock(&g.threads_lock);
+    save_run_header();
+    char err[PIANO_WHY_MAX] = "";
+    /* A database another process holds locked delays the exit by at most
+     * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
+    sqlite3 *db = piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    if (db)
+        sqlite3_busy_timeout(db, PIANO_EXIT_WAIT_MS);
+    int stored = 0;
+    if (!db) {
+        say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
+    } else {
+        int r = piano_import_spool_mem(db, g.dir, 1, &mem, err, sizeof err);
+        if (r < 0)
+            say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err,
+                g.dir);
+        else
+            piano_spool_remove(g.dir);
+        if (r > 0 && err[0])
+            say("piano: the run is stored, but %s", err);
+        stored = r >= 0;
+        sqlite3_close(db);
+    }
+    for (size_t i = 0; !stored && i < mem.n; i++) {
+        struct piano_thread *t = (struct piano_thread *)mem.states[i];
+        snapshot_anon_buffer(t);
+        dump_anon(t);
+    }
+    if (states)
+        munmap(states, cap * sizeof *states);
+    if (self)
+        self->busy = 0;
+    quiet_end(&q);
+    errno = saved;
+}
+
+__attribute__((destructor(101))) static void piano_destructor(void)
+{
+    piano_finish();
+}

@@ -1,0 +1,556 @@
+/*
+ * hooks.c - the per-call path: __piano_enter and __piano_exit, and what they
+ * reach on a thread's state: the shadow stack, the calling contexts, the
+ * histograms and the frames. Everything they inline is in this file; its
+ * calls into other files (a thread's first call, a function's first call, a
+ * frame past the budget, a full frame buffer) are slow paths.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- contexts, pages */
+
+static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
+{
+    return (parent * 0x9e3779b1u ^ fn * 0x85ebca6bu) & mask;
+}
+
+/* Doubles the context hash: it starts at one page and grows with the
+ * contexts, so a thread with few of them does not fault in the whole 512 KiB
+ * (its slots are spread at random). Every node but the root is in it. */
+static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
+{
+    uint32_t mask = hash_mask(ts) * 2 + 1;
+    uint32_t *hash = PIANO_HASH(ts);
+    struct piano_node *nodes = PIANO_NODES(ts);
+    memset(hash, 0, ((size_t)mask + 1) * sizeof *hash);
+    for (uint32_t n = 1; n < ts->n_nodes; n++) {
+        uint32_t h = context_hash(nodes[n].parent, nodes[n].fn, mask);
+        while (hash[h])
+            h = (h + 1) & mask;
+        hash[h] = n;
+    }
+    ts->hash_mask = mask;
+}
+
+/* Finds or makes the context (parent, fn). Beyond PIANO_NODE_CAP contexts a
+ * function's new contexts share one orphan node, so per-function sums stay exact. */
+static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                    uint32_t parent, uint32_t fn)
+{
+    struct piano_node *nodes = PIANO_NODES(ts);
+    struct piano_node *up = &nodes[parent];
+    uint32_t n = up->cache_child;
+    if (n && up->cache_fn == fn)
+        goto found;
+    uint32_t *hash = PIANO_HASH(ts);
+    uint32_t mask = hash_mask(ts);
+    uint32_t h = context_hash(parent, fn, mask);
+    while ((n = hash[h]) != 0) {
+        if (nodes[n].parent == parent && nodes[n].fn == fn)
+            goto found;
+        h = (h + 1) & mask;
+    }
+    if (ts->n_nodes < PIANO_NODE_CAP) {
+        if (2 * ts->n_nodes >= mask + 1 && mask + 1 < PIANO_HASH_CAP) {
+            grow_hash(ts);
+            mask = ts->hash_mask;
+            for (h = context_hash(parent, fn, mask); hash[h]; h = (h + 1) & mask)
+                ;
+        }
+        n = ts->n_nodes;
+        nodes[n].parent = parent;
+        nodes[n].fn = fn;
+        hash[h] = n;
+        ts->n_nodes = n + 1;
+    } else {
+        n = PIANO_NODE_CAP + fn;
+        nodes[n].parent = 0;
+        nodes[n].fn = fn;
+        ts->contexts_truncated++;
+    }
+found:
+    up->cache_fn = fn;
+    up->cache_child = n;
+    fr->last_parent = parent + 1;
+    fr->last_node = n;
+    return n;
+}
+
+static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                   unsigned octave)
+{
+    if (ts->n_pages >= PIANO_PAGE_CAP) {
+        ts->hist_dropped++;
+        return 0;
+    }
+    uint32_t p = ts->n_pages++;
+    fr->page[octave] = (uint16_t)p;
+    return p;
+}
+
+/* Counts one call's self and total ticks in the function's histograms. */
+static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
+{
+    unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
+    uint32_t ps = fr->page[bs >> PIANO_HIST_SUB_BITS];
+    if (UNLIKELY(!ps))
+        ps = hist_page(ts, fr, bs >> PIANO_HIST_SUB_BITS);
+    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_HIST_SUB_MASK) * 2]++;
+    uint32_t pt = fr->page[bt >> PIANO_HIST_SUB_BITS];
+    if (UNLIKELY(!pt))
+        pt = hist_page(ts, fr, bt >> PIANO_HIST_SUB_BITS);
+    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_HIST_SUB_MASK) * 2 + 1]++;
+}
+
+/* ---------------------------------------------------------------- frames */
+
+/* Counts a frame's total ticks in the thread's frame histogram (the 'total'
+ * words of pages of the histogram pool; no page left: the sample is lost,
+ * which the import sees as a histogram short of the count). */
+static inline void frame_hist_add(struct piano_thread *ts, uint64_t total)
+{
+    unsigned b = piano_hist_bucket(total);
+    uint32_t pg = ts->frame_pages[b >> PIANO_HIST_SUB_BITS];
+    if (UNLIKELY(!pg)) {
+        if (ts->n_pages >= PIANO_PAGE_CAP)
+            return;
+        pg = ts->n_pages++;
+        ts->frame_pages[b >> PIANO_HIST_SUB_BITS] = (uint16_t)pg;
+    }
+    PIANO_PAGES(ts)[(size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1]++;
+}
+
+static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32_t depth)
+{
+    ts->frame_depth = depth;
+    ts->epoch++;
+    ts->n_touched = 0;
+    ts->frame_allocs = ts->allocs;
+    ts->frame_alloc_bytes = ts->alloc_bytes;
+    ts->frame_frees = ts->frees;
+    ts->frame_free_bytes = ts->free_bytes;
+}
+
+static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
+{
+    size_t need = PIANO_FRAME_HEAD_MAX + (size_t)ts->n_touched * PIANO_FRAME_FN_MAX + PIANO_PV_SLACK;
+    ts->frame_depth = 0;
+    ts->last_tick = t;
+    uint64_t n = ++ts->frames_all;
+    frame_hist_add(ts, t - t0);
+    uint32_t kept = PIANO_KEPT_BUDGET;
+    if (LIKELY(ts->keep_left))
+        ts->keep_left--;
+    else if (!(kept = frame_keep(ts, t - t0))) {
+        ts->epoch++;   /* counted, not kept */
+        ts->n_touched = 0;
+        return;
+    } else {
+        kept--;
+    }
+    if (need > PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr)) {
+        ts->frames_dropped++;
+        return;
+    }
+    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE;
+    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full) != 0) {
+        ts->frames_dropped++;
+        return;
+    }
+    unsigned char *start = ts->chunk + sizeof(struct piano_chunk_hdr) + ts->chunk_used, *p = start;
+    uint64_t base = ts->chunk_used ? ts->chunk_last_end : 0, base_n = ts->chunk_used ? ts->chunk_last_n : 0;
+    p = piano_pv_put(p, piano_zigzag((int64_t)(t0 - base)));
+    p = piano_pv_put(p, t - t0);
+    p = piano_pv_put(p, ts->allocs - ts->frame_allocs);
+    p = piano_pv_put(p, ts->alloc_bytes - ts->frame_alloc_bytes);
+    p = piano_pv_put(p, ts->frees - ts->frame_frees);
+    p = piano_pv_put(p, ts->free_bytes - ts->frame_free_bytes);
+    p = piano_pv_put(p, ts->n_touched);
+    p = piano_pv_put(p, (n - base_n) << 2 | kept);
+    const uint32_t *touched = PIANO_TOUCHED(ts);
+    struct piano_fnrec *fns = PIANO_FNS(ts);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < ts->n_touched; i++) {
+        uint32_t fn = touched[i];
+        uint64_t next = fn == prev + 1, v = fns[fn].frame_self << 1 | next;
+        p = piano_pv_put(p, v);
+        if (UNLIKELY(!next))
+            p = piano_pv_put(p, piano_zigzag((int64_t)fn - (int64_t)prev));
+        prev = fn;
+    }
+    ts->chunk_used += (uint32_t)(p - start);
+    ts->chunk_frames++;
+    ts->chunk_last_end = t;
+    ts->chunk_last_n = n;
+    /* Publish the record only once it is whole. */
+    __atomic_store_n(&((struct piano_chunk_hdr *)ts->chunk)->used, ts->chunk_used, __ATOMIC_RELEASE);
+    ts->frames++;
+    ts->epoch++;   /* later calls outside a frame must not count towards this one */
+    ts->n_touched = 0;
+}
+
+/* ---------------------------------------------------------------- the hooks */
+
+/* Closes the call in slot d at tick t; the caller then lowers the depth.
+ * Inlined into __piano_exit: this is the per-call path. */
+static inline __attribute__((always_inline)) void close_slot(struct piano_thread *ts, struct piano_slot *stack, uint32_t d, uint64_t t)
+{
+    struct piano_slot *s = &stack[d];
+    uint64_t t0 = s->t0;
+    uint64_t total = t - t0;
+    uint64_t self = total > s->child ? total - s->child : 0;
+    /* A closed slot keeps its end: the slot above the top then holds the
+     * thread's latest exit, which bounds a run that dies (import.c). */
+    s->t0 = t;
+    stack[d - 1].child += total;
+    struct piano_node *n = PIANO_NODES(ts) + s->node;
+    n->calls++;
+    n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
+    struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
+    /* The histograms take the previous call's sample: its bucket arithmetic
+     * does not wait for this call's clock read, so the two overlap. This
+     * call's sample waits in pend_* for the next exit (or for the import).
+     * Function id 0 is never used: the first, empty sample goes there. */
+    hist_add(ts, PIANO_FNS(ts) + ts->pend_fn, ts->pend_self, ts->pend_total);
+    ts->pend_fn = s->fn;
+    ts->pend_self = self;
+    ts->pend_total = total;
+    if (UNLIKELY(fr->epoch != ts->epoch)) {
+        fr->epoch = ts->epoch;
+        fr->frame_self = 0;
+        PIANO_TOUCHED(ts)[ts->n_touched++] = s->fn;
+    }
+    fr->frame_self += self;
+    if (UNLIKELY(d == ts->frame_depth))
+        frame_close(ts, t0, t);
+}
+
+/* A hook's updates of ts are bracketed by the in-hook bit of its depth
+ * (spool.h): a signal handler that runs meanwhile sees it and records its
+ * calls in another state. The store of the new depth, last, commits the
+ * update. Compiler fences only: a handler runs on this thread. */
+static inline __attribute__((always_inline)) void hook_begin(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_store_n(&ts->depth, d | PIANO_DEPTH_IN_HOOK, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline __attribute__((always_inline)) void hook_end(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->depth, d, __ATOMIC_RELAXED);
+}
+
+/* Stack positions a and b belong to the same stack: both on the thread's own
+ * stack or both elsewhere (a signal stack, a coroutine's). Only then does an
+ * address order say which call is deeper. */
+static inline int same_stack(const struct piano_thread *ts, uintptr_t a, uintptr_t b)
+{
+    int in_a = a >= ts->stack_lo && a < ts->stack_hi;
+    int in_b = b >= ts->stack_lo && b < ts->stack_hi;
+    return in_a == in_b;
+}
+
+/* A new call of fn at stack position sp whose caller's slot is not above it:
+ * the slots below sp (or fn's own at sp) were left by longjmp, or by an
+ * exception through code without unwind tables. Close them now. Returns the
+ * new depth. */
+static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts, uintptr_t sp, uint32_t fn,
+                                                         uint32_t d)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint64_t t = piano_now();
+    while (d > 0 && (stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)) &&
+           same_stack(ts, stack[d].sp, sp)) {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    return d;
+}
+
+/* Closes the calls in slots keep+1..top of ts, all ending at tick t.
+ * Returns the new top. */
+static uint32_t close_above(struct piano_thread *ts, uint32_t top, uint32_t keep, uint64_t t)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    for (; top > keep; top--)
+        close_slot(ts, stack, top, t);
+    return top;
+}
+
+void piano_jumped_to(uint32_t depth)
+{
+    struct piano_thread *ts = piano_tls;
+    if (!ts || ts->busy)
+        return;
+    /* A jump out of a signal handler that interrupted a hook abandons that
+     * hook's update: its state is as before it (depth is its commit). */
+    uint32_t d = ts->depth & ~PIANO_DEPTH_IN_HOOK;
+    if (d > PIANO_STACK_CAP) {
+        ts->depth = d;
+        return;   /* untimed deep calls: the next hooks sort them out */
+    }
+    hook_begin(ts, d);
+    d = close_above(ts, d, depth, piano_now());
+    hook_end(ts, d);
+}
+
+/* Closes slot k, below the top: its call ended while the calls above it go on
+ * elsewhere (another context's stack). They move down one slot. */
+static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, uint32_t k, uint32_t d,
+                            uint64_t t)
+{
+    struct piano_slot s = stack[k];
+    memmove(&stack[k], &stack[k + 1], (size_t)(d - k) * sizeof *stack);
+    stack[d] = s;
+    if (ts->frame_depth == k)
+        ts->frame_depth = d;
+    else if (ts->frame_depth > k)
+        ts->frame_depth--;
+    /* close_slot charges the slot below the top as the caller: charge the real one. */
+    uint64_t total = t - s.t0;
+    uint64_t child = stack[d - 1].child;
+    close_slot(ts, stack, d, t);
+    stack[d - 1].child = child;
+    stack[k - 1].child += total;
+}
+
+/* An exit that is not the top slot's (top: d). Its call's slot is the
+ * innermost slot of fn at sp. Slots above it on the same stack (deeper, or at
+ * the same position: inlined) are calls it made that did not return (longjmp,
+ * exceptions through code without unwind tables): they end with it. Slots
+ * above it on another stack (a coroutine's, a signal stack) go on. Returns the
+ * new top. */
+static __attribute__((noinline)) uint32_t exit_slow(struct piano_thread *ts, uint32_t fn, uintptr_t sp,
+                                                    uint64_t t, uint32_t d)
+{
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t k = d, top = d;
+    while (k > 0 && !(stack[k].fn == fn && stack[k].sp == sp) &&
+           (!same_stack(ts, stack[k].sp, sp) || stack[k].sp <= sp))
+        k--;
+    if (k > 0 && stack[k].fn == fn && stack[k].sp == sp) {
+        for (uint32_t j = d; j >= k; j--) {
+            if (j != k && !same_stack(ts, stack[j].sp, sp))
+                continue;
+            if (j == top)
+                close_slot(ts, stack, j, t);
+            else
+                close_below_top(ts, stack, j, top, t);
+            top--;
+        }
+        return top;
+    }
+    /* No slot at exactly sp (alloca moved the stack pointer): close the deeper
+     * slots, then the top one if it is fn's. */
+    while (d > 0 && stack[d].sp < sp && same_stack(ts, stack[d].sp, sp)) {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    if (d > 0 && stack[d].fn == fn)
+        close_slot(ts, stack, d--, t);
+    /* Otherwise this exit has no matching entry (the entry ran before the
+     * thread's state existed, or on another context): ignore it. */
+    return d;
+}
+
+/* Closes every call in flight on ts at tick t (its thread is ending). */
+void close_all(struct piano_thread *ts, uint64_t t)
+{
+    uint32_t d = piano_depth(ts->depth);
+    hook_begin(ts, d);
+    hook_end(ts, close_above(ts, d, 0, t));
+}
+
+/* The hooks come in two builds, one per clock, and the dynamic loader binds
+ * __piano_enter/__piano_exit to the right pair once (GNU ifunc), so the
+ * per-call path does not test which clock to read. */
+static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsc)
+        return __rdtsc();
+#endif
+    (void)tsc;
+    return mono_ns();
+}
+
+/* Past the fast path (below): they record on a signal state with enter_on and exit_on. */
+static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
+static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
+
+/* Records the entry of a call of site on ts. */
+static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
+                                                           const int tsc)
+{
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        enter_busy(ts, site, d, tsc);
+        return;
+    }
+    hook_begin(ts, d);
+    /* Another thread may be registering the site: an atomic load (a plain mov
+     * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (UNLIKELY(!fn))
+        fn = register_site(site, NULL);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    /* The caller's slot is normally above (an inlined call: at the same
+     * position). One below, or the same function at the same position, was
+     * left by longjmp. */
+    if (UNLIKELY(stack[d].sp < sp || (stack[d].sp == sp && stack[d].fn == fn)))
+        d = drop_abandoned(ts, sp, fn, d);
+    struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
+    uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
+    uint32_t node = fr->last_node;
+    if (UNLIKELY(fr->last_parent != parent + 1))
+        node = context_of(ts, fr, parent, fn);
+    struct piano_slot *s = &stack[d + 1];
+    s->node = node;
+    s->fn = fn;
+    s->sp = sp;
+    s->child = 0;
+    if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
+        frame_open(ts, d + 1);
+    s->t0 = clock_now(tsc);
+    hook_end(ts, d + 1);
+}
+
+/* Records the exit, at tick t, of a call of site on ts. */
+static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
+                                                          uint64_t t)
+{
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        exit_busy(ts, site, d, t);
+        return;
+    }
+    hook_begin(ts, d);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
+        d = exit_slow(ts, fn, sp, t, d);
+    } else {
+        close_slot(ts, stack, d, t);
+        d--;
+    }
+    hook_end(ts, d);
+}
+
+/* The state that records the calls of signal handlers run while a hook of ts
+ * was interrupted: made at the first such call, NULL if it cannot be. */
+static struct piano_thread *signal_state(struct piano_thread *ts)
+{
+    struct piano_thread *sig = __atomic_load_n(&ts->sig, __ATOMIC_ACQUIRE);
+    if (sig || g.finished)
+        return sig;
+    int saved = errno;
+    sigset_t old;
+    signals_hold(&old);
+    sig = state_new(atomic_fetch_add(&g.next_thread, 1), ts);
+    if (sig) {
+        sig->signal_of = ts->thread + 1;
+        memcpy(sig->name, ts->name, sizeof sig->name);
+        __atomic_store_n(&ts->sig, sig, __ATOMIC_RELEASE);
+    }
+    signals_release(&old);
+    errno = saved;
+    return sig;
+}
+
+/* An entry on ts at depth word d, past the fast path: calls nested deeper
+ * than the shadow stack are only counted by depth; a call made by a signal
+ * handler while one of ts's hooks was interrupted goes to ts's signal state. */
+static __attribute__((noinline)) void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
+                                                 int tsc)
+{
+    if (!(d & PIANO_DEPTH_IN_HOOK)) {
+        ts->depth = d + 1;
+        ts->deep_calls++;
+        return;
+    }
+    struct piano_thread *sig = ts->signal_of ? NULL : signal_state(ts);
+    if (!sig) {
+        /* A signal within a signal handler's hook (its exit is dropped too),
+         * or no state could be made for it. */
+        __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (tsc)
+        enter_on(sig, site, 1);
+    else
+        enter_on(sig, site, 0);
+}
+
+static __attribute__((noinline)) void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
+                                                uint64_t t)
+{
+    if (!(d & PIANO_DEPTH_IN_HOOK)) {
+        ts->depth = d - 1;
+        return;
+    }
+    struct piano_thread *sig = ts->signal_of ? NULL : __atomic_load_n(&ts->sig, __ATOMIC_ACQUIRE);
+    if (sig)
+        exit_on(sig, site, t);
+}
+
+static inline __attribute__((always_inline)) void enter_hook(struct piano_site *site, const int tsc)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts)) {
+        if (!piano_on())
+            return;
+        ts = thread_start();
+        if (!ts)
+            return;
+    }
+    enter_on(ts, site, tsc);
+}
+
+static inline __attribute__((always_inline)) void exit_hook(struct piano_site *site, const int tsc)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts))
+        return;
+    exit_on(ts, site, clock_now(tsc));
+}
+
+static __attribute__((noinline)) void enter_tsc(struct piano_site *site) { enter_hook(site, 1); }
+static __attribute__((noinline)) void enter_mono(struct piano_site *site) { enter_hook(site, 0); }
+static __attribute__((noinline)) void exit_tsc(struct piano_site *site) { exit_hook(site, 1); }
+static __attribute__((noinline)) void exit_mono(struct piano_site *site) { exit_hook(site, 0); }
+
+/* Sanitizer runtimes are not ready when the loader runs a resolver (TSan
+ * crashes in its instrumentation of it): sanitized builds test the clock. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PIANO_NO_IFUNC 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PIANO_NO_IFUNC 1
+#endif
+#endif
+
+#ifdef PIANO_NO_IFUNC
+PIANO_API void __piano_enter(struct piano_site *site)
+{
+    g_tsc_fast ? enter_tsc(site) : enter_mono(site);
+}
+PIANO_API void __piano_exit(struct piano_site *site)
+{
+    g_tsc_fast ? exit_tsc(site) : exit_mono(site);
+}
+#else
+typedef void piano_hook(struct piano_site *);
+/* Run by the dynamic loader, before any constructor: cpuid only. */
+static piano_hook *resolve_enter(void) { return tsc_usable() ? enter_tsc : enter_mono; }
+static piano_hook *resolve_exit(void) { return tsc_usable() ? exit_tsc : exit_mono; }
+PIANO_API void __piano_enter(struct piano_site *site) __attribute__((ifunc("resolve_enter")));
+PIANO_API void __piano_exit(struct piano_site *site) __attribute__((ifunc("resolve_exit")));
+#endif

@@ -1,0 +1,213 @@
+/*
+ * internal.h - what the recorder's files share: the process-wide state g, the
+ * clock, and the calls one part makes into another. Every cross-file call is
+ * a slow path: the per-call path is hooks.c alone, inlined there.
+ *
+ *   runtime.c  start, thread states, the function registry
+ *   hooks.c    __piano_enter/__piano_exit: shadow stack, contexts, histograms, frames
+ *   budget.c   the frame budget: which frame records are kept
+ *   record.c   the spool: its folder, the run, fns and thread files, frame buffers
+ *   fork.c     a forked child's run
+ *   finish.c   exit: the run imported from its own spool
+ *
+ * Nothing here is exported from libpiano_rt.so (hidden).
+ */
+#ifndef PIANO_INTERNAL_H
+#define PIANO_INTERNAL_H
+#include "piano_abi.h"
+#include "runtime.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PIANO_API __attribute__((visibility("default")))
+
+#define PIANO_PATH_MAX 4096                    /* a path with its NUL (Linux PATH_MAX) */
+#define PIANO_MSG_MAX (2 * PIANO_PATH_MAX + 208) /* a line of say(): two paths and the words */
+#define PIANO_WHY_MAX 512                      /* what went wrong, as the store tells it */
+#define PIANO_FNS_BATCH (1 << 16)              /* bytes of fns records written, or copied, at once */
+#define PIANO_LOCK_MAP 4096                    /* bytes of the lock file mapped (a page): holds its flock */
+
+/* Whether piano may record, kept apart from g's written fields: 1 until piano
+ * starts (the first hook starts it), then !g.off. Also read at each hook call
+ * compiled with PIANO_GUARD=1 (piano_abi.h). */
+extern PIANO_API unsigned char __piano_on;
+
+static inline int piano_on(void)
+{
+    return __atomic_load_n(&__piano_on, __ATOMIC_RELAXED);
+}
+
+#pragma GCC visibility push(hidden)
+
+/* Process-wide state. Written during init, fork and exit; read on slow paths. */
+struct piano_process {
+    _Atomic int state;          /* 0 not started, 1 starting, 2 ready */
+    int off;                    /* record nothing (disabled, or the spool could not be made) */
+    int finished;
+    int use_tsc;
+    char db_path[PIANO_PATH_MAX];
+    char dir[PIANO_PATH_MAX];   /* this run's spool folder */
+    dev_t dir_dev;              /* ... and its identity: files are made only in that folder */
+    ino_t dir_ino;
+    void *lock_map;             /* the lock file, mapped: holds its flock (make_spool) */
+    struct piano_spool_run run;
+    _Atomic uint32_t next_fn;
+    _Atomic uint32_t next_thread;
+    const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
+    pthread_mutex_t threads_lock;
+    struct piano_thread *threads;
+    struct piano_thread *kept;  /* ended anonymous states whose files could not be written */
+    pthread_key_t thread_key;
+};
+extern struct piano_process g;
+
+extern __thread int tls_ended __attribute__((tls_model("initial-exec")));
+/* This thread is starting piano or its own state: calls made meanwhile (a
+ * program's own instrumented malloc, reached from libc) are not recorded. */
+extern __thread int tls_starting __attribute__((tls_model("initial-exec")));
+
+/* Hot-path copy of the clock choice. */
+extern int g_tsc_fast;
+/* Whether function id may open a frame (all when PIANO_FRAME is unset). */
+extern unsigned char g_frame_fn[PIANO_FN_CAP];
+
+/* ---------------------------------------------------------------- clock */
+
+static inline uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t piano_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (LIKELY(g_tsc_fast))
+        return __rdtsc();
+#endif
+    return mono_ns();
+}
+
+/* The cycle counter is usable when it ticks at a constant rate in every
+ * power state (CPUID "invariant TSC"); otherwise CLOCK_MONOTONIC. */
+static inline int tsc_usable(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
+        __get_cpuid(0x80000007, &a, &b, &c, &d))
+        return (d >> 8) & 1;
+#endif
+    return 0;
+}
+
+/* ---------------------------------------------------------------- signals */
+
+/* Signal masks through the system calls themselves: these run in pthread key
+ * destructors, where a sanitizer's interceptors may already have let the
+ * thread go (TSan then aborts), and in signal handlers. */
+static inline void mask_set(int how, const sigset_t *set, sigset_t *old)
+{
+    syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+}
+
+/* Signals wait while piano changes a thread's bookkeeping (its state, the
+ * list of threads): a handler's calls then find it whole. */
+static inline void signals_hold(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    mask_set(SIG_SETMASK, &all, old);
+}
+
+static inline void signals_release(const sigset_t *old)
+{
+    mask_set(SIG_SETMASK, old, NULL);
+}
+
+/* ---------------------------------------------------------------- a thread's state */
+
+/* The context hash's slots in use, minus 1 (a state never initialised, as
+ * measure_overhead's scratch one, has the smallest table). */
+static inline uint32_t hash_mask(const struct piano_thread *ts)
+{
+    return ts->hash_mask | (PIANO_HASH_MIN - 1);
+}
+
+/* ---------------------------------------------------------------- runtime.c */
+
+struct piano_thread *thread_start(void);
+struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner);
+void refresh_name(struct piano_thread *ts, int self);
+struct fn_batch;
+uint32_t register_site(struct piano_site *site, struct fn_batch *batch);
+
+/* ---------------------------------------------------------------- hooks.c */
+
+void close_all(struct piano_thread *ts, uint64_t t);
+
+/* ---------------------------------------------------------------- budget.c */
+
+void frames_budget_init(void);
+void frames_budget_reset(struct piano_thread *ts);
+uint32_t frame_keep(struct piano_thread *ts, uint64_t total);
+
+/* ---------------------------------------------------------------- record.c */
+
+/* piano's own writes must not raise a signal the program did not ask for:
+ * SIGPIPE (stderr is a pipe nobody reads) or SIGXFSZ (the program lowered
+ * RLIMIT_FSIZE). Between quiet_begin and quiet_end both are blocked on this
+ * thread, and one that piano's writes raised is taken back before the mask
+ * is restored; the write itself fails with EPIPE or EFBIG. */
+struct quiet {
+    sigset_t old, pending;
+};
+void quiet_begin(struct quiet *q);
+void quiet_end(struct quiet *q);
+__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
+int write_all(int fd, const void *p, size_t n, off_t off);
+int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
+int run_open(const char *name, int flags);
+int make_spool(const char *parent_key);
+void save_run_header(void);
+void append_fns(const void *buf, size_t n);
+
+/* Function records waiting to be appended to the fns file together: a
+ * module's constructor registers all its functions at once, and one append
+ * per function (open, write, close: the program may close any descriptor we
+ * keep) made a 500-function program start 20 ms later. */
+struct fn_batch {
+    size_t used;
+    char buf[PIANO_FNS_BATCH];
+};
+void batch_flush(struct fn_batch *b);
+void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
+
+struct piano_thread *map_thread(uint32_t n, int *anon);
+int write_state(int fd, const struct piano_thread *ts);
+int dump_anon(struct piano_thread *ts);
+void chunk_finish(struct piano_thread *ts);
+int frame_room(struct piano_thread *ts, int full);
+
+/* ---------------------------------------------------------------- fork.c */
+
+void atfork_prepare(void);
+void atfork_parent(void);
+void atfork_child(void);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,488 @@
+/*
+ * record.c - the spool (spool.h): this run's folder, its run, fns and thread
+ * files, and the threads' frame buffers. Every file is opened by name in the
+ * run's own folder, never kept open (a program may close or reuse any
+ * descriptor), and written quietly (no SIGPIPE, no SIGXFSZ).
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+/* ---------------------------------------------------------------- quiet writes, messages */
+
+static void pending_get(sigset_t *set)
+{
+    sigemptyset(set);
+    syscall(SYS_rt_sigpending, set, _NSIG / 8);
+}
+
+void quiet_begin(struct quiet *q)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    sigaddset(&s, SIGXFSZ);
+    mask_set(SIG_BLOCK, &s, &q->old);
+    pending_get(&q->pending);
+}
+
+void quiet_end(struct quiet *q)
+{
+    static const int raised[] = { SIGPIPE, SIGXFSZ };
+    sigset_t now;
+    pending_get(&now);
+    for (size_t i = 0; i < sizeof raised / sizeof raised[0]; i++) {
+        if (!sigismember(&now, raised[i]) || sigismember(&q->pending, raised[i]))
+            continue;
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, raised[i]);
+        struct timespec zero = { 0, 0 };
+        syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
+    }
+    mask_set(SIG_SETMASK, &q->old, NULL);
+}
+
+/* Prints one line on stderr, the first time only: whatever goes wrong, a
+ * program run under piano gets at most one line from it. */
+void say(const char *fmt, ...)
+{
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1))
+        return;
+    char line[PIANO_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    struct quiet q;
+    quiet_begin(&q);
+    ssize_t w = write(2, line, (size_t)n);
+    (void)w;
+    quiet_end(&q);
+}
+
+int write_all(int fd, const void *p, size_t n, off_t off)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = pwrite(fd, c, n, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w, n -= (size_t)w, off += w;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the run folder */
+
+/* Opens this run's spool folder, checked to be the one this process made:
+ * a folder renamed away or put in its place is not written into. Returns a
+ * descriptor, or -1 with errno set. */
+static int run_dir_open(void)
+{
+    int dfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != g.dir_dev || st.st_ino != g.dir_ino)) {
+        close(dfd);
+        errno = ESTALE;
+        return -1;
+    }
+    return dfd;
+}
+
+/* Opens file `name` of this run's spool folder (never through a symbolic
+ * link; made 0600). Not kept open: a program may close any descriptor it did
+ * not open, or reuse its number. Returns a descriptor, or -1 with errno set. */
+int run_open(const char *name, int flags)
+{
+    int dfd = run_dir_open();
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return fd;
+}
+
+/* dir/name into out (PIANO_PATH_MAX bytes): the one place a path is joined.
+ * Returns 0, or -1 when it does not fit (no such path could be opened). */
+int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name)
+{
+    int n = snprintf(out, PIANO_PATH_MAX, "%s/%s", dir, name);
+    return n < 0 || n >= PIANO_PATH_MAX ? -1 : 0;
+}
+
+static void read_command(char *out, uint32_t *len, size_t cap)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        n = 0;
+    while (n > 0 && out[n - 1] == 0)
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+    out[n] = 0;
+    *len = (uint32_t)n;
+}
+
+/* Makes this run's spool folder: built under a dot name with its lock held,
+ * its run header and fns file written, then renamed, so a recovering piano-db
+ * never sees it half made. The lock is held through a mapping of the lock
+ * file, not a descriptor: a program that closes every descriptor, or dup2s
+ * onto one, cannot release it; exit and exec do (spool.h). The spool root
+ * must be a folder of this user that nobody else can write. Returns 0, or -1
+ * after one line on stderr. */
+int make_spool(const char *parent_key)
+{
+    char root[PIANO_PATH_MAX], tmp[PIANO_PATH_MAX];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    memset(&g.run, 0, sizeof g.run);
+    g.run.magic = PIANO_SPOOL_MAGIC;
+    g.run.version = PIANO_SPOOL_VERSION;
+    g.run.pid = (uint32_t)getpid();
+    g.run.start_real_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    snprintf(g.run.key, sizeof g.run.key, "%u-%llu", g.run.pid, (unsigned long long)g.run.start_real_ns);
+    if (parent_key)
+        snprintf(g.run.parent_key, sizeof g.run.parent_key, "%s", parent_key);
+    g.run.clock = g.use_tsc ? PIANO_CLOCK_TSC : PIANO_CLOCK_MONO;
+    g.run.mono0 = mono_ns();
+    g.run.tick0 = piano_now();
+    read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
+
+    char dot_key[sizeof g.run.key + 1];
+    snprintf(dot_key, sizeof dot_key, ".%s", g.run.key);
+    if (piano_spool_root(root, sizeof root, g.db_path) != 0 || spool_path(tmp, root, dot_key) != 0 ||
+        spool_path(g.dir, root, g.run.key) != 0) {
+        say("piano: the path of %s is too long; this run is not recorded", g.db_path);
+        return -1;
+    }
+    char why[PIANO_WHY_MAX];
+    if (piano_store_make_parent(g.db_path, why, sizeof why) != 0) {
+        say("piano: %s; this run is not recorded", why);
+        return -1;
+    }
+    if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+        say("piano: cannot create %s: %s; this run is not recorded", root, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (lstat(root, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        say("piano: %s is not a folder of this user that only it can write; this run is not recorded", root);
+        return -1;
+    }
+    if (mkdir(tmp, 0700) != 0) {
+        say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
+        return -1;
+    }
+    int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int lock = dfd >= 0 ? openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    void *map = MAP_FAILED;
+    int ok = lock >= 0 && fstat(dfd, &st) == 0 && flock(lock, LOCK_EX) == 0 &&
+             (map = mmap(NULL, PIANO_LOCK_MAP, PROT_READ, MAP_SHARED, lock, 0)) != MAP_FAILED;
+    if (lock >= 0)
+        close(lock);
+    int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = fns >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
+    int e = errno;
+    if (fns >= 0)
+        close(fns);
+    if (run >= 0)
+        close(run);
+    if (dfd >= 0)
+        close(dfd);
+    if (!ok) {
+        if (map != MAP_FAILED)
+            munmap(map, PIANO_LOCK_MAP);
+        say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(e));
+        return -1;
+    }
+    g.dir_dev = st.st_dev;
+    g.dir_ino = st.st_ino;
+    g.lock_map = map;
+    return 0;
+}
+
+void save_run_header(void)
+{
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_RUN, O_WRONLY | O_CREAT);
+    if (fd >= 0) {
+        write_all(fd, &g.run, sizeof g.run, 0);
+        close(fd);
+    }
+    quiet_end(&q);
+}
+
+/* ---------------------------------------------------------------- the fns file */
+
+/* Appends to this run's fns file. Opened for each append rather than kept
+ * open: a program that closes descriptors it did not open, then reuses the
+ * number, must never get piano's records in its own files. */
+void append_fns(const void *buf, size_t n)
+{
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_APPEND);
+    if (fd >= 0) {
+        ssize_t w = write(fd, buf, n);
+        (void)w;
+        close(fd);
+    }
+    quiet_end(&q);
+}
+void batch_flush(struct fn_batch *b)
+{
+    if (b->used)
+        append_fns(b->buf, b->used);
+    b->used = 0;
+}
+
+/* Records a function name in the fns file, now (b NULL: one append, atomic
+ * for the reader) or with the batch's next flush. */
+void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file)
+{
+    char one[sizeof(struct piano_spool_fn) + 2 * PIANO_FN_TEXT_MAX];
+    struct piano_spool_fn r = { id, line, (uint32_t)strlen(name), (uint32_t)strlen(file) };
+    if (r.name_len > PIANO_FN_TEXT_MAX)
+        r.name_len = PIANO_FN_TEXT_MAX;
+    if (r.file_len > PIANO_FN_TEXT_MAX)
+        r.file_len = PIANO_FN_TEXT_MAX;
+    size_t n = sizeof r + r.name_len + r.file_len;
+    if (b && b->used + n > sizeof b->buf)
+        batch_flush(b);
+    char *buf = b ? b->buf + b->used : one;
+    memcpy(buf, &r, sizeof r);
+    memcpy(buf + sizeof r, name, r.name_len);
+    memcpy(buf + sizeof r + r.name_len, file, r.file_len);
+    if (b)
+        b->used += n;
+    else
+        append_fns(buf, n);
+}
+
+/* ---------------------------------------------------------------- thread files */
+
+/* Maps a fresh state file for thread number n. Falls back to anonymous memory
+ * (written out at thread or process end) when the disk is nearly full, since a
+ * write to a sparse mapping that the disk cannot back would raise SIGBUS, and
+ * when the program's file-size limit is below the file's size. */
+struct piano_thread *map_thread(uint32_t n, int *anon)
+{
+    piano_spool_name name = piano_spool_thread_file(n);
+    struct statvfs vfs;
+    struct rlimit fsize;
+    *anon = 1;
+    if (statvfs(g.dir, &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_THREAD_FILE_SIZE + (1ull << 30) &&
+        getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= PIANO_THREAD_FILE_SIZE) {
+        int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
+        if (fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0) {
+            void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_NORESERVE, fd, 0);
+            close(fd);
+            if (p != MAP_FAILED) {
+                /* Faults on this sparse file must not read ahead: it is all holes. */
+                madvise(p, PIANO_THREAD_FILE_SIZE, MADV_RANDOM);
+                *anon = 0;
+                return p;
+            }
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Writes the parts of a thread's state in use into fd, a file of
+ * PIANO_THREAD_FILE_SIZE bytes, at their offsets. Returns 0, or -1. */
+int write_state(int fd, const struct piano_thread *ts)
+{
+    uint32_t nfn = atomic_load(&g.next_fn);
+    if (nfn > PIANO_FN_CAP)
+        nfn = PIANO_FN_CAP;
+    /* The slots in use, and one more: the last closed call's end tick. */
+    uint32_t depth = piano_depth(ts->depth) < PIANO_STACK_CAP ? piano_depth(ts->depth) + 1 : PIANO_STACK_CAP;
+    struct { uint64_t off, len; } parts[] = {
+        { 0, PIANO_OFF_STACK },   /* the header's page */
+        { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
+        { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
+        { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
+          ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
+        { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
+        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
+        { PIANO_OFF_HASH, ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
+    };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].len && write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))
+            return -1;
+    return 0;
+}
+
+/* Writes an anonymous thread state into its file (used regions only). */
+/* Returns 0, or -1 (said in one line). */
+int dump_anon(struct piano_thread *ts)
+{
+    piano_spool_name name = piano_spool_thread_file(ts->thread);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
+    int ok = fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0 && write_state(fd, ts) == 0;
+    if (!ok)
+        say("piano: cannot write %s in %s: %s", name.s, g.dir, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+    return ok ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- frame buffers */
+
+/* Frames are written into one buffer of PIANO_CHUNK_SIZE bytes per thread,
+ * mapped once: the file f<N>.w (MAP_SHARED, so a crash keeps it), or anonymous
+ * memory for an anonymous thread. A full buffer is copied into the next chunk
+ * file f<N>.<K> by one write and reused. Mapping a fresh file per chunk instead
+ * took a page fault per 4 KiB written: 4x the CPU time (bench/README.md). */
+
+/* Maps the thread's frame buffer. Returns 0, or -1 with errno set (frames
+ * are dropped). */
+static int buffer_open(struct piano_thread *ts)
+{
+    void *p = MAP_FAILED;
+    if (!ts->anon) {
+        piano_spool_name name = piano_spool_frames_file(ts->thread, PIANO_SPOOL_CHUNK_LIVE);
+        struct quiet q;
+        quiet_begin(&q);
+        int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
+        /* Reserve the blocks now: a full disk then fails here, not as SIGBUS later. */
+        int e = fd < 0 ? errno : posix_fallocate(fd, 0, PIANO_CHUNK_SIZE);
+        if (!e)
+            p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        else
+            errno = e;
+        /* A fault must not read ahead: the kernel would zero-fill up to the
+         * whole 4 MiB at the first record (most of a short thread's start). */
+        if (p != MAP_FAILED)
+            madvise(p, PIANO_CHUNK_SIZE, MADV_RANDOM);
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        quiet_end(&q);
+        errno = e;
+    } else {
+        p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    }
+    if (p == MAP_FAILED)
+        return -1;
+    struct piano_chunk_hdr *h = p;
+    h->magic = PIANO_SPOOL_MAGIC;
+    h->used = 0;
+    h->seq = ts->chunks;
+    ts->chunk = p;
+    ts->chunk_used = 0;
+    ts->chunk_frames = 0;
+    return 0;
+}
+
+/* Stores the buffer's records as chunk file number ts->chunks and empties it.
+ * The file appears whole or not at all (rename); the import reads the buffer
+ * only while no file has its number, so a crash at any point neither loses
+ * nor repeats a frame. Returns 0, or -1 with errno set (the buffer is left as
+ * it was). */
+static int buffer_flush(struct piano_thread *ts)
+{
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
+    if (!h || !ts->chunk_used)
+        return 0;
+    piano_spool_name name = piano_spool_frames_file(ts->thread, ts->chunks);
+    char tmp[sizeof name.s + sizeof ".tmp"];
+    snprintf(tmp, sizeof tmp, "%s.tmp", name.s);
+    struct quiet q;
+    quiet_begin(&q);
+    int dfd = run_dir_open();
+    int fd = dfd >= 0 ? openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int ok = fd >= 0 && write_all(fd, ts->chunk, sizeof *h + ts->chunk_used, 0) == 0;
+    if (fd >= 0)
+        close(fd);
+    ok = ok && renameat(dfd, tmp, dfd, name.s) == 0;
+    int e = errno;
+    if (!ok && dfd >= 0)
+        unlinkat(dfd, tmp, 0);
+    if (dfd >= 0)
+        close(dfd);
+    quiet_end(&q);
+    if (!ok) {
+        errno = e;
+        return -1;
+    }
+    /* A live buffer is read as a seqlock (spool.h): the new seq is seen
+     * before any record written after it. */
+    __atomic_store_n(&h->used, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&h->seq, ts->chunks + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    ts->chunks++;
+    ts->chunk_used = 0;
+    ts->chunk_frames = 0;
+    return 0;
+}
+
+/* The thread is done with its buffer: an anonymous one is stored now (a file
+ * one stays for the import to read). */
+void chunk_finish(struct piano_thread *ts)
+{
+    if (!ts->chunk)
+        return;
+    if (ts->anon && buffer_flush(ts) != 0) {
+        ts->frames_dropped += ts->chunk_frames;
+        say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
+    }
+    munmap(ts->chunk, PIANO_CHUNK_SIZE);
+    ts->chunk = NULL;
+}
+
+#define FRAME_ROOM_RETRY 4096   /* frames dropped after a failure before frame_room tries again */
+
+/* Makes room for a frame record: maps the buffer, or stores a full one.
+ * After a failure (a full disk) it tries again only every 4,096 frames, each
+ * dropped meanwhile. Returns 0, or -1 (the frame is dropped). */
+__attribute__((noinline)) int frame_room(struct piano_thread *ts, int full)
+{
+    if (g.finished)
+        return -1;   /* the run is stored: frames that end after it are not part of it */
+    if (ts->room_backoff) {
+        ts->room_backoff--;
+        return -1;
+    }
+    if ((full ? buffer_flush(ts) : buffer_open(ts)) == 0)
+        return 0;
+    ts->room_backoff = FRAME_ROOM_RETRY;
+    say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
+    return -1;
+}
