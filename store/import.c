@@ -215,7 +215,7 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     sqlite3_bind_int64(upd, 1, since(j->end > j->seen ? j->end : j->seen, j->run->tick0, j->npt));
     sqlite3_bind_int64(upd, 2, count64(j->frames_dropped));
     sqlite3_bind_int64(upd, 3, count64(j->samples_dropped));
-    /* The calls on threads whose records could not be made (runtime.c). */
+    /* The calls on threads whose records could not be made (rt/runtime.c thread_start). */
     sqlite3_bind_int64(upd, 4, count64(j->calls_untimed + j->run->calls_unrecorded));
     sqlite3_bind_int64(upd, 5, count64(j->frames_all));
     sqlite3_bind_int64(upd, 6, count64(j->frames_kept));

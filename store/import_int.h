@@ -158,7 +158,7 @@ struct job {
     unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
-    /* The frame budget (runtime.c frame_keep): every frame counted, the run's
+    /* The frame budget (rt/budget.c frame_keep): every frame counted, the run's
      * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
     uint64_t frames_all, frames_kept, spikes_unkept;
     uint32_t sample_shift;

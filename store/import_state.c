@@ -113,7 +113,7 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
         dense[b]++;
         extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
     }
-    if (t->hdr.pend_fn == fn) {   /* the thread's latest call is not in the pages yet (runtime.c) */
+    if (t->hdr.pend_fn == fn) {   /* the thread's latest call is not in the pages yet (rt/hooks.c) */
         unsigned b = piano_hist_bucket(k ? t->hdr.pend_total : t->hdr.pend_self);
         dense[b]++;
         extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);

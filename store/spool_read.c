@@ -333,7 +333,7 @@ static int collect_frames(struct job *j)
 
 /* The latest tick the thread is known to have been alive at: its last frame
  * end or exit, the entry of a call in flight, or the end of its last call
- * (kept in the slot above the top, runtime.c). */
+ * (kept in the slot above the top, rt/hooks.c). */
 static void thread_last_tick(struct job *j, const struct thread_in *t)
 {
     if (!t->has_state)

@@ -1,5 +1,5 @@
 /* test_stack.c - the shadow stack and calling contexts of the runtime, driven
- * by calling the hooks directly (runtime.c is compiled into this test). */
+ * by calling the hooks directly (the recorder's objects, piano_rt_objects, are linked into this test). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

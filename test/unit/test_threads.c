@@ -1,5 +1,5 @@
-/* test_threads.c - several threads calling the hooks at once (runtime.c is
- * compiled into this test). Each thread checks its own counts; under
+/* test_threads.c - several threads calling the hooks at once (the recorder's
+ * objects, piano_rt_objects, are linked into this test). Each thread checks its own counts; under
  * ThreadSanitizer the test shows that the per-call path shares nothing
  * between threads beyond the sites' lazily registered ids. The sites start
  * unregistered, so the threads also race to register them. A child forked
