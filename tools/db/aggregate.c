@@ -10,7 +10,7 @@
  *
  * Self-time correction (AGG_CORRECTED): runs.overhead_ns is the measured time
  * one instrumented call adds to its CALLER beyond its own measured time (see
- * measure_overhead in rt/runtime.c), and stats.child_calls counts the
+ * measure_overhead in rt/finish.c), and stats.child_calls counts the
  * instrumented calls a function made directly. So:
  *   corrected self    = max(0, self - child_calls * overhead)
  *   corrected p50/p99 = max(value - overhead * child_calls / calls,
@@ -22,6 +22,7 @@
 #include "piano_db.h"
 #include "hist.h"
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,27 +175,47 @@ void fnset_free(fnset *s)
     memset(s, 0, sizeof *s);
 }
 
-static int sort_key;
+/* The sort keys of report --sort: descending by the figure, then by name, file, line. */
+static const struct {
+    const char *name;
+    size_t offset; /* of the int64_t figure in fnrow */
+} sort_keys[] = {
+    {"self", offsetof(fnrow, self_ns)}, {"total", offsetof(fnrow, total_ns)}, {"calls", offsetof(fnrow, calls)},
+    {"p50", offsetof(fnrow, p50_ns)},   {"p99", offsetof(fnrow, p99_ns)},     {"allocs", offsetof(fnrow, allocs)},
+    {"bytes", offsetof(fnrow, alloc_bytes)},
+};
+enum { NSORT_KEYS = sizeof sort_keys / sizeof *sort_keys };
 
-static int64_t key_of(const fnrow *r)
+int fnset_sort_key(const char *name)
 {
-    switch (sort_key) {
-    case 1: return r->total_ns;
-    case 2: return r->calls;
-    case 3: return r->p50_ns;
-    case 4: return r->p99_ns;
-    case 5: return r->allocs;
-    case 6: return r->alloc_bytes;
-    default: return r->self_ns;
-    }
+    for (int i = 0; i < NSORT_KEYS; i++)
+        if (strcmp(name, sort_keys[i].name) == 0)
+            return i;
+    return -1;
 }
 
-static int cmp_rows(const void *x, const void *y)
+const char *fnset_sort_keys(void)
 {
-    const fnrow *a = x, *b = y;
-    int64_t ka = key_of(a), kb = key_of(b);
-    if (ka != kb)
-        return ka > kb ? -1 : 1;
+    static char list[128];
+    if (!list[0])
+        for (int i = 0; i < NSORT_KEYS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "|" : "", sort_keys[i].name);
+    return list;
+}
+
+/* A row with its sort figure: qsort orders these, not the rows, so the
+ * comparison needs no state beside them. */
+typedef struct {
+    int64_t key;
+    const fnrow *row;
+} sort_entry;
+
+static int cmp_entries(const void *x, const void *y)
+{
+    const sort_entry *ea = x, *eb = y;
+    const fnrow *a = ea->row, *b = eb->row;
+    if (ea->key != eb->key)
+        return ea->key > eb->key ? -1 : 1;
     int c = strcmp(a->name, b->name);
     if (c)
         return c;
@@ -206,14 +227,21 @@ static int cmp_rows(const void *x, const void *y)
 
 int fnset_sort(fnset *s, const char *key)
 {
-    static const char *keys[] = {"self", "total", "calls", "p50", "p99", "allocs", "bytes"};
-    sort_key = -1;
-    for (int i = 0; i < 7; i++)
-        if (strcmp(key, keys[i]) == 0)
-            sort_key = i;
-    if (sort_key < 0)
+    int k = fnset_sort_key(key);
+    if (k < 0)
         return -1;
-    if (s->n > 1)
-        qsort(s->v, s->n, sizeof *s->v, cmp_rows);
+    if (s->n < 2)
+        return 0;
+    sort_entry *e = xmalloc(s->n * sizeof *e);
+    for (size_t i = 0; i < s->n; i++)
+        e[i] = (sort_entry){*(const int64_t *)((const char *)&s->v[i] + sort_keys[k].offset), &s->v[i]};
+    qsort(e, s->n, sizeof *e, cmp_entries);
+    fnrow *sorted = xmalloc(s->n * sizeof *sorted);
+    for (size_t i = 0; i < s->n; i++)
+        sorted[i] = *e[i].row;
+    free(s->v);
+    free(e);
+    s->v = sorted;
+    s->cap = s->n;
     return 0;
 }

@@ -221,8 +221,11 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
 void fnset_free(fnset *s);
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
-/* Sorts by key (self|total|calls|p50|p99|allocs|bytes); returns 0, -1 for an unknown key. */
+/* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
+/* The index of sort key name, or -1; and the keys as "self|total|...". */
+int fnset_sort_key(const char *name);
+const char *fnset_sort_keys(void);
 int64_t corrected_ns(int64_t raw, double overhead);
 /* a + b, held at INT64_MAX/INT64_MIN: stored figures are summed as read, and a
  * corrupt database must not make that undefined (found by test/fuzz). */
@@ -288,6 +291,74 @@ void table_add(table *t, const char **cells, const char *color);
 void table_print(table *t, FILE *f, int use_color);
 void table_free(table *t);
 void print_pad(FILE *f, const char *s, size_t width, int right);
+
+/* ---- rendering result sets (emit.c) ---- */
+typedef enum { EMIT_TABLE, EMIT_JSON, EMIT_CSV } emit_mode;
+/* Column types: how a value reads in a table; outside tables the number types
+ * are integers. */
+enum {
+    COL_TEXT,     /* s; a table cuts it to `cut` characters when set */
+    COL_INT,      /* i */
+    COL_NS,       /* i; tables: 1.25ms */
+    COL_DELTA_NS, /* i; tables: +1.20ms */
+    COL_BYTES,    /* i; tables: 24.1KB */
+    COL_TIME,     /* i, ns since the epoch; tables: local time */
+    COL_SIGNED,   /* i; tables: +3 */
+    COL_REAL,     /* d, printed with fmt everywhere */
+    COL_BOOL,     /* i: true or false everywhere */
+    COL_FLAG,     /* i: JSON true or false, CSV 1 or 0 */
+    COL_LIST,     /* names[n]: JSON an array; tables joined by ',' ('-' if empty) */
+    COL_MAP,      /* names[n] -> ints[n]: a JSON object */
+    COL_ROWS,     /* rows[n][nsub] of the columns sub: a nested JSON array; in CSV
+                   * a line per nested row after this row's own values (the last column) */
+};
+enum { COL_LEFT = 1, COL_FIT_NAMES = 2, COL_FIT_COMMAND = 4, COL_NOJSON = 8, COL_NOCSV = 16 };
+typedef struct emit_col {
+    const char *head;  /* the table's header; NULL: not in tables */
+    const char *key;   /* the JSON key and CSV header; NULL: tables only */
+    int type;
+    unsigned flags;    /* COL_LEFT: left-aligned text; COL_FIT_*: shortened to fit the width
+                        * (table.fit_mode); COL_NOJSON, COL_NOCSV: left out there */
+    int minw;          /* table: the least width (streamed: the width) */
+    int cut;           /* COL_TEXT, COL_LIST in tables: at most this many characters (0: all) */
+    const char *fmt;   /* COL_REAL */
+    const char *csv;   /* the CSV header when it is not key */
+    const struct emit_col *sub; /* COL_ROWS */
+    int nsub;
+} emit_col;
+typedef struct emit_val {
+    int null;          /* JSON null, CSV empty, tables '-' */
+    int64_t i;
+    double d;
+    const char *s;
+    const char *const *names;
+    const int64_t *ints;
+    const struct emit_val *rows;
+    size_t n;
+    const char *shown; /* tables show this instead */
+} emit_val;
+enum { EMIT_STREAM = 1, /* tables: print rows as they come, at fixed widths (minw) */
+       EMIT_COLOR = 2 }; /* tables: rows in their colour */
+typedef struct {
+    FILE *f;
+    emit_mode mode;
+    const emit_col *cols;
+    int ncols;
+    unsigned flags;
+    size_t rows;
+    table t;           /* tables: the rows, printed at the end */
+    int *table_col, ntable;
+    const char **hdr;
+    int *minw;
+} emitter;
+emit_mode emit_mode_of(const pdb_opts *o);
+/* Starts the output: JSON's '[', CSV's header, a streamed table's header. */
+void emit_begin(emitter *e, FILE *f, emit_mode mode, const emit_col *cols, int ncols, unsigned flags);
+/* One row: v[ncols], parallel to the columns; color (tables) may be NULL. */
+void emit_row(emitter *e, const emit_val *v, const char *color);
+/* Ends it (a table is printed now; with no rows, `none` instead when given);
+ * returns the rows. */
+size_t emit_end(emitter *e, const char *none);
 
 /* ---- significance (stats.c) ---- */
 typedef struct {

@@ -5,102 +5,73 @@
 
 #define DEFAULT_TOP 30
 
-static const char *report_keys[] = {"function", "file", "line", "calls", "self_ns", "total_ns",
-                                    "p50_ns", "p99_ns", "p50_total_ns", "p99_total_ns", "allocs",
-                                    "alloc_bytes", "frees", "free_bytes", "unfinished"};
-#define N_KEYS ((int)(sizeof report_keys / sizeof *report_keys))
-#define N_VALUES (N_KEYS - 3)   /* after function, file, line */
+/* The columns of a function's row: the table of the contract (Function Calls
+ * Self p50 p99 Allocs Bytes), every figure in JSON and CSV. */
+static const emit_col report_cols[] = {
+    /* names shortened only where nothing is lost (names_fit) */
+    {.head = "Function", .type = COL_TEXT, .flags = COL_FIT_NAMES, .minw = 20},
+    {.key = "function", .type = COL_TEXT},
+    {.key = "file", .type = COL_TEXT},
+    {.key = "line", .type = COL_INT},
+    {.head = "Calls", .key = "calls", .type = COL_INT, .minw = 5},
+    {.head = "Self", .key = "self_ns", .type = COL_NS, .minw = 11},
+    {.key = "total_ns", .type = COL_INT},
+    {.head = "p50", .key = "p50_ns", .type = COL_NS, .minw = 11},
+    {.head = "p99", .key = "p99_ns", .type = COL_NS, .minw = 11},
+    {.key = "p50_total_ns", .type = COL_INT},
+    {.key = "p99_total_ns", .type = COL_INT},
+    {.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9},
+    {.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11},
+    {.key = "frees", .type = COL_INT},
+    {.key = "free_bytes", .type = COL_INT},
+    {.key = "unfinished", .type = COL_INT},
+};
+enum { NREPORT = sizeof report_cols / sizeof *report_cols };
 
-static void row_values(const fnrow *r, int64_t v[N_VALUES])
+/* --threads in JSON and CSV: a row per thread, its functions nested. */
+static const emit_col thread_cols[] = {
+    {.key = "thread", .type = COL_INT},
+    {.key = "tid", .type = COL_INT},
+    {.key = "name", .type = COL_TEXT, .csv = "thread_name"},
+    {.key = "functions", .type = COL_ROWS, .sub = report_cols, .nsub = NREPORT},
+};
+
+/* Row r's values into v; calls_shown: room for the table's Calls cell, whose
+ * calls some of which were in flight at the end are marked (3*; run_footer
+ * says what the mark means); unmarked figures keep a space where the mark
+ * goes when any is marked (`marked`), so digits align. */
+static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[32], int64_t marked)
 {
-    int64_t t[N_VALUES] = {r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns, r->p50_total_ns,
-                           r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees, r->free_bytes,
-                           r->unfinished};
-    memcpy(v, t, sizeof t);
+    const int64_t ints[NREPORT] = {0, 0, 0, r->line, r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns,
+                                   r->p50_total_ns, r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees,
+                                   r->free_bytes, r->unfinished};
+    memset(v, 0, NREPORT * sizeof *v);
+    for (int c = 0; c < NREPORT; c++)
+        v[c].i = ints[c];
+    v[0].s = r->label;
+    v[1].s = r->name;
+    v[2].s = r->file;
+    snprintf(calls_shown, 32, "%lld%s", (long long)r->calls, r->unfinished > 0 ? "*" : marked ? " " : "");
+    v[4].shown = calls_shown;
 }
 
-static void json_row(FILE *f, const fnrow *r)
+/* The rows of s (shown of them) as a table, JSON or CSV; returns the calls
+ * marked in the table. */
+static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t shown, int color)
 {
-    int64_t v[N_VALUES];
-    row_values(r, v);
-    fputs("{\"function\": ", f);
-    json_str(f, r->name);
-    fputs(", \"file\": ", f);
-    json_str(f, r->file);
-    fprintf(f, ", \"line\": %lld", (long long)r->line);
-    for (int i = 0; i < N_VALUES; i++)
-        fprintf(f, ", \"%s\": %lld", report_keys[3 + i], (long long)v[i]);
-    fputc('}', f);
-}
-
-static void json_rows(FILE *f, const fnset *s, size_t shown, const char *indent)
-{
-    fputc('[', f);
-    for (size_t i = 0; i < shown; i++) {
-        fprintf(f, "%s\n%s  ", i ? "," : "", indent);
-        json_row(f, &s->v[i]);
-    }
-    if (shown)
-        fprintf(f, "\n%s", indent);
-    fputc(']', f);
-}
-
-static void csv_header(FILE *f, int threads)
-{
-    if (threads)
-        fputs("thread,tid,thread_name,", f);
-    for (int i = 0; i < N_KEYS; i++)
-        fprintf(f, "%s%s", i ? "," : "", report_keys[i]);
-    fputc('\n', f);
-}
-
-static void csv_rows(FILE *f, const fnset *s, size_t shown, const char *prefix)
-{
-    for (size_t i = 0; i < shown; i++) {
-        const fnrow *r = &s->v[i];
-        int64_t v[N_VALUES];
-        row_values(r, v);
-        fputs(prefix, f);
-        csv_str(f, r->name);
-        fputc(',', f);
-        csv_str(f, r->file);
-        fprintf(f, ",%lld", (long long)r->line);
-        for (int k = 0; k < N_VALUES; k++)
-            fprintf(f, ",%lld", (long long)v[k]);
-        fputc('\n', f);
-    }
-}
-
-/* The table of the contract: Function Calls Self p50 p99 Allocs Bytes. The
- * calls of a function some of whose calls were in flight at the end are
- * marked (3*; run_footer says what the mark means). Returns the calls marked. */
-static int64_t table_rows(FILE *f, const fnset *s, size_t shown, int color)
-{
-    static const char *hdr[] = {"Function", "Calls", "Self", "p50", "p99", "Allocs", "Bytes"};
-    static const int minw[] = {20, 5, 11, 11, 11, 9, 11};
-    table t;
-    table_init(&t, 7, hdr, minw);
-    t.fit_col = 0; /* names shortened only where nothing is lost (names_fit) */
     int64_t marked = 0;
     for (size_t i = 0; i < shown; i++)
         marked = sat_add(marked, s->v[i].unfinished > 0 ? s->v[i].unfinished : 0);
+    emitter e;
+    emit_begin(&e, f, mode, report_cols, NREPORT, color ? EMIT_COLOR : 0);
     for (size_t i = 0; i < shown; i++) {
-        const fnrow *r = &s->v[i];
-        char calls[32], self[32], p50[32], p99[32], allocs[32], bytes[32];
-        /* unmarked figures keep a space where the mark goes, so digits align */
-        snprintf(calls, sizeof calls, "%lld%s", (long long)r->calls,
-                 r->unfinished > 0 ? "*" : marked ? " " : "");
-        fmt_ns(self, sizeof self, (double)r->self_ns);
-        fmt_ns(p50, sizeof p50, (double)r->p50_ns);
-        fmt_ns(p99, sizeof p99, (double)r->p99_ns);
-        snprintf(allocs, sizeof allocs, "%lld", (long long)r->allocs);
-        fmt_bytes(bytes, sizeof bytes, r->alloc_bytes);
-        const char *cells[] = {r->label, calls, self, p50, p99, allocs, bytes};
-        table_add(&t, cells, NULL);
+        emit_val v[NREPORT];
+        char calls[32];
+        report_values(&s->v[i], v, calls, marked);
+        emit_row(&e, v, NULL);
     }
-    table_print(&t, f, color);
-    table_free(&t);
-    if (shown < s->n)
+    emit_end(&e, NULL);
+    if (mode == EMIT_TABLE && shown < s->n)
         fprintf(f, "(%zu more function%s hidden: --top N or --all shows them)\n", s->n - shown,
                 s->n - shown == 1 ? "" : "s");
     return marked;
@@ -170,6 +141,92 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
 }
 
+/* The functions of run r (thread -1: all threads merged), sorted by --sort. */
+static void load_sorted(pdb *p, const pdb_opts *o, const run_info *r, long thread, fnset *s)
+{
+    const char *sort = o->sort ? o->sort : "self";
+    pdb_load_functions(p, r, thread, AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED), s);
+    if (fnset_sort(s, sort) != 0)
+        pdb_usage_die("report: unknown sort key '%s' (%s)", sort, fnset_sort_keys());
+}
+
+/* One table (or the rows) of the run's functions, threads merged or one. */
+static void report_run(pdb *p, const pdb_opts *o, const run_info *r)
+{
+    FILE *f = stdout;
+    long thread = o->thread_set ? o->thread : -1;
+    emit_mode mode = emit_mode_of(o);
+    fnset s;
+    load_sorted(p, o, r, thread, &s);
+    int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color);
+    if (mode == EMIT_TABLE) {
+        fputc('\n', f);
+        frames_line(f, p, r, thread);
+        run_footer(f, p, r, marked);
+    }
+    fnset_free(&s);
+}
+
+/* Thread `thread`'s rows, nested in its JSON or CSV row. */
+static void emit_thread(emitter *e, const fnset *s, size_t shown, long thread, int64_t tid, const char *name)
+{
+    emit_val *rows = xcalloc(shown ? shown * NREPORT : 1, sizeof *rows);
+    char (*calls)[32] = xmalloc((shown ? shown : 1) * sizeof *calls);
+    for (size_t i = 0; i < shown; i++)
+        report_values(&s->v[i], rows + i * NREPORT, calls[i], 0);
+    emit_val v[] = {{.i = thread}, {.i = tid}, {.s = name}, {.rows = rows, .n = shown}};
+    emit_row(e, v, NULL);
+    free(calls);
+    free(rows);
+}
+
+/* --threads: every thread that has a name or figures, in order; a table
+ * each, or a row each with its functions nested. */
+static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
+{
+    FILE *f = stdout;
+    emit_mode mode = emit_mode_of(o);
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT t.thread, th.tid, th.name FROM "
+        "(SELECT thread FROM threads WHERE run = ?1 UNION SELECT thread FROM stats WHERE run = ?1) t "
+        "LEFT JOIN threads th ON th.run = ?1 AND th.thread = t.thread "
+        "WHERE ?2 < 0 OR t.thread = ?2 ORDER BY t.thread");
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, o->thread_set ? o->thread : -1);
+    emitter e;
+    if (mode != EMIT_TABLE)
+        emit_begin(&e, f, mode, thread_cols, sizeof thread_cols / sizeof *thread_cols, 0);
+    int n = 0;
+    int64_t marked = 0;
+    for (; pdb_step(p, st) == SQLITE_ROW; n++) {
+        long thread = (long)sqlite3_column_int64(st, 0);
+        int64_t tid = sqlite3_column_int64(st, 1);
+        const char *name = pdb_col_text(st, 2);
+        fnset s;
+        load_sorted(p, o, r, thread, &s);
+        size_t shown = shown_rows(o, s.n, mode != EMIT_TABLE);
+        if (mode != EMIT_TABLE) {
+            emit_thread(&e, &s, shown, thread, tid, name);
+        } else {
+            fprintf(f, "%sThread %ld (tid %lld%s%s)\n", n ? "\n" : "", thread, (long long)tid, *name ? ", " : "",
+                    name);
+            marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color));
+            frames_line(f, p, r, thread);
+        }
+        fnset_free(&s);
+    }
+    sqlite3_finalize(st);
+    if (mode != EMIT_TABLE) {
+        emit_end(&e, NULL);
+        return;
+    }
+    if (n == 0)
+        fputs("no threads recorded\n", f);
+    fputc('\n', f);
+    frames_line(f, p, r, -1);
+    run_footer(f, p, r, marked);
+}
+
 int cmd_report(pdb *p, const pdb_opts *o)
 {
     if (o->json && o->csv)
@@ -178,105 +235,12 @@ int cmd_report(pdb *p, const pdb_opts *o)
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
-    if (o->frames) {
-        int rc = cmd_frames(p, o, &r);
-        pdb_run_free(&r);
-        return rc;
-    }
-    const char *sort = o->sort ? o->sort : "self";
-    int flags = AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED);
-    int machine = o->json || o->csv;
-    FILE *f = stdout;
-
-    if (!o->threads) {
-        fnset s;
-        pdb_load_functions(p, &r, o->thread_set ? o->thread : -1, flags, &s);
-        if (fnset_sort(&s, sort) != 0)
-            pdb_usage_die("report: unknown sort key '%s' (self|total|calls|p50|p99|allocs|bytes)", sort);
-        size_t shown = shown_rows(o, s.n, machine);
-        if (o->json) {
-            json_rows(f, &s, shown, "");
-            fputc('\n', f);
-        } else if (o->csv) {
-            csv_header(f, 0);
-            csv_rows(f, &s, shown, "");
-        } else {
-            int64_t marked = table_rows(f, &s, shown, p->color);
-            fputc('\n', f);
-            frames_line(f, p, &r, o->thread_set ? o->thread : -1);
-            run_footer(f, p, &r, marked);
-        }
-        fnset_free(&s);
-        pdb_run_free(&r);
-        return 0;
-    }
-
-    /* --threads: every thread that has a name or figures, in order. */
-    sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT t.thread, th.tid, th.name FROM "
-        "(SELECT thread FROM threads WHERE run = ?1 UNION SELECT thread FROM stats WHERE run = ?1) t "
-        "LEFT JOIN threads th ON th.run = ?1 AND th.thread = t.thread "
-        "WHERE ?2 < 0 OR t.thread = ?2 ORDER BY t.thread");
-    sqlite3_bind_int64(st, 1, r.id);
-    sqlite3_bind_int64(st, 2, o->thread_set ? o->thread : -1);
-    if (o->json)
-        fputc('[', f);
-    else if (o->csv)
-        csv_header(f, 1);
-    int n = 0;
-    int64_t marked = 0;
-    while (pdb_step(p, st) == SQLITE_ROW) {
-        long thread = (long)sqlite3_column_int64(st, 0);
-        int64_t tid = sqlite3_column_int64(st, 1);
-        const char *name = pdb_col_text(st, 2);
-        fnset s;
-        pdb_load_functions(p, &r, thread, flags, &s);
-        if (fnset_sort(&s, sort) != 0)
-            pdb_usage_die("report: unknown sort key '%s' (self|total|calls|p50|p99|allocs|bytes)", sort);
-        size_t shown = shown_rows(o, s.n, machine);
-        if (o->json) {
-            fprintf(f, "%s\n  {\"thread\": %ld, \"tid\": %lld, \"name\": ", n ? "," : "", thread,
-                    (long long)tid);
-            json_str(f, name);
-            fputs(", \"functions\": ", f);
-            json_rows(f, &s, shown, "  ");
-            fputc('}', f);
-        } else if (o->csv) {
-            char prefix[64];
-            snprintf(prefix, sizeof prefix, "%ld,%lld,", thread, (long long)tid);
-            /* the thread name needs CSV quoting: write the prefix row by row */
-            for (size_t i = 0; i < shown; i++) {
-                fputs(prefix, f);
-                csv_str(f, name);
-                fputc(',', f);
-                fnset one = {&s.v[i], 1, 1};
-                csv_rows(f, &one, 1, "");
-            }
-        } else {
-            if (n)
-                fputc('\n', f);
-            fprintf(f, "Thread %ld (tid %lld", thread, (long long)tid);
-            if (*name) {
-                fputs(", ", f);
-                fputs(name, f);
-            }
-            fputs(")\n", f);
-            marked = sat_add(marked, table_rows(f, &s, shown, p->color));
-            frames_line(f, p, &r, thread);
-        }
-        fnset_free(&s);
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (o->json)
-        fputs(n ? "\n]\n" : "]\n", f);
-    else if (!o->csv) {
-        if (n == 0)
-            fputs("no threads recorded\n", f);
-        fputc('\n', f);
-        frames_line(f, p, &r, -1);
-        run_footer(f, p, &r, marked);
-    }
+    if (o->frames)
+        cmd_frames(p, o, &r);
+    else if (o->threads)
+        report_threads(p, o, &r);
+    else
+        report_run(p, o, &r);
     pdb_run_free(&r);
     return 0;
 }

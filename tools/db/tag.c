@@ -33,43 +33,27 @@ static void check_new_name(const char *name)
                       name);
 }
 
+static const emit_col tag_cols[] = {
+    {.head = "Tag", .key = "tag", .type = COL_TEXT},
+    {.head = "Run", .key = "run", .type = COL_INT},
+    {.head = "Started", .type = COL_TIME},
+    {.head = "Command", .type = COL_TEXT, .flags = COL_LEFT, .cut = 40},
+};
+enum { NTAG = sizeof tag_cols / sizeof *tag_cols };
+
 static int list_tags(pdb *p, const pdb_opts *o)
 {
-    FILE *f = stdout;
     sqlite3_stmt *st = pdb_prepare(p, "SELECT t.name, t.run, r.command, r.started_ns FROM tags t "
                                       "JOIN runs r ON r.id = t.run ORDER BY t.name");
-    static const char *hdr[] = {"Tag", "Run", "Started", "Command"};
-    table t;
-    table_init(&t, 4, hdr, NULL);
-    t.leftmask = 1u << 3;
-    int n = 0;
-    if (o->json)
-        fputc('[', f);
+    emitter e;
+    emit_begin(&e, stdout, emit_mode_of(o), tag_cols, NTAG, p->color ? EMIT_COLOR : 0);
     while (pdb_step(p, st) == SQLITE_ROW) {
-        const char *name = pdb_col_text(st, 0);
-        int64_t run = sqlite3_column_int64(st, 1);
-        if (o->json) {
-            fprintf(f, "%s\n  {\"tag\": ", n ? "," : "");
-            json_str(f, name);
-            fprintf(f, ", \"run\": %lld}", (long long)run);
-        } else {
-            char runs[32], when[64], cmd[128];
-            snprintf(runs, sizeof runs, "%lld", (long long)run);
-            fmt_time_local(when, sizeof when, sqlite3_column_int64(st, 3));
-            fmt_cut(cmd, sizeof cmd, pdb_col_text(st, 2), 40);
-            const char *cells[] = {name, runs, when, cmd};
-            table_add(&t, cells, NULL);
-        }
-        n++;
+        emit_val v[NTAG] = {{.s = pdb_col_text(st, 0)}, {.i = sqlite3_column_int64(st, 1)},
+                            {.i = sqlite3_column_int64(st, 3)}, {.s = pdb_col_text(st, 2)}};
+        emit_row(&e, v, NULL);
     }
     sqlite3_finalize(st);
-    if (o->json)
-        fputs(n ? "\n]\n" : "]\n", f);
-    else if (n == 0)
-        fputs("no tags\n", f);
-    else
-        table_print(&t, f, p->color);
-    table_free(&t);
+    emit_end(&e, "no tags\n");
     return 0;
 }
 
