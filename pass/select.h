@@ -1,5 +1,5 @@
 /*
- * select.h - PIANO_FNS pattern matcher used by PianoPass (pass/PianoPass.cpp).
+ * select.h - PIANO_FNS pattern matcher used by PianoPass (pass/Selection.cpp).
  *
  * Plain C11 so it can be unit-tested with cmocka (test/unit/test_select.c)
  * without LLVM. The plugin parses PIANO_FNS once per module and asks, for

@@ -1,10 +1,13 @@
 /*
  * piano_abi.h - the contract between PianoPass (which emits calls) and the
- * runtime (which records them). The pass emits IR that matches this header;
- * it does not include it. Change both sides together and bump PIANO_ABI_VERSION.
+ * runtime (which records them). The pass emits IR that matches this header:
+ * pass/Instrument.cpp includes it (so it stays valid C++) and checks at
+ * compile time that the site it builds has this struct's layout, that the
+ * hooks have these signatures and that PIANO_ABI_VERSION is the one its IR is
+ * for. Change both sides together and bump PIANO_ABI_VERSION.
  *
  * For every instrumented function F the pass emits one `struct piano_site`
- * global (one per function, not one array: see PianoPass.cpp), listed in a
+ * global (one per function, not one array: see pass/Instrument.cpp), listed in a
  * per-module array of pointers, and:
  *   - at F's entry:                         __piano_enter(&site)
  *   - before every `ret`, before a

@@ -1,0 +1,380 @@
+//===- Instrument.cpp - the IR PianoPass emits ----------------------------===//
+//
+// What rt/piano_abi.h describes, for the functions chosen by Selection.cpp:
+//   - one internal, writable struct piano_site {i32 id, i32 line, ptr name,
+//     ptr file} per function, listed in a private array;
+//   - __piano_enter(&site) at function entry;
+//   - __piano_exit(&site) before every ret, before a musttail call, and in a
+//     cleanup landing pad when C++ exceptions unwind through the function;
+//   - with PIANO_GUARD=1, each of those calls made only while __piano_on is set;
+//   - a module constructor calling __piano_register(list, n, PIANO_ABI_VERSION).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PianoPass.h"
+#include "piano_abi.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/EscapeEnumerator.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+using namespace llvm;
+
+namespace piano {
+namespace {
+
+// ---- The ABI: struct piano_site, checked against rt/piano_abi.h ------------
+
+// The fields of struct piano_site as the pass builds them in IR, in order.
+// The LLVM type is made from this list, and the list is checked against the
+// header's struct below: neither can change without the other.
+enum class FieldKind { U32, Ptr };
+constexpr FieldKind SiteFields[] = {FieldKind::U32, FieldKind::U32,
+                                    FieldKind::Ptr, FieldKind::Ptr};
+enum SiteField { SiteId, SiteLine, SiteName, SiteFile, NumSiteFields };
+static_assert(sizeof SiteFields / sizeof SiteFields[0] == NumSiteFields,
+              "one FieldKind per field of struct piano_site");
+
+// Where the C compiler puts each field (natural alignment, as LLVM's data
+// layouts do for i32 and pointers on the targets piano supports).
+constexpr size_t fieldSize(FieldKind K) {
+  return K == FieldKind::U32 ? sizeof(uint32_t) : sizeof(void *);
+}
+constexpr size_t alignUp(size_t N, size_t A) { return (N + A - 1) / A * A; }
+constexpr size_t fieldOffset(size_t Field) {
+  size_t Off = 0;
+  for (size_t I = 0; I < Field; ++I)
+    Off = alignUp(Off, fieldSize(SiteFields[I])) + fieldSize(SiteFields[I]);
+  return alignUp(Off, fieldSize(SiteFields[Field]));
+}
+constexpr size_t siteAlign() {
+  size_t A = 1;
+  for (FieldKind K : SiteFields)
+    A = fieldSize(K) > A ? fieldSize(K) : A;
+  return A;
+}
+constexpr size_t siteSize() {
+  return alignUp(fieldOffset(NumSiteFields - 1) +
+                     fieldSize(SiteFields[NumSiteFields - 1]),
+                 siteAlign());
+}
+
+static_assert(std::is_same<decltype(piano_site::id), uint32_t>::value &&
+                  std::is_same<decltype(piano_site::line), uint32_t>::value &&
+                  std::is_pointer<decltype(piano_site::name)>::value &&
+                  std::is_pointer<decltype(piano_site::file)>::value,
+              "rt/piano_abi.h: struct piano_site is {u32, u32, ptr, ptr}");
+static_assert(offsetof(piano_site, id) == fieldOffset(SiteId) &&
+                  offsetof(piano_site, line) == fieldOffset(SiteLine) &&
+                  offsetof(piano_site, name) == fieldOffset(SiteName) &&
+                  offsetof(piano_site, file) == fieldOffset(SiteFile),
+              "rt/piano_abi.h: struct piano_site's fields moved");
+static_assert(sizeof(piano_site) == siteSize() &&
+                  alignof(piano_site) == siteAlign(),
+              "rt/piano_abi.h: struct piano_site changed size");
+// The hooks and the flag, as the pass declares them: void(ptr), void(ptr),
+// i32(ptr, i32, i32) and i8.
+using HookFn = void(piano_site *);
+using RegisterFn = int(piano_site *const *, uint32_t, uint32_t);
+static_assert(std::is_same<decltype(__piano_enter), HookFn>::value &&
+                  std::is_same<decltype(__piano_exit), HookFn>::value &&
+                  std::is_same<decltype(__piano_register), RegisterFn>::value &&
+                  sizeof(int) == sizeof(uint32_t) &&
+                  std::is_same<decltype(__piano_on), unsigned char>::value,
+              "rt/piano_abi.h: the hooks' signatures changed");
+// The IR below is that of ABI 2 (the hooks' signatures, __piano_on, the
+// site): a new version needs this file changed with it.
+static_assert(PIANO_ABI_VERSION == 2,
+              "rt/piano_abi.h: new ABI version, update Instrument.cpp");
+
+// Every site is aligned to 8, whatever the target: enough for the struct.
+constexpr unsigned SiteAlignment = 8;
+static_assert(alignof(piano_site) <= SiteAlignment, "sites under-aligned");
+
+// The generic pointer type used for the hooks' parameters.
+Type *voidPtrTy(LLVMContext &Ctx) {
+#if LLVM_VERSION_MAJOR >= 17
+  return PointerType::getUnqual(Ctx);
+#else
+  return Type::getInt8PtrTy(Ctx);
+#endif
+}
+
+// struct piano_site { i32 id; i32 line; ptr name; ptr file; }
+StructType *siteType(LLVMContext &Ctx) {
+  SmallVector<Type *, NumSiteFields> Types;
+  for (FieldKind K : SiteFields)
+    Types.push_back(K == FieldKind::U32 ? Type::getInt32Ty(Ctx)
+                                        : voidPtrTy(Ctx));
+  return StructType::get(Ctx, Types);
+}
+
+// ---- Sites -------------------------------------------------------------------
+
+GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
+  Constant *Init = ConstantDataArray::getString(M.getContext(), S, true);
+  auto *GV = new GlobalVariable(M, Init->getType(), /*isConstant=*/true,
+                                GlobalValue::PrivateLinkage, Init, Name);
+  GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  GV->setAlignment(Align(1));
+  return GV;
+}
+
+// The sites of a module: one per function (as generic pointers, in the
+// order of Fns) and the array that lists them.
+struct SiteTable {
+  std::vector<Constant *> Sites;
+  GlobalVariable *List;
+};
+
+// One small global per site rather than one array: every instrumented
+// function refers to its site, and LLVM's call-graph passes walk what a
+// function refers to, so one shared array made compile time quadratic.
+// Writable: the runtime stores the site id into it.
+SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
+  LLVMContext &Ctx = M.getContext();
+  Type *I32 = Type::getInt32Ty(Ctx);
+  Type *VoidPtr = voidPtrTy(Ctx);
+  StructType *SiteTy = siteType(Ctx);
+
+  // One private string per distinct text.
+  StringMap<Constant *> Strings;
+  auto str = [&](const std::string &S, const char *Name) -> Constant * {
+    Constant *&C = Strings[S];
+    if (!C)
+      C = ConstantExpr::getPointerCast(makeString(M, S, Name), VoidPtr);
+    return C;
+  };
+  SiteTable T;
+  T.Sites.reserve(Fns.size());
+  for (const Chosen &C : Fns) {
+    Constant *Fields[NumSiteFields];
+    Fields[SiteName] = str(C.Names.Display, "__piano_name");
+    Fields[SiteFile] = str(C.File, "__piano_file");
+    Fields[SiteId] = ConstantInt::get(I32, 0); // set by the runtime
+    Fields[SiteLine] = ConstantInt::get(I32, C.Line);
+    auto *Site = new GlobalVariable(M, SiteTy, /*isConstant=*/false,
+                                    GlobalValue::InternalLinkage,
+                                    ConstantStruct::get(SiteTy, Fields),
+                                    "__piano_site");
+    Site->setAlignment(Align(SiteAlignment));
+    T.Sites.push_back(ConstantExpr::getPointerCast(Site, VoidPtr));
+  }
+  ArrayType *ListTy = ArrayType::get(VoidPtr, Fns.size());
+  T.List = new GlobalVariable(M, ListTy, /*isConstant=*/true,
+                              GlobalValue::PrivateLinkage,
+                              ConstantArray::get(ListTy, T.Sites),
+                              "__piano_sites");
+  return T;
+}
+
+// ---- Hooks -------------------------------------------------------------------
+
+// The runtime's functions, declared in the module.
+struct Hooks {
+  FunctionCallee Enter, Exit, Register;
+};
+
+Hooks declareHooks(Module &M) {
+  LLVMContext &Ctx = M.getContext();
+  Type *I32 = Type::getInt32Ty(Ctx);
+  Type *VoidPtr = voidPtrTy(Ctx);
+  Type *VoidTy = Type::getVoidTy(Ctx);
+  AttributeList NoUnwind =
+      AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+  FunctionType *HookTy = FunctionType::get(VoidTy, {VoidPtr}, false);
+  Hooks H;
+  H.Enter = M.getOrInsertFunction("__piano_enter", HookTy, NoUnwind);
+  H.Exit = M.getOrInsertFunction("__piano_exit", HookTy, NoUnwind);
+  H.Register = M.getOrInsertFunction(
+      "__piano_register", FunctionType::get(I32, {VoidPtr, I32, I32}, false),
+      NoUnwind);
+  for (FunctionCallee FC : {H.Enter, H.Exit, H.Register})
+    if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
+      Decl->addFnAttr(Attribute::NoUnwind);
+  // The hooks run on every call: reach them through the GOT, not a lazy PLT stub.
+  for (FunctionCallee FC : {H.Enter, H.Exit})
+    if (auto *Decl = dyn_cast<Function>(FC.getCallee()))
+      Decl->addFnAttr(Attribute::NonLazyBind);
+  return H;
+}
+
+// The first personality of the module that EscapeEnumerator handles, or null.
+Constant *modulePersonality(Module &M) {
+  for (Function &F : M)
+    if (F.hasPersonalityFn() && !hasScopedPersonality(F))
+      return F.getPersonalityFn();
+  return nullptr;
+}
+
+// ---- Placement: the hooks of one function -------------------------------------
+
+class HookPlacer {
+public:
+  HookPlacer(Module &M, const Hooks &H)
+      : M(M), Ctx(M.getContext()), H(H), Personality(modulePersonality(M)) {}
+
+  // Site: the function's site; F is marked as instrumented.
+  void instrument(Function &F, Constant *Site) {
+    placeEntryHook(F, Site);
+    givePersonality(F);
+    placeExitHooks(F, Site);
+    F.addFnAttr(InstrumentedAttr);
+  }
+
+  // Every hook call placed so far.
+  const std::vector<CallInst *> &hookCalls() const { return HookCalls; }
+
+private:
+  void emitHook(Instruction *Before, FunctionCallee Hook, Constant *Site,
+                DISubprogram *SP, DebugLoc DL);
+  void placeEntryHook(Function &F, Constant *Site);
+  void givePersonality(Function &F);
+  void placeExitHooks(Function &F, Constant *Site);
+
+  Module &M;
+  LLVMContext &Ctx;
+  Hooks H;
+  Constant *Personality;
+  std::vector<CallInst *> HookCalls;
+};
+
+// Hook(Site) right before Before (guarded later with PIANO_GUARD=1).
+void HookPlacer::emitHook(Instruction *Before, FunctionCallee Hook,
+                          Constant *Site, DISubprogram *SP, DebugLoc DL) {
+  // Calls to inlinable functions need a !dbg in functions with debug info.
+  if (SP && !DL)
+    DL = DILocation::get(Ctx, SP->getLine(), 0, SP);
+  IRBuilder<> B(Before);
+  B.SetCurrentDebugLocation(DL);
+  CallInst *CI = B.CreateCall(Hook, {Site});
+  HookCalls.push_back(CI);
+  CI->setDoesNotThrow();
+  // Never a sibling call: the runtime tells nested calls apart by the stack
+  // position at each hook, which a tail-called exit hook would misreport.
+  CI->setTailCallKind(CallInst::TCK_NoTail);
+}
+
+// Entry: after the leading allocas, so they stay static allocas. Placed
+// before the escape enumerator runs: it replaces calls that may throw by
+// invokes, which would leave a pointer to such a call dangling.
+void HookPlacer::placeEntryHook(Function &F, Constant *Site) {
+  DISubprogram *SP = F.getSubprogram();
+  BasicBlock &EntryBB = F.getEntryBlock();
+  BasicBlock::iterator IP = EntryBB.getFirstInsertionPt();
+  while (IP != EntryBB.end() && isa<AllocaInst>(*IP))
+    ++IP;
+  DebugLoc EntryDL;
+  if (SP)
+    EntryDL = DILocation::get(
+        Ctx, SP->getScopeLine() ? SP->getScopeLine() : SP->getLine(), 0, SP);
+  emitHook(&*IP, H.Enter, Site, SP, EntryDL);
+}
+
+// Functions that may unwind get a cleanup landing pad. Without a personality
+// EscapeEnumerator would pick the C one; reuse the module's (C++:
+// __gxx_personality_v0) so C++ code needs nothing extra to link.
+void HookPlacer::givePersonality(Function &F) {
+  if (F.doesNotThrow() || F.hasPersonalityFn())
+    return;
+  if (!Personality && startsWith(F.getName(), "_Z"))
+    Personality = cast<Constant>(
+        M.getOrInsertFunction("__gxx_personality_v0",
+                              FunctionType::get(Type::getInt32Ty(Ctx), true))
+            .getCallee());
+  if (Personality)
+    F.setPersonalityFn(Personality);
+}
+
+// Exits: before each ret / resume (or the musttail call preceding a ret),
+// plus a cleanup landing pad for calls that may throw. Each hook is placed as
+// soon as the enumerator yields its place, before it goes on to rewrite calls.
+void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
+  DISubprogram *SP = F.getSubprogram();
+  EscapeEnumerator EE(F, "piano_cleanup", /*HandleExceptions=*/true);
+  while (IRBuilder<> *B = EE.Next())
+    emitHook(&*B->GetInsertPoint(), H.Exit, Site, SP,
+             B->getCurrentDebugLocation());
+}
+
+// ---- Guard, constructor ----------------------------------------------------------
+
+// PIANO_GUARD=1: each hook call is skipped unless the runtime's __piano_on
+// is set, so that PIANO_DISABLE=1 costs a load and a branch per hook (under
+// 1 ns per call) instead of two calls (2-4 ns). The extra blocks cost
+// compile time (about +16% on a large file), hence an option. Guards are
+// added once the escape enumerator is done with the function: splitting
+// blocks under it would make it visit the moved returns again. Each guard
+// loads the flag itself (atomic, volatile: never merged into one value, so
+// the optimizer has no reason to clone a body into on and off copies).
+void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls) {
+  LLVMContext &Ctx = M.getContext();
+  Type *I8 = Type::getInt8Ty(Ctx);
+  GlobalVariable *On = M.getGlobalVariable("__piano_on");
+  if (!On)
+    On = new GlobalVariable(M, I8, /*isConstant=*/false,
+                            GlobalValue::ExternalLinkage, nullptr,
+                            "__piano_on");
+  MDNode *Likely = MDBuilder(Ctx).createBranchWeights(1000, 1);
+  for (CallInst *CI : HookCalls) {
+    IRBuilder<> B(CI);
+    LoadInst *Flag = B.CreateLoad(I8, On, /*isVolatile=*/true, "piano_on");
+    Flag->setAtomic(AtomicOrdering::Monotonic);
+    Flag->setAlignment(Align(1));
+    Instruction *Then = SplitBlockAndInsertIfThen(
+        B.CreateICmpNE(Flag, ConstantInt::get(I8, 0)), CI,
+        /*Unreachable=*/false, Likely);
+    CI->moveBefore(*Then->getParent(), Then->getIterator());
+  }
+}
+
+// Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION).
+void addModuleCtor(Module &M, FunctionCallee Register, GlobalVariable *List,
+                   size_t Count) {
+  LLVMContext &Ctx = M.getContext();
+  Type *I32 = Type::getInt32Ty(Ctx);
+  Function *Ctor =
+      Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                       GlobalValue::InternalLinkage, ModuleCtorName, M);
+  Ctor->addFnAttr(Attribute::NoUnwind);
+  Ctor->addFnAttr(InstrumentedAttr);
+  IRBuilder<> B(BasicBlock::Create(Ctx, "entry", Ctor));
+  B.CreateCall(Register, {ConstantExpr::getPointerCast(List, voidPtrTy(Ctx)),
+                          ConstantInt::get(I32, Count),
+                          ConstantInt::get(I32, PIANO_ABI_VERSION)})
+      ->setDoesNotThrow();
+  B.CreateRetVoid();
+  appendToGlobalCtors(M, Ctor, 0);
+}
+
+} // namespace
+
+void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns,
+                         bool Guard) {
+  SiteTable Sites = createSites(M, Fns);
+  Hooks H = declareHooks(M);
+  HookPlacer Placer(M, H);
+  for (size_t I = 0; I < Fns.size(); ++I)
+    Placer.instrument(*Fns[I].F, Sites.Sites[I]);
+  if (Guard)
+    guardHooks(M, Placer.hookCalls());
+  addModuleCtor(M, H.Register, Sites.List, Fns.size());
+}
+
+} // namespace piano

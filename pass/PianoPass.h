@@ -1,0 +1,130 @@
+//===- PianoPass.h - what the parts of PianoPass.so share -------*- C++ -*-===//
+//
+// PianoPass.so is made of:
+//   PianoPass.cpp  the pass: its steps, in the order it runs them
+//   Selection.cpp  which functions it instruments (PIANO_FNS, PIANO_MIN_SIZE),
+//                  and what it records of that choice (.piano.sel, PIANO_SUMMARY)
+//   Instrument.cpp the IR it emits for them (rt/piano_abi.h)
+//   Plugin.cpp     how clang / opt load it
+// and of select.c / summary.c (the piano_selection library).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIANO_PASS_H
+#define PIANO_PASS_H
+
+#include "select.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/IR/PassManager.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Function;
+class Module;
+class Type;
+class LLVMContext;
+} // namespace llvm
+
+namespace piano {
+
+class PianoPass : public llvm::PassInfoMixin<PianoPass> {
+public:
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    return instrumentModule(M) ? llvm::PreservedAnalyses::none()
+                               : llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+
+private:
+  bool instrumentModule(llvm::Module &M);
+};
+
+// ---- Shared by the parts ---------------------------------------------------
+
+// The attribute of the functions the pass has instrumented (so a second run
+// leaves them alone), and the name of the module constructor it adds.
+constexpr const char *InstrumentedAttr = "piano-instrumented";
+constexpr const char *ModuleCtorName = "__piano_module_ctor";
+
+// StringRef::startswith became starts_with (16) and went away (19); this
+// spelling works with every LLVM.
+inline bool startsWith(llvm::StringRef S, llvm::StringRef Prefix) {
+  return S.size() >= Prefix.size() && S.substr(0, Prefix.size()) == Prefix;
+}
+
+// A variable that is set and neither empty nor "0".
+inline bool envFlag(const char *Name) {
+  const char *V = std::getenv(Name);
+  return V && *V && std::string(V) != "0";
+}
+
+// ---- Selection.cpp: the settings and the choice of functions ---------------
+
+struct SelectDeleter {
+  void operator()(piano_select *S) const { piano_select_free(S); }
+};
+using SelectPtr = std::unique_ptr<piano_select, SelectDeleter>;
+
+// What the environment asks for.
+struct Options {
+  const char *Spec = nullptr; // PIANO_FNS as given (may be null)
+  SelectPtr Sel;              // PIANO_FNS parsed
+  unsigned MinSize = 0;       // PIANO_MIN_SIZE
+  bool Guard = false;         // PIANO_GUARD
+  bool Verbose = false;       // PIANO_VERBOSE
+};
+
+// Reads PIANO_FNS and PIANO_MIN_SIZE (and the flags). A malformed value is
+// reported through the context (one "error: piano: ..." line; the compilation
+// fails) and false returned.
+bool readOptions(llvm::LLVMContext &Ctx, Options &Opts);
+
+// Names of one function: Match is the qualified name without parameters
+// (what PIANO_FNS patterns see), Display is what the report shows.
+struct FnNames {
+  std::string Match;
+  std::string Display;
+};
+
+// One selected function.
+struct Chosen {
+  llvm::Function *F;
+  FnNames Names;
+  std::string File; // defining file, "" when unknown
+  unsigned Line;    // line of the definition, 0 without debug info
+};
+
+struct Selection {
+  std::vector<Chosen> Fns;   // to instrument, in module order
+  std::vector<Chosen> Small; // selected by a broad pattern, but too small
+};
+
+Selection selectFunctions(llvm::Module &M, const Options &Opts);
+
+// Whether F unwinds with a scoped (Windows) EH personality, which the
+// placement of exit hooks (EscapeEnumerator) does not handle: such functions
+// are never candidates.
+bool hasScopedPersonality(const llvm::Function &F);
+
+// Records the selection in the object (.piano.sel), for piano-cc.
+void recordSelection(llvm::Module &M, const Options &Opts);
+
+// PIANO_SUMMARY=FILE: appends this translation unit's line for piano-summary.
+void writeSummary(const llvm::Module &M, const Options &Opts,
+                  const Selection &S);
+
+// ---- Instrument.cpp: the IR of rt/piano_abi.h ------------------------------
+
+// Gives every function of Fns its site and its enter / exit hooks (guarded
+// with Guard), and the module the constructor that registers the sites.
+void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns,
+                         bool Guard);
+
+} // namespace piano
+
+#endif
