@@ -4,7 +4,7 @@
  * (through its calling context). C++ new/delete reach these through libstdc++.
  *
  * A program that defines malloc itself keeps its own: the executable's symbols
- * win, and piano then counts nothing. Freed bytes are malloc_usable_size(),
+ * win, and piano then counts nothing (allocator.c names it for the report). Freed bytes are malloc_usable_size(),
  * the only size glibc knows at free().
  */
 #define _GNU_SOURCE
@@ -61,6 +61,9 @@ PIANO_API void *malloc(size_t n)
         count_alloc(n);
     return p;
 }
+
+/* Tells allocator.c that this library interposes malloc. */
+__attribute__((visibility("hidden"))) const int piano_alloc_hooked = 1;
 
 PIANO_API void free(void *p)
 {

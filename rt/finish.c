@@ -144,6 +144,7 @@ static void piano_finish(void)
                     states[mem.n++] = s;
     mem.states = states;
     pthread_mutex_unlock(&g.threads_lock);
+    allocator_detect(g.run.allocator, sizeof g.run.allocator);
     save_run_header();
     char err[PIANO_WHY_MAX] = "";
     /* A database another process holds locked delays the exit by at most

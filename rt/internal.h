@@ -208,6 +208,11 @@ void atfork_prepare(void);
 void atfork_parent(void);
 void atfork_child(void);
 
+/* ---------------------------------------------------------------- allocator.c */
+
+/* Names into out an allocator piano's malloc does not see ("" when none). */
+void allocator_detect(char *out, size_t n);
+
 #pragma GCC visibility pop
 
 #endif

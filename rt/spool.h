@@ -26,7 +26,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 5   /* 5: frame records carry their number and why they were kept */
+#define PIANO_SPOOL_VERSION 6   /* 6: the run header names an allocator piano does not see */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -306,6 +306,9 @@ struct piano_spool_run {
     /* A forked child's: the tick of the fork. Its calls in flight that
      * started by then are its parent's, not its own. 0 otherwise. */
     uint64_t fork_tick;
+    /* An allocator piano's malloc does not see, found at exit (allocator.c):
+     * "je_malloc", "malloc in libjemalloc.so.2"...; "" when none. */
+    char allocator[64];
 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 

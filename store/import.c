@@ -117,7 +117,8 @@ static int insert_run(struct job *j, int complete)
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
-                           "clock, ns_per_tick, overhead_ns) VALUES(?,?,?,?,?,0,?,?,?,?) ON CONFLICT(key) DO NOTHING",
+                           "clock, ns_per_tick, overhead_ns, allocator) VALUES(?,?,?,?,?,0,?,?,?,?,?) "
+                           "ON CONFLICT(key) DO NOTHING",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(ins, 1, run->key, -1, SQLITE_STATIC);
@@ -133,6 +134,11 @@ static int insert_run(struct job *j, int complete)
     sqlite3_bind_double(ins, 8, j->npt);
     sqlite3_bind_double(ins, 9,
                         run->overhead_ticks > 0 && run->overhead_ticks < 1e6 ? run->overhead_ticks * j->npt : 0);
+    size_t alen = strnlen(run->allocator, sizeof run->allocator);
+    if (alen)
+        sqlite3_bind_text(ins, 10, run->allocator, (int)alen, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 10);
     int step = sqlite3_step(ins);
     sqlite3_finalize(ins);
     if (step != SQLITE_DONE)

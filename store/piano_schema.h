@@ -19,6 +19,10 @@
  * had fixed { uint32 fn; uint64 self_ns; } records; opening such a database
  * rewrites its blobs.
  *
+ * A comma in the comment of a table's next-to-last column makes SQLite's
+ * DROP COLUMN of the last one fail (the unit tests drop columns to make
+ * older schemas): keep that comment free of commas.
+ *
  * Schema changes: bump PIANO_SCHEMA_VERSION (stored as PRAGMA user_version),
  * add a PIANO_SCHEMA_MIGRATE_<old> step, and let piano_store_open() run it; a
  * database with a newer version is refused.
@@ -26,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 5
+#define PIANO_SCHEMA_VERSION 6
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -47,7 +51,8 @@
 "  frames      INTEGER,                -- every completed frame, kept or not (NULL: not known: count the frames table)\n" \
 "  frames_kept INTEGER,                -- the rows of the frames table (PIANO_FRAMES: the budget, spikes, a sample)\n" \
 "  frame_hist  BLOB,                   -- histogram of every frame's total (ticks); NULL before schema 5\n" \
-"  spikes_unkept INTEGER NOT NULL DEFAULT 0 -- spikes past the run's spike limit, sampled like other frames\n" \
+"  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
+"  allocator   TEXT                    -- an allocator whose calls piano does not see (je_malloc, or malloc in libjemalloc.so.2), NULL if none\n" \
 ");\n" \
 "CREATE TABLE IF NOT EXISTS functions(\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
@@ -145,5 +150,10 @@
 "UPDATE threads SET frames = 0;\n" \
 "UPDATE threads SET frames = c.n FROM (SELECT run, thread, count(*) AS n FROM frames GROUP BY run, thread) AS c\n" \
 "  WHERE threads.run = c.run AND threads.thread = c.thread;\n"
+
+/* From version 5 to 6: a run names the allocator piano did not see, if any
+ * (runs stored before: NULL, not known). */
+#define PIANO_SCHEMA_MIGRATE_5 \
+"ALTER TABLE runs ADD COLUMN allocator TEXT;\n"
 
 #endif

@@ -492,6 +492,8 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_3) == SQLITE_OK;
     if (ok && version <= 4)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_4) == SQLITE_OK;
+    if (ok && version <= 5)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_5) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);

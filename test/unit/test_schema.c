@@ -102,9 +102,9 @@ static void refuses_foreign_files(void **state)
     "ALTER TABLE threads DROP COLUMN frames; ALTER TABLE threads DROP COLUMN frame_hist;" \
     "ALTER TABLE frames DROP COLUMN thread_seq; ALTER TABLE frames DROP COLUMN spike;"
 
-/* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_5), and opens it for writing: the upgrade runs. */
-static sqlite3 *open_older(const char *name, const char *old_sql)
+/* Makes database NAME in the current schema with one run, takes away what
+ * later schemas added (undo), runs old_sql, and opens it for writing. */
+static sqlite3 *open_undone(const char *name, const char *undo, const char *old_sql)
 {
     char path[300], err[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -115,12 +115,23 @@ static sqlite3 *open_older(const char *name, const char *old_sql)
                                   "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, UNDO_5, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, undo, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, old_sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     assert_non_null(db);
     return db;
+}
+
+/* What schema 6 added (the allocator piano did not see). */
+#define UNDO_6 "ALTER TABLE runs DROP COLUMN allocator;"
+
+/* Makes database NAME in the current schema with one run, turns it into an
+ * older one with old_sql (after UNDO_6 and UNDO_5), and opens it for writing:
+ * the upgrade runs. */
+static sqlite3 *open_older(const char *name, const char *old_sql)
+{
+    return open_undone(name, UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -228,6 +239,19 @@ static void upgrades_version_4(void **state)
     sqlite3_close(db);
 }
 
+/* A version-5 database (before runs.allocator) gets the column, NULL for
+ * the runs stored before. */
+static void upgrades_version_5(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v5.db", UNDO_6, "PRAGMA user_version=5");
+    sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* Varints: the largest values round-trip; truncated, overlong and
  * overflowing ones are refused. */
 static void fns_blob_varints(void **state)
@@ -262,6 +286,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_2_frame_blobs),
         cmocka_unit_test(upgrades_version_3),
         cmocka_unit_test(upgrades_version_4),
+        cmocka_unit_test(upgrades_version_5),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -119,6 +119,30 @@ static int64_t uncounted_unfinished(pdb *p, int64_t run)
     return n;
 }
 
+/* A line naming the allocator piano's malloc did not see (runs.allocator,
+ * schema 6; runs stored before have no such column or NULL): its
+ * allocations are not in the Allocs column. */
+static void allocator_line(FILE *f, pdb *p, int64_t run)
+{
+    sqlite3_stmt *has = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'allocator'");
+    int known = pdb_step(p, has) == SQLITE_ROW && sqlite3_column_int(has, 0) > 0;
+    sqlite3_finalize(has);
+    if (!known)
+        return;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT allocator, (SELECT coalesce(sum(allocs), 0) FROM stats "
+                                      "WHERE run = ?1) FROM runs WHERE id = ?1 AND allocator IS NOT NULL");
+    sqlite3_bind_int64(st, 1, run);
+    if (pdb_step(p, st) == SQLITE_ROW) {
+        const char *name = pdb_col_text(st, 0);
+        if (sqlite3_column_int64(st, 1) > 0)
+            fprintf(f, "allocations: only those through malloc (the program also uses its own allocator: %s)\n",
+                    name);
+        else
+            fprintf(f, "allocations: not seen (the program uses its own allocator: %s)\n", name);
+    }
+    sqlite3_finalize(st);
+}
+
 /* What the tables above left unsaid; marked: the calls marked in them. */
 static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 {
@@ -137,6 +161,7 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
         fprintf(f, "%lld call%s left out of the figures (nested too deep, or on a thread piano could not "
                    "record: see the run's piano: line)\n",
                 (long long)r->calls_untimed, r->calls_untimed == 1 ? "" : "s");
+    allocator_line(f, p, r->id);
     if (recovered)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
 }
