@@ -27,7 +27,7 @@ fi
 echo "piano: building and testing with LLVM $major"
 bash scripts/deps.sh --tests "$major"
 b=build-llvm$major
-cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLVM_DIR="/usr/lib/llvm-$major/lib/cmake/llvm" >/dev/null
+cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIANO_WERROR=ON -DLLVM_DIR="/usr/lib/llvm-$major/lib/cmake/llvm" >/dev/null
 cmake --build "$b" -j"$(nproc)"
 
 # Both builds installed into one prefix: one plugin per LLVM, and each

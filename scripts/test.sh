@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh --tests
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIANO_TESTS=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIANO_TESTS=ON -DPIANO_WERROR=ON >/dev/null
 cmake --build build -j"$(nproc)"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
@@ -16,7 +16,7 @@ cmake --build build -j"$(nproc)"
 #   build-tsan: TSan: hooks called from several threads at once
 sanitized() {   # DIR SANITIZERS TEST_REGEX TARGET...
   local dir=$1 san=$2 tests=$3; shift 3
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIANO_WERROR=ON -DCMAKE_C_COMPILER=clang-14 \
     -DCMAKE_CXX_COMPILER=clang++-14 -DPIANO_SANITIZE="$san" >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target "$@"
   # TSan of clang 14 needs the old address-space layout: run without ASLR when allowed.
