@@ -123,29 +123,10 @@ static void put_us(FILE *f, int64_t ns)
 #define CHROME_FIRST 100000
 #define CHROME_SPIKES 10000
 
-/* Trace Event JSON: frames as complete events, threads named by metadata.
- * Streamed row by row; bounded by default, and says so on stderr with sizes. */
-static void export_chrome(pdb *p, const pdb_opts *o, FILE *f, const run_info *r, long thread)
+/* The process's and threads' metadata events; returns the (thread, tid)
+ * pairs of the threads, *n of them. */
+static int64_t *chrome_threads(pdb *p, FILE *f, const run_info *r, long thread, size_t *n)
 {
-    frame_split split;
-    frames_split(p, r, thread, 0, &split);
-    int has_hist = split.has_hist;
-    int64_t kept = thread < 0 && r->frames_kept >= 0 ? r->frames_kept : frames_count_rows(p, r->id, thread, NULL, 0);
-    int capped = !o->all && kept > CHROME_FIRST;
-    /* Without a histogram (runs stored before schema 5) the cap keeps the first frames only. */
-    int64_t first = capped ? CHROME_FIRST : -1, spikes = capped && has_hist ? CHROME_SPIKES : 0;
-    if (capped)
-        fprintf(stderr, "piano-db: export chrome: the first %d of %lld kept frames%s, about %lld MB; --all "
-                        "exports every one (about %lld MB)\n",
-                CHROME_FIRST, (long long)kept, spikes ? " and up to 10000 spikes after them" : "",
-                (long long)((CHROME_FIRST + spikes) * CHROME_EVENT_BYTES >> 20),
-                (long long)(kept * CHROME_EVENT_BYTES >> 20));
-    else if (kept * CHROME_EVENT_BYTES >= 64ll << 20)
-        fprintf(stderr, "piano-db: export chrome: %lld frames, about %lld MB\n", (long long)kept,
-                (long long)(kept * CHROME_EVENT_BYTES >> 20));
-    fkeys k;
-    fkeys_load(p, r->id, &k);
-    fputs("{\"traceEvents\": [\n", f);
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %lld, \"tid\": 0, \"args\": {\"name\": ",
             (long long)r->pid);
     json_str(f, r->command);
@@ -180,6 +161,35 @@ static void export_chrome(pdb *p, const pdb_opts *o, FILE *f, const run_info *r,
                 (long long)r->pid, (long long)tid, (long long)th);
     }
     sqlite3_finalize(st);
+    *n = nth;
+    return tmap;
+}
+
+/* Trace Event JSON: frames as complete events, threads named by metadata.
+ * Streamed row by row; bounded by default, and says so on stderr with sizes. */
+static void export_chrome(pdb *p, const pdb_opts *o, FILE *f, const run_info *r, long thread)
+{
+    frame_split split;
+    frames_split(p, r, thread, 0, &split);
+    int has_hist = split.has_hist;
+    int64_t kept = thread < 0 && r->frames_kept >= 0 ? r->frames_kept : frames_count_rows(p, r->id, thread, NULL, 0);
+    int capped = !o->all && kept > CHROME_FIRST;
+    /* Without a histogram (runs stored before schema 5) the cap keeps the first frames only. */
+    int64_t first = capped ? CHROME_FIRST : -1, spikes = capped && has_hist ? CHROME_SPIKES : 0;
+    if (capped)
+        fprintf(stderr, "piano-db: export chrome: the first %d of %lld kept frames%s, about %lld MB; --all "
+                        "exports every one (about %lld MB)\n",
+                CHROME_FIRST, (long long)kept, spikes ? " and up to 10000 spikes after them" : "",
+                (long long)((CHROME_FIRST + spikes) * CHROME_EVENT_BYTES >> 20),
+                (long long)(kept * CHROME_EVENT_BYTES >> 20));
+    else if (kept * CHROME_EVENT_BYTES >= 64ll << 20)
+        fprintf(stderr, "piano-db: export chrome: %lld frames, about %lld MB\n", (long long)kept,
+                (long long)(kept * CHROME_EVENT_BYTES >> 20));
+    fkeys k;
+    fkeys_load(p, r->id, &k);
+    fputs("{\"traceEvents\": [\n", f);
+    size_t nth;
+    int64_t *tmap = chrome_threads(p, f, r, thread, &nth);
 
     frame_window win = {first, spikes, has_hist && thread < 0, split.spike_ns};
     frame_iter it;

@@ -29,11 +29,17 @@
 #define FG_CHAR 7.0
 #define FG_MINW 0.1
 
-static const ctree *g_t;
+/* A child node by its label: emit draws children in label order. */
+typedef struct {
+    const char *label;
+    int node;
+} child_entry;
+
 static int cmp_children(const void *a, const void *b)
 {
-    const cnode *x = &g_t->v[*(const int *)a], *y = &g_t->v[*(const int *)b];
-    return strcmp(g_t->keys.labels[x->key], g_t->keys.labels[y->key]);
+    const child_entry *x = a, *y = b;
+    int c = strcmp(x->label, y->label);
+    return c ? c : (x->node > y->node) - (x->node < y->node);
 }
 
 static unsigned name_hash(const char *s)
@@ -81,17 +87,7 @@ static void label_fit(char *buf, size_t n, const char *s, double w)
         return;
     }
     /* c - 2 code points, then "..". */
-    size_t i = 0;
-    long w2 = 0;
-    while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (w2 == c - 2)
-                break;
-            w2++;
-        }
-        i++;
-    }
-    snprintf(buf, n, "%.*s..", (int)i, s);
+    snprintf(buf, n, "%.*s..", (int)utf8_offset(s, (size_t)(c - 2)), s);
 }
 
 typedef struct {
@@ -126,7 +122,7 @@ static void depth_pass(fg *g, int node, double w)
         depth_pass(g, k, (double)g->t->v[k].total_ns * g->scale);
 }
 
-static void emit(fg *g, int node, double x, int height)
+static void draw(fg *g, int node, double x, int height)
 {
     const ctree *t = g->t;
     const cnode *c = &t->v[node];
@@ -181,16 +177,15 @@ static void emit(fg *g, int node, double x, int height)
         n++;
     if (!n)
         return;
-    int *kids = xmalloc((size_t)n * sizeof *kids);
+    child_entry *kids = xmalloc((size_t)n * sizeof *kids);
     n = 0;
     for (int k = c->first_child; k >= 0; k = t->v[k].next_sibling)
-        kids[n++] = k;
-    g_t = t;
+        kids[n++] = (child_entry){t->keys.labels[t->v[k].key], k};
     qsort(kids, (size_t)n, sizeof *kids, cmp_children);
     double cx = x;
     for (int i = 0; i < n; i++) {
-        emit(g, kids[i], cx, height);
-        cx += (double)t->v[kids[i]].total_ns * g->scale;
+        draw(g, kids[i].node, cx, height);
+        cx += (double)t->v[kids[i].node].total_ns * g->scale;
     }
     free(kids);
 }
@@ -225,6 +220,39 @@ static const char *fg_script =
     "})();\n"
     "]]></script>\n";
 
+/* --diff: each key and node of g->t to base's (keys by name and file);
+ * returns the self time of base's paths that t lacks. */
+static int64_t match_base(fg *g)
+{
+    const ctree *t = g->t, *base = g->base;
+    g->base_key = xmalloc((size_t)t->keys.nkeys * sizeof *g->base_key);
+    for (int i = 0; i < t->keys.nkeys; i++) {
+        g->base_key[i] = -1;
+        for (int j = 0; j < base->keys.nkeys; j++)
+            if (!strcmp(t->keys.names[i], base->keys.names[j]) && !strcmp(t->keys.files[i], base->keys.files[j])) {
+                g->base_key[i] = j;
+                break;
+            }
+    }
+    g->base_node = xmalloc(t->n * sizeof *g->base_node);
+    char *hit = xcalloc(base->n, 1);
+    g->base_node[0] = 0;
+    hit[0] = 1;
+    for (size_t i = 1; i < t->n; i++) { /* parents come first */
+        const cnode *c = &t->v[i];
+        int bp = g->base_node[c->parent], bk = g->base_key[c->key];
+        g->base_node[i] = bp >= 0 && bk >= 0 ? ctree_child(base, bp, bk) : -1;
+        if (g->base_node[i] >= 0)
+            hit[g->base_node[i]] = 1;
+    }
+    int64_t removed = 0;
+    for (size_t i = 1; i < base->n; i++)
+        if (!hit[i])
+            removed += base->v[i].self_ns;
+    free(hit);
+    return removed;
+}
+
 static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info *r, const run_info *ra)
 {
     fg g;
@@ -234,35 +262,7 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
     g.f = f;
     int64_t root_total = t->v[0].total_ns;
     g.scale = root_total > 0 ? (double)(FG_W - 2 * FG_PAD) / (double)root_total : 0;
-    int64_t removed = 0;
-    if (base) {
-        /* Keys of t to keys of base by (name, file). */
-        g.base_key = xmalloc((size_t)t->keys.nkeys * sizeof *g.base_key);
-        for (int i = 0; i < t->keys.nkeys; i++) {
-            g.base_key[i] = -1;
-            for (int j = 0; j < base->keys.nkeys; j++)
-                if (!strcmp(t->keys.names[i], base->keys.names[j]) &&
-                    !strcmp(t->keys.files[i], base->keys.files[j])) {
-                    g.base_key[i] = j;
-                    break;
-                }
-        }
-        g.base_node = xmalloc(t->n * sizeof *g.base_node);
-        char *hit = xcalloc(base->n, 1);
-        g.base_node[0] = 0;
-        hit[0] = 1;
-        for (size_t i = 1; i < t->n; i++) { /* parents come first */
-            const cnode *c = &t->v[i];
-            int bp = g.base_node[c->parent], bk = g.base_key[c->key];
-            g.base_node[i] = bp >= 0 && bk >= 0 ? ctree_child(base, bp, bk) : -1;
-            if (g.base_node[i] >= 0)
-                hit[g.base_node[i]] = 1;
-        }
-        for (size_t i = 1; i < base->n; i++)
-            if (!hit[i])
-                removed += base->v[i].self_ns;
-        free(hit);
-    }
+    int64_t removed = base ? match_base(&g) : 0;
     depth_pass(&g, 0, root_total > 0 ? (double)(FG_W - 2 * FG_PAD) : 0);
     int height = FG_TOP + (g.maxdepth + 1) * FG_ROW + FG_BOTTOM;
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -313,7 +313,7 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
             root_total > 0 ? "Hover a frame for details" : "No calling contexts in this run");
     fputs("<g id=\"frames\">\n", f);
     if (root_total > 0)
-        emit(&g, 0, FG_PAD, height);
+        draw(&g, 0, FG_PAD, height);
     fputs("</g>\n", f);
     fprintf(f, fg_script, FG_PAD, FG_W - 2 * FG_PAD, FG_CHAR);
     fputs("</svg>\n", f);

@@ -63,44 +63,33 @@ size_t utf8_width(const char *s)
 
 void fmt_cut(char *buf, size_t n, const char *s, size_t max)
 {
-    if (utf8_width(s) <= max || max < 4) {
+    if (utf8_width(s) <= max || max < 4)
         snprintf(buf, n, "%s", s);
-        return;
-    }
-    size_t w = 0, i = 0;
-    while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (w == max - 3)
-                break;
-            w++;
-        }
-        i++;
-    }
-    snprintf(buf, n, "%.*s...", (int)i, s);
+    else
+        snprintf(buf, n, "%.*s...", (int)utf8_offset(s, max - 3), s);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static int utf8_seq(const unsigned char *s)
+int utf8_seq(const unsigned char *s, unsigned *cp)
 {
     int len;
-    unsigned cp;
-    if (s[0] < 0x80)
+    if (s[0] < 0x80) {
+        *cp = s[0];
         return 1;
-    else if ((s[0] & 0xE0) == 0xC0)
-        len = 2, cp = s[0] & 0x1F;
+    } else if ((s[0] & 0xE0) == 0xC0)
+        len = 2, *cp = s[0] & 0x1F;
     else if ((s[0] & 0xF0) == 0xE0)
-        len = 3, cp = s[0] & 0x0F;
+        len = 3, *cp = s[0] & 0x0F;
     else if ((s[0] & 0xF8) == 0xF0)
-        len = 4, cp = s[0] & 0x07;
+        len = 4, *cp = s[0] & 0x07;
     else
         return 0;
     for (int i = 1; i < len; i++) {
         if ((s[i] & 0xC0) != 0x80)
             return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
+        *cp = *cp << 6 | (s[i] & 0x3F);
     }
     static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    if (*cp < min[len] || *cp > 0x10FFFF || (*cp >= 0xD800 && *cp <= 0xDFFF))
         return 0;
     return len;
 }
@@ -127,7 +116,8 @@ void json_str(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *u == 0x7f ? 0x7f : u[1]);
             u += *u == 0x7f ? 1 : 2;
         } else {
-            int len = utf8_seq(u);
+            unsigned cp;
+            int len = utf8_seq(u, &cp);
             if (len == 0) {
                 fputs("\\ufffd", f);
                 u++;
@@ -196,8 +186,7 @@ size_t term_width(void)
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, one column */
 
-/* Byte offset of the first code point past `w` display characters of s. */
-static size_t utf8_offset(const char *s, size_t w)
+size_t utf8_offset(const char *s, size_t w)
 {
     size_t i = 0, seen = 0;
     while (s[i]) {

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,24 +274,122 @@ static int allowed(const command *c, const char *name)
     return strstr(c->allowed, key) != NULL;
 }
 
-int main(int argc, char **argv)
+/* The options that take a value (--name VALUE or --name=VALUE). */
+static int takes_value(const char *name)
 {
-    /* Options before the command: --db FILE (also accepted after it), --help, --version. */
-    const char *global_db = NULL;
+    static const char *const with_value[] = {"db", "sort", "top", "thread", "fail-above", "keep", "output", "format"};
+    for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
+        if (!strcmp(name, with_value[i]))
+            return 1;
+    return 0;
+}
+
+/* A word of a space-separated and enclosed list (" a b c ")? */
+static int in_list(const char *list, const char *word)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s ", word);
+    return *word && !strchr(word, ' ') && strstr(list, key);
+}
+
+/* Sets option `name` (allowed for the command c) to val (NULL for flags). */
+static void set_option(pdb_opts *o, const command *c, const char *name, const char *val)
+{
+    static const struct {
+        const char *name;
+        size_t offset; /* of its int flag in pdb_opts */
+    } flags[] = {
+        {"json", offsetof(pdb_opts, json)},     {"csv", offsetof(pdb_opts, csv)},
+        {"all", offsetof(pdb_opts, all)},       {"threads", offsetof(pdb_opts, threads)},
+        {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
+        {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (!strcmp(name, flags[i].name))
+            *(int *)((char *)o + flags[i].offset) = 1;
+    if (!strcmp(name, "db") || !strcmp(name, "output")) {
+        if (!*val)
+            pdb_usage_die("%s: --%s wants a file", c->name, name);
+        if (!strcmp(name, "db"))
+            o->db = val;
+        else
+            o->output = val;
+    } else if (!strcmp(name, "format")) {
+        if (!in_list(" folded pprof chrome callgrind ", val))
+            pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
+        o->format = val;
+    } else if (!strcmp(name, "sort")) {
+        if (fnset_sort_key(val) < 0)
+            pdb_usage_die("%s: unknown sort key '%s' (%s)", c->name, val, fnset_sort_keys());
+        o->sort = val;
+    } else if (!strcmp(name, "top")) {
+        o->top = (long)parse_uint(c->name, "--top", val, LONG_MAX);
+        o->top_set = 1;
+    } else if (!strcmp(name, "thread")) {
+        o->thread = (long)parse_uint(c->name, "--thread", val, UINT32_MAX); /* thread numbers are uint32 */
+        o->thread_set = 1;
+    } else if (!strcmp(name, "keep")) {
+        o->keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
+        o->keep_set = 1;
+    } else if (!strcmp(name, "fail-above")) {
+        o->fail_above = parse_percent(c->name, "--fail-above", val);
+        o->fail_set = 1;
+    }
+}
+
+/* One option of command c at argv[*i] (moving *i past a value it takes). */
+static void parse_option(pdb_opts *o, const command *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "-o") && allowed(c, "output")) {
+        if (*i + 1 >= argc || !*argv[*i + 1])
+            pdb_usage_die("%s: -o wants a file", c->name);
+        o->output = argv[++*i];
+        return;
+    }
+    if (a[1] != '-')
+        pdb_usage_die("%s: unknown option '%s' (piano-db %s --help)", c->name, a, c->name);
+    char name[64];
+    const char *val = NULL, *eq = strchr(a + 2, '=');
+    size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    if (len >= sizeof name)
+        len = sizeof name - 1;
+    memcpy(name, a + 2, len);
+    name[len] = 0;
+    if (!allowed(c, name))
+        pdb_usage_die("%s: unknown option '--%s' (piano-db %s --help)", c->name, name, c->name);
+    if (takes_value(name)) {
+        if (eq)
+            val = eq + 1;
+        else if (*i + 1 < argc)
+            val = argv[++*i];
+        else
+            pdb_usage_die("%s: --%s wants a value", c->name, name);
+    } else if (eq) {
+        pdb_usage_die("%s: --%s takes no value", c->name, name);
+    }
+    set_option(o, c, name, val);
+}
+
+/* The options before the command: --db FILE (also accepted after it),
+ * --help, --version. Returns the index of the command; exits after --help
+ * and --version. */
+static int parse_globals(int argc, char **argv, const char **db)
+{
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         const char *a = argv[first];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             print_usage(stdout);
-            return 0;
+            exit(0);
         }
         if (!strcmp(a, "--version")) {
             puts("piano-db 0.1.0");
-            return 0;
+            exit(0);
         }
         if (!strcmp(a, "--db") || !strncmp(a, "--db=", 5)) {
-            global_db = a[4] == '=' ? a + 5 : first + 1 < argc ? argv[++first] : NULL;
-            if (!global_db || !*global_db)
+            *db = a[4] == '=' ? a + 5 : first + 1 < argc ? argv[++first] : NULL;
+            if (!*db || !**db)
                 pdb_usage_die("--db wants a file");
             continue;
         }
@@ -300,8 +399,15 @@ int main(int argc, char **argv)
         pdb_usage_die("missing command (piano-db --help lists them)");
     if (!strcmp(argv[first], "help")) {
         print_usage(stdout);
-        return 0;
+        exit(0);
     }
+    return first;
+}
+
+int main(int argc, char **argv)
+{
+    const char *global_db = NULL;
+    int first = parse_globals(argc, argv, &global_db);
     const command *c = NULL;
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(argv[first], commands[i].name))
@@ -321,101 +427,14 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (only_pos || a[0] != '-' || a[1] == 0) {
             o.pos[o.npos++] = a;
-            continue;
-        }
-        if (!strcmp(a, "--")) {
+        } else if (!strcmp(a, "--")) {
             only_pos = 1;
-            continue;
-        }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(*c->help, stdout);
             free(o.pos);
             return 0;
-        }
-        if (!strcmp(a, "-o") && allowed(c, "output")) {
-            if (i + 1 >= argc)
-                pdb_usage_die("%s: -o wants a file", c->name);
-            o.output = argv[++i];
-            if (!*o.output)
-                pdb_usage_die("%s: -o wants a file", c->name);
-            continue;
-        }
-        if (a[1] != '-')
-            pdb_usage_die("%s: unknown option '%s' (piano-db %s --help)", c->name, a, c->name);
-        char name[64];
-        const char *val = NULL, *eq = strchr(a + 2, '=');
-        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (len >= sizeof name)
-            len = sizeof name - 1;
-        memcpy(name, a + 2, len);
-        name[len] = 0;
-        if (!allowed(c, name))
-            pdb_usage_die("%s: unknown option '--%s' (piano-db %s --help)", c->name, name, c->name);
-        int takes = !strcmp(name, "db") || !strcmp(name, "sort") || !strcmp(name, "top") ||
-                    !strcmp(name, "thread") || !strcmp(name, "fail-above") || !strcmp(name, "keep") ||
-                    !strcmp(name, "output") || !strcmp(name, "format");
-        if (takes) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                pdb_usage_die("%s: --%s wants a value", c->name, name);
-        } else if (eq) {
-            pdb_usage_die("%s: --%s takes no value", c->name, name);
-        }
-        if (!strcmp(name, "db")) {
-            if (!*val)
-                pdb_usage_die("%s: --db wants a file", c->name);
-            o.db = val;
-        } else if (!strcmp(name, "json"))
-            o.json = 1;
-        else if (!strcmp(name, "csv"))
-            o.csv = 1;
-        else if (!strcmp(name, "all"))
-            o.all = 1;
-        else if (!strcmp(name, "threads"))
-            o.threads = 1;
-        else if (!strcmp(name, "frames"))
-            o.frames = 1;
-        else if (!strcmp(name, "spikes"))
-            o.spikes = 1;
-        else if (!strcmp(name, "uncorrected"))
-            o.uncorrected = 1;
-        else if (!strcmp(name, "diff"))
-            o.diff = 1;
-        else if (!strcmp(name, "output")) {
-            if (!*val)
-                pdb_usage_die("%s: --output wants a file", c->name);
-            o.output = val;
-        } else if (!strcmp(name, "format")) {
-            static const char *fmts = " folded pprof chrome callgrind ";
-            char key[64];
-            snprintf(key, sizeof key, " %s ", val);
-            if (!*val || strchr(val, ' ') || !strstr(fmts, key))
-                pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
-            o.format = val;
-        }
-        else if (!strcmp(name, "sort")) {
-            static const char *keys = " self total calls p50 p99 allocs bytes ";
-            char key[64];
-            snprintf(key, sizeof key, " %s ", val);
-            if (!*val || strchr(val, ' ') || !strstr(keys, key))
-                pdb_usage_die("%s: unknown sort key '%s' (self|total|calls|p50|p99|allocs|bytes)",
-                              c->name, val);
-            o.sort = val;
-        } else if (!strcmp(name, "top")) {
-            o.top = (long)parse_uint(c->name, "--top", val, LONG_MAX);
-            o.top_set = 1;
-        } else if (!strcmp(name, "thread")) {
-            o.thread = (long)parse_uint(c->name, "--thread", val, UINT32_MAX); /* thread numbers are uint32 */
-            o.thread_set = 1;
-        } else if (!strcmp(name, "keep")) {
-            o.keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
-            o.keep_set = 1;
-        } else if (!strcmp(name, "fail-above")) {
-            o.fail_above = parse_percent(c->name, "--fail-above", val);
-            o.fail_set = 1;
+        } else {
+            parse_option(&o, c, argc, argv, &i);
         }
     }
     if (o.spikes && !o.frames)

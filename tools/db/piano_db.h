@@ -1,15 +1,17 @@
 /*
  * piano_db.h - what the piano-db sources share: the open database, command
- * options, run lookup, per-function aggregation, formatting and the
- * significance test.
+ * options, what the commands read, per-function aggregation, rendering and
+ * the significance test.
  *
- * Layout: main.c (dispatch, options, help), common.c (opening, runs, errors),
- * aggregate.c (per-function figures of a run), report.c, frames.c, runs.c,
- * tag.c, diff.c, admin.c (rm, gc), format.c (units, tables, JSON/CSV),
- * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts merged
- * across threads), flame.c (flamegraph), plot.c (plot frames), export.c
- * (folded, chrome, callgrind), pprof.c (export --format pprof), svg.c (SVG and
- * XML helpers).
+ * Layout: main.c (dispatch, options, help), common.c (opening, statements,
+ * errors), query.c (runs, function keys and labels, frames), emit.c (result
+ * sets as tables, JSON or CSV), aggregate.c (per-function figures of a run),
+ * report.c, frames.c (report --frames), runs.c, tag.c, diff.c, admin.c (rm,
+ * gc), format.c (units, UTF-8, text tables, names fitted to the width),
+ * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts
+ * merged across threads), flame.c (flamegraph), plot.c (plot frames),
+ * export.c (folded, chrome, callgrind), pprof.c (export --format pprof),
+ * svg.c (output files, XML).
  */
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
@@ -241,6 +243,11 @@ void fmt_delta_ns(char *buf, size_t n, double ns);
 void fmt_bytes(char *buf, size_t n, int64_t bytes);
 void fmt_time_local(char *buf, size_t n, int64_t epoch_ns);
 size_t utf8_width(const char *s);
+/* Byte offset of the first code point past `w` display characters of s. */
+size_t utf8_offset(const char *s, size_t w);
+/* Length of the valid UTF-8 sequence at s (its code point into *cp), or 0
+ * when it is not one (overlong, a surrogate, past U+10FFFF). */
+int utf8_seq(const unsigned char *s, unsigned *cp);
 /* Copies s into buf, cutting to at most max display characters with "..." */
 void fmt_cut(char *buf, size_t n, const char *s, size_t max);
 void json_str(FILE *f, const char *s);

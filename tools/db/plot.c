@@ -48,47 +48,48 @@ static void axis_ns(char *buf, size_t n, double ns)
         }
 }
 
-int cmd_plot(pdb *p, const pdb_opts *o)
-{
-    if (o->npos < 1 || strcmp(o->pos[0], "frames"))
-        pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG])");
-    int64_t id;
-    pdb_pick_runs(p, o, 1, 1, "plot frames [RUN|TAG]", &id);
-    run_info r;
-    pdb_run_load(p, id, &r);
-    long thread = o->thread_set ? o->thread : -1;
+/* What the chart shows of a run (or thread) and the geometry of its plot area. */
+typedef struct {
+    const run_info *r;
+    long thread;
+    size_t n, nb;          /* frames kept, bars */
+    int64_t maxv, all;     /* the longest kept frame; every frame, kept or not */
+    double median, spike_ns;
+    size_t nspikes;
+    double pw, ph, x0, y0, ymax;
+} plot;
 
-    /* Pass 1: how many frames are kept, the longest; the spike threshold
-     * from the frame histogram, or (runs stored before schema 5) from this pass. */
-    piano_hist *h = xcalloc(1, sizeof *h);
-    int has_hist = pdb_frame_hist(p, r.id, thread, h);
-    size_t n = 0;
-    int64_t maxv = 0;
+/* Pass 1: how many frames are kept, the longest; the median and the spike
+ * threshold (from the frame histogram, or from the table before schema 5). */
+static void plot_measure(pdb *p, plot *pl)
+{
+    const run_info *r = pl->r;
     sqlite3_stmt *st = pdb_prepare(p, "SELECT total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)");
-    sqlite3_bind_int64(st, 1, r.id);
-    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, pl->thread);
     while (pdb_step(p, st) == SQLITE_ROW) {
         int64_t t = sqlite3_column_int64(st, 0);
-        n++;
-        if (t > maxv)
-            maxv = t;
+        pl->n++;
+        if (t > pl->maxv)
+            pl->maxv = t;
     }
     sqlite3_finalize(st);
-    double median = has_hist ? (double)piano_hist_quantile(h, 0.5) * r.ns_per_tick
-                             : pdb_frames_median(p, r.id, thread, (int64_t)n);
-    double spike_ns = has_hist ? piano_frame_spike_ns(h, r.ns_per_tick) : 2 * median;
-    int64_t all = pdb_frame_count(p, r.id, thread);
-    size_t nspikes = 0;
-    st = pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) AND total_ns > ?3");
-    sqlite3_bind_int64(st, 1, r.id);
-    sqlite3_bind_int64(st, 2, thread);
-    sqlite3_bind_double(st, 3, spike_ns);
-    if (pdb_step(p, st) == SQLITE_ROW)
-        nspikes = (size_t)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    free(h);
+    frame_split split;
+    frames_split(p, r, pl->thread, 1, &split);
+    pl->median = split.median_ns;
+    pl->spike_ns = split.spike_ns;
+    pl->all = pdb_frame_count(p, r->id, pl->thread);
+    pl->nspikes = (size_t)frames_count_rows(p, r->id, pl->thread, "total_ns > ?3", pl->spike_ns);
+    pl->nb = pl->n > PLOT_MAX_BARS ? PLOT_MAX_BARS : pl->n;
+    pl->pw = PW - ML - MR;
+    pl->ph = PH - MT - MB;
+    pl->x0 = ML;
+    pl->y0 = PH - MB;
+}
 
-    FILE *f = out_open(o, 0);
+/* The document's head, the style, the title and the subtitle. */
+static void plot_head(FILE *f, const plot *pl)
+{
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
                "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
                "xmlns=\"http://www.w3.org/2000/svg\">\n", PW, PH, PW, PH);
@@ -103,58 +104,86 @@ int cmd_plot(pdb *p, const pdb_opts *o)
           "</style>\n", f);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", PW, PH);
     char buf[512], a[32], b[32];
-    fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">Frame times: run %lld (", PW / 2, (long long)r.id);
-    fmt_cut(buf, sizeof buf, r.command, 80);
+    fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">Frame times: run %lld (", PW / 2, (long long)pl->r->id);
+    fmt_cut(buf, sizeof buf, pl->r->command, 80);
     xml_str(f, buf);
     fputs(")</text>\n", f);
-    fmt_ns(a, sizeof a, median);
-    fmt_ns(b, sizeof b, (double)maxv);
-    size_t nb = n > PLOT_MAX_BARS ? PLOT_MAX_BARS : n;
+    fmt_ns(a, sizeof a, pl->median);
+    fmt_ns(b, sizeof b, (double)pl->maxv);
     char kept[96] = "";
-    if ((int64_t)n < all)
-        snprintf(kept, sizeof kept, " (%zu kept: the first, spikes and a sample)", n);
-    snprintf(buf, sizeof buf, "%lld frames%s%s, median %s, max %s, %zu spike%s (> 2x median, red)%s", (long long)all,
-             thread >= 0 ? " of one thread" : "", kept, a, b, nspikes, nspikes == 1 ? "" : "s",
-             n > nb ? "; each bar: the longest frame of its bucket" : "");
+    if ((int64_t)pl->n < pl->all)
+        snprintf(kept, sizeof kept, " (%zu kept: the first, spikes and a sample)", pl->n);
+    snprintf(buf, sizeof buf, "%lld frames%s%s, median %s, max %s, %zu spike%s (> 2x median, red)%s",
+             (long long)pl->all, pl->thread >= 0 ? " of one thread" : "", kept, a, b, pl->nspikes,
+             pl->nspikes == 1 ? "" : "s", pl->n > pl->nb ? "; each bar: the longest frame of its bucket" : "");
     fprintf(f, "<text id=\"sub\" x=\"%d\" y=\"44\">", PW / 2);
     xml_str(f, buf);
     fputs("</text>\n", f);
+}
 
-    double pw = PW - ML - MR, ph = PH - MT - MB, x0 = ML, y0 = PH - MB;
-    /* Y axis: nice ticks up to a nice maximum above the longest frame. */
-    double step = nice_step((double)(maxv > 0 ? maxv : 1), 5);
-    double ymax = ceil((double)(maxv > 0 ? maxv : 1) / step) * step;
-    for (double v = 0; v <= ymax + step / 2; v += step) {
-        double y = y0 - v / ymax * ph;
+/* Y axis: nice ticks up to a nice maximum above the longest frame (sets
+ * ymax); X axis: frame numbers (1-based position among the frames shown). */
+static void plot_axes(FILE *f, plot *pl)
+{
+    char a[32];
+    double step = nice_step((double)(pl->maxv > 0 ? pl->maxv : 1), 5);
+    pl->ymax = ceil((double)(pl->maxv > 0 ? pl->maxv : 1) / step) * step;
+    for (double v = 0; v <= pl->ymax + step / 2; v += step) {
+        double y = pl->y0 - v / pl->ymax * pl->ph;
         axis_ns(a, sizeof a, v);
         fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                    "<text class=\"yl\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                x0, y, x0 + pw, y, x0 - 6, y + 4, a);
+                pl->x0, y, pl->x0 + pl->pw, y, pl->x0 - 6, y + 4, a);
     }
     fprintf(f, "<text transform=\"translate(16,%.1f) rotate(-90)\" class=\"xl\">frame time</text>\n",
-            MT + ph / 2);
-    /* X axis: frame numbers (1-based position among the frames shown). */
-    if (n) {
-        double xstep = nice_step((double)n, 8);
+            MT + pl->ph / 2);
+    if (pl->n) {
+        double xstep = nice_step((double)pl->n, 8);
         if (xstep < 1)
             xstep = 1;
-        for (double v = 0; v <= (double)n; v += xstep) {
-            double x = x0 + v / (double)n * pw;
+        for (double v = 0; v <= (double)pl->n; v += xstep) {
+            double x = pl->x0 + v / (double)pl->n * pl->pw;
             fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                        "<text class=\"xl\" x=\"%.1f\" y=\"%.1f\">%.0f</text>\n",
-                    x, y0, x, y0 + 5, x, y0 + 18, v);
+                    x, pl->y0, x, pl->y0 + 5, x, pl->y0 + 18, v);
         }
     }
-    fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%d\">frame</text>\n", x0 + pw / 2, PH - 10);
+    fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%d\">frame</text>\n", pl->x0 + pl->pw / 2, PH - 10);
+}
 
+/* One bar: frames lo..hi (hi exclusive) of the kept ones, the longest best
+ * (frame seq_best), sp of them spikes. */
+static void plot_bar(FILE *f, const plot *pl, size_t lo, size_t hi, int64_t seq_lo, int64_t seq_hi,
+                     int64_t seq_best, int64_t best, size_t sp)
+{
+    char a[32], buf[256];
+    double v = (double)best;
+    double h = v / pl->ymax * pl->ph, x = pl->x0 + (double)lo / (double)pl->n * pl->pw;
+    double w = (double)(hi - lo) / (double)pl->n * pl->pw;
+    double gap = w > 3 ? 1 : 0;
+    fmt_ns(a, sizeof a, v);
+    fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>",
+            sp ? "s" : "b", x, pl->y0 - h, w - gap > 0.3 ? w - gap : 0.3, h < 0.5 && v > 0 ? 0.5 : h);
+    if (hi - lo == 1)
+        snprintf(buf, sizeof buf, "frame %lld: %s%s", (long long)seq_lo, a, sp ? " (spike)" : "");
+    else
+        snprintf(buf, sizeof buf, "frames %lld-%lld: max %s (frame %lld), %zu spike%s", (long long)seq_lo,
+                 (long long)seq_hi, a, (long long)seq_best, sp, sp == 1 ? "" : "s");
+    xml_str(f, buf);
+    fputs("</title></rect>\n", f);
+}
+
+/* Pass 2: bar i is frames [i*n/nb, (i+1)*n/nb) in order, drawn when its last one is read. */
+static void plot_bars(pdb *p, FILE *f, const plot *pl)
+{
     fputs("<g id=\"bars\">\n", f);
-    /* Pass 2: bar i is frames [i*n/nb, (i+1)*n/nb) in order, drawn when its last one is read. */
-    st = pdb_prepare(p, "SELECT seq, total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY seq");
-    sqlite3_bind_int64(st, 1, r.id);
-    sqlite3_bind_int64(st, 2, thread);
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT seq, total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                                      "ORDER BY seq");
+    sqlite3_bind_int64(st, 1, pl->r->id);
+    sqlite3_bind_int64(st, 2, pl->thread);
     size_t at = 0;
-    for (size_t i = 0; i < nb; i++) {
-        size_t lo = i * n / nb, hi = (i + 1) * n / nb, sp = 0;
+    for (size_t i = 0; i < pl->nb; i++) {
+        size_t lo = i * pl->n / pl->nb, hi = (i + 1) * pl->n / pl->nb, sp = 0;
         int64_t seq_lo = 0, seq_hi = 0, seq_best = 0, best = -1;
         for (; at < hi && pdb_step(p, st) == SQLITE_ROW; at++) {
             int64_t seq = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
@@ -165,41 +194,45 @@ int cmd_plot(pdb *p, const pdb_opts *o)
                 best = t;
                 seq_best = seq;
             }
-            sp += (double)t > spike_ns;
+            sp += (double)t > pl->spike_ns;
         }
         if (best < 0)
             break;   /* the table changed under us */
-        double v = (double)best;
-        double h = v / ymax * ph, x = x0 + (double)lo / (double)n * pw;
-        double w = (double)(hi - lo) / (double)n * pw;
-        double gap = w > 3 ? 1 : 0;
-        fmt_ns(a, sizeof a, v);
-        fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>",
-                sp ? "s" : "b", x, y0 - h, w - gap > 0.3 ? w - gap : 0.3, h < 0.5 && v > 0 ? 0.5 : h);
-        if (hi - lo == 1)
-            snprintf(buf, sizeof buf, "frame %lld: %s%s", (long long)seq_lo, a, sp ? " (spike)" : "");
-        else
-            snprintf(buf, sizeof buf, "frames %lld-%lld: max %s (frame %lld), %zu spike%s",
-                     (long long)seq_lo, (long long)seq_hi, a, (long long)seq_best, sp,
-                     sp == 1 ? "" : "s");
-        xml_str(f, buf);
-        fputs("</title></rect>\n", f);
+        plot_bar(f, pl, lo, hi, seq_lo, seq_hi, seq_best, best, sp);
     }
     sqlite3_finalize(st);
     fputs("</g>\n", f);
-    if (n) {
-        double y = y0 - median / ymax * ph;
-        fmt_ns(a, sizeof a, median);
+}
+
+int cmd_plot(pdb *p, const pdb_opts *o)
+{
+    if (o->npos < 1 || strcmp(o->pos[0], "frames"))
+        pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG])");
+    int64_t id;
+    pdb_pick_runs(p, o, 1, 1, "plot frames [RUN|TAG]", &id);
+    run_info r;
+    pdb_run_load(p, id, &r);
+    plot pl = {.r = &r, .thread = o->thread_set ? o->thread : -1};
+    plot_measure(p, &pl);
+
+    FILE *f = out_open(o, 0);
+    plot_head(f, &pl);
+    plot_axes(f, &pl);
+    plot_bars(p, f, &pl);
+    char a[32];
+    if (pl.n) {
+        double y = pl.y0 - pl.median / pl.ymax * pl.ph;
+        fmt_ns(a, sizeof a, pl.median);
         fprintf(f, "<line class=\"med\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                    "<text x=\"%.1f\" y=\"%.1f\" style=\"text-anchor:end;fill:#2a9d2a\">median %s</text>\n",
-                x0, y, x0 + pw, y, x0 + pw, y - 4, a);
+                pl.x0, y, pl.x0 + pl.pw, y, pl.x0 + pl.pw, y - 4, a);
     } else {
         fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%.1f\">No frames in this run</text>\n",
-                x0 + pw / 2, MT + ph / 2);
+                pl.x0 + pl.pw / 2, MT + pl.ph / 2);
     }
     fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-            x0, y0, x0 + pw, y0, x0, (double)MT, x0, y0);
+            pl.x0, pl.y0, pl.x0 + pl.pw, pl.y0, pl.x0, (double)MT, pl.x0, pl.y0);
     fputs("</svg>\n", f);
     out_close(f, o);
     pdb_run_free(&r);

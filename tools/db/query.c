@@ -145,16 +145,29 @@ void pdb_run_free(run_info *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Column col of the run's row in runs (thread < 0) or of its thread's in
+ * threads, stepped; *has: there is such a row and col is not NULL in it. */
+static sqlite3_stmt *run_or_thread(pdb *p, const char *col, int64_t run, long thread, int *has)
+{
+    char sql[128];
+    if (thread < 0)
+        snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", col);
+    else
+        snprintf(sql, sizeof sql, "SELECT %s FROM threads WHERE run = ? AND thread = ?", col);
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, run);
+    if (thread >= 0)
+        sqlite3_bind_int64(st, 2, thread);
+    *has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    return st;
+}
+
 /* Counting walks the primary key (run, seq[, thread]) and never decodes the
  * fns blobs; only for runs stored without their count (fixtures, hand-made). */
 int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
 {
-    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frames FROM runs WHERE id = ?")
-                                  : pdb_prepare(p, "SELECT frames FROM threads WHERE run = ? AND thread = ?");
-    sqlite3_bind_int64(st, 1, run);
-    if (thread >= 0)
-        sqlite3_bind_int64(st, 2, thread);
-    int stored = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int stored;
+    sqlite3_stmt *st = run_or_thread(p, "frames", run, thread, &stored);
     int64_t n = stored ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
     if (stored)
@@ -174,12 +187,8 @@ int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
 int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h)
 {
     memset(h, 0, sizeof *h);
-    sqlite3_stmt *st = thread < 0 ? pdb_prepare(p, "SELECT frame_hist FROM runs WHERE id = ?")
-                                  : pdb_prepare(p, "SELECT frame_hist FROM threads WHERE run = ? AND thread = ?");
-    sqlite3_bind_int64(st, 1, run);
-    if (thread >= 0)
-        sqlite3_bind_int64(st, 2, thread);
-    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int has;
+    sqlite3_stmt *st = run_or_thread(p, "frame_hist", run, thread, &has);
     if (has && piano_hist_add_blob(h, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0)) != 0)
         pdb_die("run %lld: malformed frame histogram in %s", (long long)run, p->path);
     sqlite3_finalize(st);
@@ -443,14 +452,10 @@ int frame_iter_next(frame_iter *it)
     sqlite3_stmt *st = it->st;
     if (pdb_step(it->p, st) != SQLITE_ROW)
         return 0;
-    it->seq = sqlite3_column_int64(st, 0);
-    it->thread = sqlite3_column_int64(st, 1);
-    it->start_ns = sqlite3_column_int64(st, 2);
-    it->total_ns = sqlite3_column_int64(st, 3);
-    it->allocs = sqlite3_column_int64(st, 4);
-    it->alloc_bytes = sqlite3_column_int64(st, 5);
-    it->frees = sqlite3_column_int64(st, 6);
-    it->free_bytes = sqlite3_column_int64(st, 7);
+    int64_t *const cols[] = {&it->seq,    &it->thread,      &it->start_ns, &it->total_ns,
+                             &it->allocs, &it->alloc_bytes, &it->frees,    &it->free_bytes};
+    for (int c = 0; c < 8; c++)
+        *cols[c] = sqlite3_column_int64(st, c);
     it->nfns = fns_decode(it->p, it->k, sqlite3_column_blob(st, 8), (size_t)sqlite3_column_bytes(st, 8), it->seq,
                           &it->fns, &it->cap);
     return 1;

@@ -26,28 +26,13 @@ void out_close(FILE *f, const pdb_opts *o)
         pdb_die("cannot write %s: %s", o->output, strerror(errno ? errno : EIO));
 }
 
-/* Length of the valid UTF-8 sequence at s (XML-allowed code point), or 0. */
+/* Length of the valid UTF-8 sequence at s if XML 1.0 allows its code point
+ * (tab, newline, carriage return, U+0020 on, but not DEL, U+FFFE, U+FFFF), or 0. */
 static int xml_seq(const unsigned char *s)
 {
-    int len;
     unsigned cp;
-    if (s[0] < 0x80)
-        return (s[0] >= 0x20 || s[0] == '\t' || s[0] == '\n' || s[0] == '\r') && s[0] != 0x7f ? 1 : 0;
-    else if ((s[0] & 0xE0) == 0xC0)
-        len = 2, cp = s[0] & 0x1F;
-    else if ((s[0] & 0xF0) == 0xE0)
-        len = 3, cp = s[0] & 0x0F;
-    else if ((s[0] & 0xF8) == 0xF0)
-        len = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    static const unsigned min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
+    int len = utf8_seq(s, &cp);
+    if (!len || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7f || cp == 0xFFFE || cp == 0xFFFF)
         return 0;
     return len;
 }
