@@ -1,5 +1,5 @@
 // PianoPass.so loaded by the clang or opt of another LLVM major refuses with
-// one line naming both majors (pass/PianoPass.cpp, llvmGetPassPluginInfo):
+// one line naming both majors (pass/Plugin.cpp, llvmGetPassPluginInfo):
 // clang fails with "unable to load plugin", opt fails or ignores the plugin;
 // neither crashes nor compiles with it. Tried with every other
 // /usr/lib/llvm-*/bin/clang installed here (none: nothing to try).

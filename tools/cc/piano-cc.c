@@ -259,7 +259,7 @@ static void scan_args(struct scan *s, int argc, char **argv, int depth)
 }
 
 /* The LLVM major a PianoPass.so is built for: the number after the marker
- * "piano-built-for-llvm=" that pass/PianoPass.cpp embeds; 0 when the file has
+ * "piano-built-for-llvm=" that pass/Plugin.cpp embeds; 0 when the file has
  * none (an older or foreign plugin), -1 when it cannot be read. */
 static int plugin_llvm_major(const char *path)
 {
