@@ -72,6 +72,108 @@ static size_t strset_add(struct strset *s, const char *x)
     return s->n++;
 }
 
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n);
+    if (!p) {
+        fprintf(stderr, "piano-summary: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* The latest line of each translation unit in the summary file f; *n: how many. */
+static struct piano_summary_line *latest_lines(FILE *f, size_t *n)
+{
+    struct piano_summary_line *lines = NULL, l;
+    size_t cap = 0;
+    struct strset sources = {0};
+    int r;
+    *n = 0;
+    while ((r = piano_summary_read(f, &l)) != 0) {
+        if (r < 0)
+            continue;
+        long i = strset_find(&sources, l.source);
+        if (i >= 0) {
+            piano_summary_line_free(&lines[i]);
+            lines[i] = l;
+            continue;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            lines = xrealloc(lines, cap * sizeof *lines);
+        }
+        strset_add(&sources, l.source);
+        lines[(*n)++] = l;
+    }
+    return lines;
+}
+
+/* Adds each function's key (its name and defining file) to set. */
+static void add_fn_keys(struct strset *set, const struct piano_summary_fn *fns, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        size_t len = strlen(fns[j].display) + strlen(fns[j].file) + 2;
+        char *key = xrealloc(NULL, len);
+        snprintf(key, len, "%s%c%s", fns[j].display, 1, fns[j].file);
+        strset_add(set, key);
+        free(key);
+    }
+}
+
+/* Each include pattern of the unit's spec, added to pats and checked on its
+ * functions (also those left out for their size: the pattern did catch
+ * them); hit[k] (grown with pats, *nhit long) is set for pats.v[k] matched. */
+static void match_patterns(const struct piano_summary_line *line, struct strset *pats, char **hit, size_t *nhit)
+{
+    char *spec = strdup(line->spec), *save = NULL;
+    if (!spec)
+        exit(1);
+    for (char *p = strtok_r(spec, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (p[0] == '!')
+            continue;
+        size_t k = strset_add(pats, p);
+        if (k >= *nhit) { /* a new pattern */
+            *hit = xrealloc(*hit, pats->n);
+            while (*nhit < pats->n)
+                (*hit)[(*nhit)++] = 0;
+        }
+        if ((*hit)[k])
+            continue;
+        struct piano_select *sel = NULL;
+        char err[256];
+        if (piano_select_parse(p, &sel, err, sizeof err) != 0) {
+            (*hit)[k] = 1; /* malformed: the compile itself failed loudly */
+            continue;
+        }
+        for (size_t j = 0; j < line->n + line->n_small && !(*hit)[k]; j++)
+            if (piano_select_match(sel, line->fns[j].match, line->fns[j].file) != PIANO_SEL_NO)
+                (*hit)[k] = 1;
+        piano_select_free(sel);
+    }
+    free(spec);
+}
+
+/* The "left out K small function(s)" line: small functions some unit
+ * instrumented anyway (named there) count as found, not as left out. */
+static void say_small(FILE *out, const struct strset *small, const struct strset *fns, unsigned min_lo,
+                      unsigned min_hi)
+{
+    size_t nsmall = 0;
+    for (size_t j = 0; j < small->n; j++)
+        nsmall += strset_find(fns, small->v[j]) < 0;
+    if (!nsmall)
+        return;
+    char range[32];
+    if (min_lo == min_hi)
+        snprintf(range, sizeof range, "%u", min_hi);
+    else
+        snprintf(range, sizeof range, "%u..%u", min_lo, min_hi);
+    fprintf(out, "left out %zu small function(s) (below PIANO_MIN_SIZE=%s IR "
+                 "instructions; =NAME selects one anyway, PIANO_MIN_SIZE=0 "
+                 "keeps them all)\n", nsmall, range);
+}
+
 /* Prints the summary; returns the number of patterns that matched nothing,
  * or -1 when the file cannot be read. */
 static int summarize(const char *path, FILE *out)
@@ -88,32 +190,8 @@ static int summarize(const char *path, FILE *out)
                 strerror(errno));
         return -1;
     }
-    /* Keep the latest line of each translation unit. */
-    struct piano_summary_line *lines = NULL;
-    size_t nlines = 0, cap = 0;
-    struct strset sources = {0};
-    struct piano_summary_line l;
-    int r;
-    while ((r = piano_summary_read(f, &l)) != 0) {
-        if (r < 0)
-            continue;
-        long i = strset_find(&sources, l.source);
-        if (i >= 0) {
-            piano_summary_line_free(&lines[i]);
-            lines[i] = l;
-            continue;
-        }
-        if (nlines == cap) {
-            cap = cap ? cap * 2 : 64;
-            lines = realloc(lines, cap * sizeof *lines);
-            if (!lines) {
-                fprintf(stderr, "piano-summary: out of memory\n");
-                exit(1);
-            }
-        }
-        strset_add(&sources, l.source);
-        lines[nlines++] = l;
-    }
+    size_t nlines;
+    struct piano_summary_line *lines = latest_lines(f, &nlines);
     fclose(f);
 
     struct strset fns = {0}, files = {0}, pats = {0}, small = {0};
@@ -127,76 +205,15 @@ static int summarize(const char *path, FILE *out)
             if (lines[i].min_size > min_hi)
                 min_hi = lines[i].min_size;
         }
-        for (size_t j = 0; j < lines[i].n; j++) {
-            const struct piano_summary_fn *fn = &lines[i].fns[j];
-            size_t len = strlen(fn->display) + strlen(fn->file) + 2;
-            char *key = malloc(len);
-            if (!key)
-                exit(1);
-            snprintf(key, len, "%s%c%s", fn->display, 1, fn->file);
-            strset_add(&fns, key);
-            free(key);
-            strset_add(&files, fn->file);
-        }
-        for (size_t j = 0; j < lines[i].n_small; j++) {
-            const struct piano_summary_fn *fn = &lines[i].small[j];
-            size_t len = strlen(fn->display) + strlen(fn->file) + 2;
-            char *key = malloc(len);
-            if (!key)
-                exit(1);
-            snprintf(key, len, "%s%c%s", fn->display, 1, fn->file);
-            strset_add(&small, key);
-            free(key);
-        }
-        /* Each include pattern of the unit's spec, checked on its functions
-         * (also those left out for their size: the pattern did catch them). */
-        char *spec = strdup(lines[i].spec), *save = NULL;
-        if (!spec)
-            exit(1);
-        for (char *p = strtok_r(spec, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-            if (p[0] == '!')
-                continue;
-            size_t k = strset_add(&pats, p);
-            if (k >= nhit) { /* a new pattern */
-                hit = realloc(hit, pats.n);
-                if (!hit)
-                    exit(1);
-                while (nhit < pats.n)
-                    hit[nhit++] = 0;
-            }
-            if (hit[k])
-                continue;
-            struct piano_select *sel = NULL;
-            char err[256];
-            if (piano_select_parse(p, &sel, err, sizeof err) != 0) {
-                hit[k] = 1; /* malformed: the compile itself failed loudly */
-                continue;
-            }
-            for (size_t j = 0; j < lines[i].n + lines[i].n_small && !hit[k]; j++)
-                if (piano_select_match(sel, lines[i].fns[j].match,
-                                       lines[i].fns[j].file) != PIANO_SEL_NO)
-                    hit[k] = 1;
-            piano_select_free(sel);
-        }
-        free(spec);
+        add_fn_keys(&fns, lines[i].fns, lines[i].n);
+        for (size_t j = 0; j < lines[i].n; j++)
+            strset_add(&files, lines[i].fns[j].file);
+        add_fn_keys(&small, lines[i].small, lines[i].n_small);
+        match_patterns(&lines[i], &pats, &hit, &nhit);
     }
 
     fprintf(out, "found %zu function(s) across %zu file(s)\n", fns.n, files.n);
-    /* Small functions some unit instrumented anyway (named there) count as
-     * found, not as left out. */
-    size_t nsmall = 0;
-    for (size_t j = 0; j < small.n; j++)
-        nsmall += strset_find(&fns, small.v[j]) < 0;
-    if (nsmall) {
-        char range[32];
-        if (min_lo == min_hi)
-            snprintf(range, sizeof range, "%u", min_hi);
-        else
-            snprintf(range, sizeof range, "%u..%u", min_lo, min_hi);
-        fprintf(out, "left out %zu small function(s) (below PIANO_MIN_SIZE=%s IR "
-                     "instructions; =NAME selects one anyway, PIANO_MIN_SIZE=0 "
-                     "keeps them all)\n", nsmall, range);
-    }
+    say_small(out, &small, &fns, min_lo, min_hi);
     fflush(out); /* before the warnings, also when both go to one file */
     if (nlines == 0)
         fprintf(stderr, "piano: no translation unit was compiled with the plugin\n");
