@@ -88,12 +88,23 @@ void reportMismatch() {
                HostMajor);
 }
 
+// Whether to instrument at the end of the optimisation pipeline, what
+// survives inlining (as -pg and XRay do), instead of at its start: by default
+// when PIANO_FNS is unset ("where does the time go?": one-line helpers
+// inlined at -O2 are counted in their callers instead of paying two hooks
+// each), never when patterns name functions (they are instrumented as
+// written). PIANO_AFTER_INLINING=1 or =0 decides either way.
+bool afterInlining() {
+  const char *Set = std::getenv("PIANO_AFTER_INLINING");
+  if (Set && *Set)
+    return piano::envFlag("PIANO_AFTER_INLINING");
+  return std::getenv("PIANO_FNS") == nullptr;
+}
+
 void registerCallbacks(PassBuilder &PB) {
-  // PIANO_AFTER_INLINING=1: instrument at the end of the optimisation
-  // pipeline, what survives inlining (as -pg and XRay do), instead of at its
-  // start. The callback's parameters differ across LLVM majors (20 added the
-  // LTO phase): a generic lambda fits them all.
-  if (piano::envFlag("PIANO_AFTER_INLINING")) {
+  // The callback's parameters differ across LLVM majors (20 added the LTO
+  // phase): a generic lambda fits them all.
+  if (afterInlining()) {
     PB.registerOptimizerLastEPCallback(
         [](ModulePassManager &MPM, OptimizationLevel, auto...) {
           MPM.addPass(PianoPass());

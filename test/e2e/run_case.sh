@@ -33,6 +33,10 @@ export PIANO_DB=$work/piano.db
 # Cases are made of tiny functions: no size threshold (PIANO_MIN_SIZE, README
 # "Choosing functions") unless BUILD_ENV says otherwise (-u PIANO_MIN_SIZE: the default).
 export PIANO_MIN_SIZE=0
+# Cases check each function's counts: instrumented before inlining, also where
+# PIANO_FNS is unset (which instruments after inlining by default: the case
+# inlined_default checks that with BUILD_ENV: PIANO_AFTER_INLINING=).
+export PIANO_AFTER_INLINING=0
 fail() { echo "FAIL [$name $opt]: $*" >&2; exit 1; }
 ulimit -c 0   # cases that crash on purpose leave no core files
 

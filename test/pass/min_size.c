@@ -38,6 +38,11 @@
 // RUN: env PIANO_AFTER_INLINING=1 PIANO_VERBOSE=1 %clang -O2 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=LATE
 // LATE: instrumented 2 function(s): big, main{{$}}
 // RUN: env PIANO_AFTER_INLINING=1 PIANO_VERBOSE=1 %clang -O0 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=ALL
+// The default: unset PIANO_FNS instruments after inlining, a pattern before it.
+// RUN: env -u PIANO_AFTER_INLINING -u PIANO_FNS PIANO_VERBOSE=1 %clang -O2 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=LATE
+// RUN: env -u PIANO_AFTER_INLINING -u PIANO_FNS PIANO_VERBOSE=1 %clang -O0 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=ALL
+// RUN: env -u PIANO_AFTER_INLINING PIANO_FNS=tiny,big PIANO_VERBOSE=1 %clang -O2 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=EARLY
+// EARLY: instrumented 3 function(s): big, tiny, tiny_too{{$}}
 
 static int tiny(int x) { return x + 1; }
 static int tiny_too(int x) { return x * 2; }

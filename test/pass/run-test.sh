@@ -18,6 +18,10 @@ unset PIANO_FNS PIANO_VERBOSE PIANO_AFTER_INLINING PIANO_SYSTEM_DIRS
 # The tests' functions are tiny: no size threshold unless a RUN line sets one
 # (min_size.c tests the default with env -u PIANO_MIN_SIZE).
 export PIANO_MIN_SIZE=0
+# The tests check what each function's instrumentation does: before inlining,
+# also where PIANO_FNS is unset (which instruments after inlining by default;
+# min_size.c tests that with env -u PIANO_AFTER_INLINING).
+export PIANO_AFTER_INLINING=0
 n=0
 while IFS= read -r line; do
   case "$line" in
