@@ -3,7 +3,8 @@
 # Runs apt-get as root (directly, or through sudo).
 # Usage: deps.sh [--tests] [MAJOR...]
 #   default   what building piano and running it need: cmake, make, gcc, g++,
-#             libc6-dev, pkg-config, libsqlite3-dev, zlib1g-dev, and clang-N
+#             libc6-dev, pkg-config, libsqlite3-dev, zlib1g-dev, libcurl4-openssl-dev
+#             (piano-db push), and clang-N
 #             and llvm-N-dev for each LLVM major N (default 14)
 #   --tests   also what the test suite needs (scripts/test.sh): llvm-N-tools
 #             (FileCheck, opt) and lld-N for each N, libcmocka-dev, sqlite3,
@@ -16,7 +17,7 @@ if [ "${1:-}" = --tests ]; then
   shift
 fi
 majors=${*:-14}
-pkgs="cmake make gcc g++ libc6-dev pkg-config libsqlite3-dev zlib1g-dev"
+pkgs="cmake make gcc g++ libc6-dev pkg-config libsqlite3-dev zlib1g-dev libcurl4-openssl-dev"
 for m in $majors; do
   pkgs="$pkgs clang-$m llvm-$m-dev"
 done

@@ -30,7 +30,23 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 6
+#define PIANO_SCHEMA_VERSION 7
+
+/* Profiles `piano-db push` could not send (the server down, a 5xx, a
+ * timeout): the next push to the same url sends them first. Each row is a
+ * whole request, so it goes out as it was made even after its run is deleted. */
+#define PIANO_SCHEMA_PUSHES \
+"CREATE TABLE IF NOT EXISTS pushes(\n" \
+"  id      INTEGER PRIMARY KEY,        -- sent in this order\n" \
+"  url     TEXT NOT NULL,              -- the server as push normalised it (scheme://host:port/path)\n" \
+"  tenant  TEXT,                       -- its X-Scope-OrgID header (NULL: none)\n" \
+"  run     INTEGER NOT NULL,           -- the run it was made from (not a reference: it outlives rm)\n" \
+"  query   TEXT NOT NULL,              -- the /ingest query string: name=APP{labels} from until format\n" \
+"  profile BLOB NOT NULL,              -- gzipped profile.proto\n" \
+"  kind    TEXT NOT NULL,              -- its sample-type group (wall or memory)\n" \
+"  tries   INTEGER NOT NULL DEFAULT 0, -- failed tries so far\n" \
+"  error   TEXT                        -- why the last one failed\n" \
+");\n"
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -116,7 +132,8 @@
 "CREATE TABLE IF NOT EXISTS tags(\n" \
 "  name TEXT PRIMARY KEY,\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
-");\n"
+");\n" \
+PIANO_SCHEMA_PUSHES
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent.
  * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
@@ -155,5 +172,8 @@
  * (runs stored before: NULL, not known). */
 #define PIANO_SCHEMA_MIGRATE_5 \
 "ALTER TABLE runs ADD COLUMN allocator TEXT;\n"
+
+/* From version 6 to 7: the queue of profiles piano-db push could not send. */
+#define PIANO_SCHEMA_MIGRATE_6 PIANO_SCHEMA_PUSHES
 
 #endif

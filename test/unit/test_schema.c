@@ -42,7 +42,8 @@ static void creates_schema_with_version(void **state)
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
     sqlite3_finalize(st);
-    const char *tables[] = { "runs", "functions", "threads", "stats", "contexts", "frames", "unfinished", "tags" };
+    const char *tables[] = { "runs", "functions", "threads", "stats", "contexts", "frames", "unfinished", "tags",
+                             "pushes" };
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char q[128];
         snprintf(q, sizeof q, "SELECT count(*) FROM %s", tables[i]);
@@ -125,13 +126,15 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 
 /* What schema 6 added (the allocator piano did not see). */
 #define UNDO_6 "ALTER TABLE runs DROP COLUMN allocator;"
+/* What schema 7 added (the queue of piano-db push). */
+#define UNDO_7 "DROP TABLE pushes;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_6 and UNDO_5), and opens it for writing:
- * the upgrade runs. */
+ * older one with old_sql (after UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -244,11 +247,27 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
     sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A version-6 database (before the push queue) gets an empty pushes table
+ * that takes a row; its runs are kept. */
+static void upgrades_version_6(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v6.db", UNDO_7, "PRAGMA user_version=6");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO pushes(url,run,query,profile,kind) "
+                                      "VALUES('http://127.0.0.1:1',1,'name=a',x'00','wall')", NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(db);
 }
 
@@ -287,6 +306,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_3),
         cmocka_unit_test(upgrades_version_4),
         cmocka_unit_test(upgrades_version_5),
+        cmocka_unit_test(upgrades_version_6),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -86,6 +86,28 @@ static int spool_pending(const char *spool)
     return n;
 }
 
+static int import_pending(pdb *p)
+{
+    static char last[1024];   /* push --follow-all imports again and again: each warning once */
+    char err[1024] = "";
+    int n = piano_import_recover(p->db, p->path, err, sizeof err);
+    if (n < 0 && strcmp(err, last) != 0) {
+        snprintf(last, sizeof last, "%s", err);
+        /* Stored runs are still worth showing: warn on one line and go on. */
+        fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
+                err[0] ? err : "unknown error");
+    }
+    return n < 0 ? 0 : n;
+}
+
+int pdb_recover_pending(pdb *p)
+{
+    char spool[sizeof p->path + sizeof PIANO_SPOOL_SUFFIX];
+    if (piano_spool_root(spool, sizeof spool, p->path) != 0 || !spool_pending(spool))
+        return 0;
+    return import_pending(p);
+}
+
 void pdb_open(pdb *p, const char *dbopt, int write)
 {
     char err[1024] = "", why[1024];
@@ -118,14 +140,8 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         fprintf(stderr, "piano-db: warning: %s: %s; the runs of crashed processes in %s are not imported\n",
                 p->path, ro, spool);
     }
-    if (p->db && pending) {
-        err[0] = 0;
-        if (piano_import_recover(p->db, p->path, err, sizeof err) < 0) {
-            /* Stored runs are still worth showing: warn on one line and go on. */
-            fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
-                    err[0] ? err : "unknown error");
-        }
-    }
+    if (p->db && pending)
+        import_pending(p);
     /* A command that only reads opens read-only: a read-only folder or file, or
      * a full disk, still lets it read. */
     if (!p->db)

@@ -171,6 +171,37 @@ static const char *help_export =
     "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 
+static const char *help_push =
+    "usage: piano-db push URL [RUN|TAG] [--app NAME] [--label KEY=VALUE]... [options]\n"
+    "       piano-db push URL --follow-all [--count N] [options]\n"
+    "       piano-db push URL --kept\n"
+    "\n"
+    "Sends a run's profiles (by default the latest run that recorded something) to a\n"
+    "Pyroscope server, http:// or https://, through its ingest API: POST\n"
+    "URL/ingest?name=APP{KEY=VALUE,...}&from=START&until=END&format=pprof, the pprof\n"
+    "in a multipart form's 'profile' field. One profile per sample-type group:\n"
+    "  wall     wall/nanoseconds (self time per calling context) and calls/count\n"
+    "  memory   alloc_objects/count and alloc_space/bytes (left out without allocations)\n"
+    "Figures as stored (no overhead correction), threads merged. APP: --app, else the\n"
+    "base name of the run's program. Labels: each --label, then tag=TAGS (the run's\n"
+    "tags joined by '+') unless a --label is tag. from/until: the run's start and end,\n"
+    "in seconds since the epoch.\n"
+    "\n"
+    "A profile that could not be sent (no connection, a timeout, HTTP 5xx, 408 or 429,\n"
+    "after 3 tries 0.25 s and 0.5 s apart) is kept in the database and sent first by\n"
+    "the next push to the same URL; then exit 4. A 4xx answer is the server refusing\n"
+    "that profile: said with the server's message, not retried, not kept; exit 1.\n"
+    "\n"
+    "Options:\n"
+    "  --app NAME          the application name (letters, digits, '_', '-', '.')\n"
+    "  --label KEY=VALUE   a label (KEY: letters, digits, '_'); repeatable\n"
+    "  --tenant ID         the X-Scope-OrgID header (a multi-tenant Pyroscope)\n"
+    "  --timeout SECS      the limit of one try (default 10)\n"
+    "  --kept              only send what earlier pushes to URL kept\n"
+    "  --follow-all        push each run stored from now on (complete or recovered),\n"
+    "                      until SIGINT or SIGTERM\n"
+    "  --count N           with --follow-all: stop after N runs\n";
+
 /* The commands: piano-db --help is made from this table. */
 typedef struct {
     const char *name;
@@ -197,6 +228,8 @@ static const command commands[] = {
     {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all ", &help_export, 0},
+    {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
+     " db app label tenant timeout kept follow-all count ", &help_push, 1},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
@@ -222,7 +255,8 @@ static void print_usage(FILE *f)
           "RUN is a run id (as `runs` shows), a run key, or a tag name, looked up in that order;\n"
           "without one, a command takes the latest run that recorded something.\n"
           "Exit status: 0 ok, 1 error (one line on stderr, starting 'piano-db: '), 2 bad usage,\n"
-          "3 diff --fail-above found a significant slowdown.\n"
+          "3 diff --fail-above found a significant slowdown, 4 push left profiles unsent\n"
+          "(kept in the database for the next push).\n"
           "Colour only when stdout is a terminal and NO_COLOR is not set.\n", f);
 }
 
@@ -277,7 +311,8 @@ static int allowed(const command *c, const char *name)
 /* The options that take a value (--name VALUE or --name=VALUE). */
 static int takes_value(const char *name)
 {
-    static const char *const with_value[] = {"db", "sort", "top", "thread", "fail-above", "keep", "output", "format"};
+    static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
+                                                "output", "format", "app", "label", "tenant", "timeout", "count"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -303,6 +338,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"all", offsetof(pdb_opts, all)},       {"threads", offsetof(pdb_opts, threads)},
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
+        {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))
@@ -331,6 +367,18 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
     } else if (!strcmp(name, "keep")) {
         o->keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
         o->keep_set = 1;
+    } else if (!strcmp(name, "app")) {
+        o->app = val;
+    } else if (!strcmp(name, "tenant")) {
+        o->tenant = val;
+    } else if (!strcmp(name, "label")) {
+        o->labels[o->nlabels++] = val;
+    } else if (!strcmp(name, "timeout")) {
+        o->timeout = (long)parse_uint(c->name, "--timeout", val, 3600);
+        o->timeout_set = 1;
+    } else if (!strcmp(name, "count")) {
+        o->count = (long)parse_uint(c->name, "--count", val, LONG_MAX);
+        o->count_set = 1;
     } else if (!strcmp(name, "fail-above")) {
         o->fail_above = parse_percent(c->name, "--fail-above", val);
         o->fail_set = 1;
@@ -420,7 +468,8 @@ int main(int argc, char **argv)
     o.cmd = c->name;
     o.db = global_db;
     o.pos = calloc((size_t)argc, sizeof *o.pos);
-    if (!o.pos)
+    o.labels = calloc((size_t)argc, sizeof *o.labels);
+    if (!o.pos || !o.labels)
         pdb_die("out of memory");
     int only_pos = 0;
     for (int i = first + 1; i < argc; i++) {
@@ -432,6 +481,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(*c->help, stdout);
             free(o.pos);
+            free(o.labels);
             return 0;
         } else {
             parse_option(&o, c, argc, argv, &i);
@@ -449,6 +499,7 @@ int main(int argc, char **argv)
     int rc = c->fn(&p, &o);
     pdb_close(&p);
     free(o.pos);
+    free(o.labels);
     if (fflush(stdout) != 0 || ferror(stdout))
         pdb_die("cannot write the output: %s", strerror(errno));
     return rc;

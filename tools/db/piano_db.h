@@ -11,7 +11,7 @@
  * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts
  * merged across threads), flame.c (flamegraph), plot.c (plot frames),
  * export.c (folded, chrome, callgrind), pprof.c (export --format pprof),
- * svg.c (output files, XML).
+ * push.c (push: profiles to Pyroscope), svg.c (output files, XML).
  */
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
@@ -21,8 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes: 0 ok, 1 error, 2 bad usage, 3 diff --fail-above tripped. */
-enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3 };
+/* Exit codes: 0 ok, 1 error, 2 bad usage, 3 diff --fail-above tripped, 4 push
+ * left profiles unsent (kept in the database for the next push). */
+enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 
 /* ---- options (main.c) ---- */
 typedef struct {
@@ -41,6 +42,11 @@ typedef struct {
     const char *output; /* -o/--output FILE (NULL or "-": stdout) */
     const char *format; /* export --format */
     int diff;           /* flamegraph --diff */
+    const char *app, *tenant;   /* push --app, --tenant */
+    const char **labels;        /* push --label KEY=VALUE, in order */
+    int nlabels;
+    long timeout, count;        /* push --timeout SECS, --count N */
+    int timeout_set, count_set, follow_all, kept;
     const char **pos;
     int npos;
 } pdb_opts;
@@ -79,6 +85,9 @@ char *xstrdup(const char *s);
  * the spool are stored first when the database can be written (else a warning). */
 void pdb_open(pdb *p, const char *dbopt, int write);
 void pdb_close(pdb *p);
+/* Stores the runs of crashed processes waiting in the spool (a database opened
+ * for writing); a failure is one warning line. Returns how many were stored. */
+int pdb_recover_pending(pdb *p);
 sqlite3_stmt *pdb_prepare(pdb *p, const char *sql);
 /* sqlite3_step that dies on errors; returns SQLITE_ROW or SQLITE_DONE. */
 int pdb_step(pdb *p, sqlite3_stmt *st);
@@ -395,6 +404,7 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o);
 int cmd_plot(pdb *p, const pdb_opts *o);
 int cmd_export(pdb *p, const pdb_opts *o);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
+int cmd_push(pdb *p, const pdb_opts *o);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other
@@ -420,6 +430,26 @@ int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);
 /* Labels of the path root..node joined by sep into a new string. */
 char *ctree_path(const ctree *t, int node, const char *sep);
+
+/* ---- pprof (pprof.c) ---- */
+/* Which figure of a context a sample type carries. */
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS };
+typedef struct {
+    const char *type, *unit;
+    int field;
+} pprof_value;
+/* A profile's sample types, its period type (NULL: none) and default type;
+ * skip_zero: samples whose values are all 0 are left out. */
+typedef struct {
+    const pprof_value *values;
+    int nvalues;
+    const char *period_type, *period_unit;
+    const char *default_type;
+    int skip_zero;
+} pprof_shape;
+/* The contexts of t (run r's) as a gzipped profile.proto of shape s: a new
+ * buffer of *len bytes; NULL when skip_zero left no sample. */
+unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape *s, size_t *len);
 
 /* ---- output files and SVG (svg.c) ---- */
 /* Opens o->output for writing ("-" or NULL: stdout); dies with one line. */

@@ -14,6 +14,9 @@
  * report's (uncorrected) calls, self time and allocations. One Function and
  * one Location (id = function id, one Line at the function's line) per
  * function (name, file, line).
+ *
+ * pprof_build makes the same profile with other sample types (piano-db push
+ * sends one per group: wall time and calls, allocations).
  */
 #include "piano_db.h"
 #include <stdlib.h>
@@ -123,61 +126,113 @@ static void value_type(buf *out, unsigned field, strtab *st, const char *type, c
     free(m.b);
 }
 
-void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
+/* The figure of context c that field names. */
+static int64_t pprof_field(const cnode *c, int field)
 {
-    ctree t;
-    ctree_load(p, r->id, thread, &t);
-    const fkeys *k = &t.keys;
-    strtab st = {0};
-    intern(&st, "");
-    buf out = {0}, m = {0}, m2 = {0};
+    switch (field) {
+    case PPROF_CALLS: return c->calls;
+    case PPROF_SELF_NS: return c->self_ns;
+    case PPROF_ALLOC_BYTES: return c->alloc_bytes;
+    default: return c->allocs;
+    }
+}
 
-    /* 1: sample_type */
-    value_type(&out, 1, &st, "calls", "count");
-    value_type(&out, 1, &st, "self", "nanoseconds");
-    value_type(&out, 1, &st, "alloc_space", "bytes");
-    value_type(&out, 1, &st, "alloc_objects", "count");
+static int all_zero(const cnode *c, const pprof_shape *s)
+{
+    for (int v = 0; v < s->nvalues; v++)
+        if (pprof_field(c, s->values[v].field))
+            return 0;
+    return 1;
+}
 
-    /* 2: sample, one per context path */
-    for (size_t i = 1; i < t.n; i++) {
-        const cnode *c = &t.v[i];
-        buf locs = {0}, vals = {0};
-        for (int n = (int)i; n > 0; n = t.v[n].parent)
-            varint(&locs, (uint64_t)t.v[n].key + 1);
-        varint(&vals, (uint64_t)c->calls);
-        varint(&vals, (uint64_t)c->self_ns);
-        varint(&vals, (uint64_t)c->alloc_bytes);
-        varint(&vals, (uint64_t)c->allocs);
+/* The samples, one per context path (2), its locations leaf first. */
+static void put_samples(buf *out, const ctree *t, const pprof_shape *s, size_t *nsamples)
+{
+    buf m = {0}, locs = {0}, vals = {0};
+    *nsamples = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        const cnode *c = &t->v[i];
+        if (s->skip_zero && all_zero(c, s))
+            continue;
+        for (int n = (int)i; n > 0; n = t->v[n].parent)
+            varint(&locs, (uint64_t)t->v[n].key + 1);
+        for (int v = 0; v < s->nvalues; v++)
+            varint(&vals, (uint64_t)pprof_field(c, s->values[v].field));
         f_bytes(&m, 1, locs.b, locs.n); /* packed */
         f_bytes(&m, 2, vals.b, vals.n);
-        f_msg(&out, 2, &m);
-        free(locs.b);
-        free(vals.b);
+        f_msg(out, 2, &m);
+        locs.n = vals.n = 0;
+        ++*nsamples;
     }
+    free(m.b);
+    free(locs.b);
+    free(vals.b);
+}
 
-    /* 4: location, 5: function; one each per function key (ids from 1). */
+/* 4: location, 5: function; one each per function key (ids from 1). */
+static void put_functions(buf *out, strtab *st, const fkeys *k)
+{
+    buf m = {0}, m2 = {0};
     for (int i = 0; i < k->nkeys; i++) {
         f_int(&m2, 1, i + 1);         /* Line.function_id */
         f_int(&m2, 2, k->lines[i]);   /* Line.line */
         f_int(&m, 1, i + 1);          /* Location.id */
         f_msg(&m, 4, &m2);            /* Location.line */
-        f_msg(&out, 4, &m);
+        f_msg(out, 4, &m);
     }
     for (int i = 0; i < k->nkeys; i++) {
         f_int(&m, 1, i + 1);
-        f_int(&m, 2, intern(&st, k->labels[i]));  /* name */
-        f_int(&m, 3, intern(&st, k->names[i]));   /* system_name */
-        f_int(&m, 4, intern(&st, k->files[i]));   /* filename */
-        f_int(&m, 5, k->lines[i]);                /* start_line */
-        f_msg(&out, 5, &m);
+        f_int(&m, 2, intern(st, k->labels[i]));  /* name */
+        f_int(&m, 3, intern(st, k->names[i]));   /* system_name */
+        f_int(&m, 4, intern(st, k->files[i]));   /* filename */
+        f_int(&m, 5, k->lines[i]);               /* start_line */
+        f_msg(out, 5, &m);
     }
+    free(m.b);
+    free(m2.b);
+}
 
-    /* 9 time_nanos, 10 duration_nanos, 13 comment, 14 default_sample_type */
+static unsigned char *gzip_buf(const buf *in, size_t *len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        pdb_die("pprof: zlib: cannot start compressing");
+    uLong bound = deflateBound(&z, (uLong)in->n);
+    unsigned char *gz = xmalloc(bound);
+    z.next_in = in->b;
+    z.avail_in = (uInt)in->n;
+    z.next_out = gz;
+    z.avail_out = (uInt)bound;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        pdb_die("pprof: zlib: compression failed");
+    *len = bound - z.avail_out;
+    deflateEnd(&z);
+    return gz;
+}
+
+unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape *s, size_t *len)
+{
+    strtab st = {0};
+    intern(&st, "");
+    buf out = {0};
+    for (int v = 0; v < s->nvalues; v++) /* 1: sample_type */
+        value_type(&out, 1, &st, s->values[v].type, s->values[v].unit);
+    size_t nsamples;
+    put_samples(&out, t, s, &nsamples);
+    put_functions(&out, &st, &t->keys);
+
+    /* 9 time_nanos, 10 duration_nanos, 11 period_type, 12 period, 13 comment,
+     * 14 default_sample_type */
     f_int(&out, 9, r->started_ns);
     f_int(&out, 10, r->duration_ns);
+    if (s->period_type) {
+        value_type(&out, 11, &st, s->period_type, s->period_unit);
+        f_int(&out, 12, 1);
+    }
     char cmt[64];
     snprintf(cmt, sizeof cmt, "piano run %lld", (long long)r->id);
-    int64_t c1 = intern(&st, cmt), c2 = intern(&st, r->command), dst = intern(&st, "self");
+    int64_t c1 = intern(&st, cmt), c2 = intern(&st, r->command), dst = intern(&st, s->default_type);
     f_int(&out, 13, c1);
     f_int(&out, 13, c2);
     f_int(&out, 14, dst);
@@ -185,32 +240,31 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
     for (size_t i = 0; i < st.n; i++)
         f_bytes(&out, 6, st.s[i], strlen(st.s[i]));
 
-    /* gzip it. */
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        pdb_die("export: zlib: cannot start compressing");
-    uLong bound = deflateBound(&z, (uLong)out.n);
-    unsigned char *gz = xmalloc(bound);
-    z.next_in = out.b;
-    z.avail_in = (uInt)out.n;
-    z.next_out = gz;
-    z.avail_out = (uInt)bound;
-    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-        pdb_die("export: zlib: compression failed");
-    size_t gzlen = bound - z.avail_out;
-    deflateEnd(&z);
-    FILE *f = out_open(o, 1);
-    fwrite(gz, 1, gzlen, f);
-    out_close(f, o);
-
-    free(gz);
+    unsigned char *gz = nsamples || !s->skip_zero ? gzip_buf(&out, len) : NULL;
     free(out.b);
-    free(m.b);
-    free(m2.b);
     for (size_t i = 0; i < st.n; i++)
         free(st.s[i]);
     free(st.s);
     free(st.hash);
+    return gz;
+}
+
+void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
+{
+    static const pprof_value values[] = {
+        {"calls", "count", PPROF_CALLS},
+        {"self", "nanoseconds", PPROF_SELF_NS},
+        {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
+        {"alloc_objects", "count", PPROF_ALLOCS},
+    };
+    static const pprof_shape all = {values, 4, NULL, NULL, "self", 0};
+    ctree t;
+    ctree_load(p, r->id, thread, &t);
+    size_t len;
+    unsigned char *gz = pprof_build(&t, r, &all, &len);
+    FILE *f = out_open(o, 1);
+    fwrite(gz, 1, len, f);
+    out_close(f, o);
+    free(gz);
     ctree_free(&t);
 }
