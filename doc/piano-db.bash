@@ -14,7 +14,7 @@ _piano_db()
         cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
-    local commands="report runs tag untag diff rm gc flamegraph plot export"
+    local commands="report runs tag untag diff rm gc flamegraph plot export push"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -27,7 +27,7 @@ _piano_db()
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes" -- "$cur")); return ;;
-        --top|--thread|--keep|--fail-above) return ;;
+        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count) return ;;
     esac
     local opts="--db --help"
     case $cmd in
@@ -38,11 +38,14 @@ _piano_db()
         flamegraph) opts+=" -o --output --thread --diff" ;;
         plot) opts+=" -o --output --thread" ;;
         export) opts+=" --format -o --output --thread" ;;
+        push) opts+=" --app --label --tenant --timeout --kept --follow-all --count" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ $cmd == plot && $cword -eq 2 ]]; then
         COMPREPLY=($(compgen -W "frames" -- "$cur"))
+    elif [[ $cmd == push && $cword -eq 2 ]]; then
+        COMPREPLY=($(compgen -W "http:// https://" -- "$cur")); compopt -o nospace 2>/dev/null
     elif [[ $cmd != runs && $cmd != gc ]]; then
         COMPREPLY=($(compgen -W "$(_piano_db_runs "$db")" -- "$cur"))
     fi

@@ -15,10 +15,14 @@
  * run is still in the database to push again).
  *
  * HTTP comes from libcurl: https and what a real network needs (proxies,
- * IPv6, TLS, chunked answers) for one dependency Debian ships.
+ * IPv6, TLS, chunked answers) for one dependency Debian ships. It is loaded
+ * (dlopen) only here: linked, its libraries cost every other command 6 MB
+ * and 29 shared objects at start.
  */
 #include "piano_db.h"
+#define CURL_DISABLE_TYPECHECK   /* its checking macros would call the linked names */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,26 @@ enum { PUSH_TRIES = 3, PUSH_BACKOFF_MS = 250, FOLLOW_POLL_MS = 200, FOLLOW_RETRY
 enum { SENT, TRANSIENT, REFUSED };
 
 static volatile sig_atomic_t stop_requested;
+
+/* ---- libcurl, loaded ---- */
+#define CURL_FNS(X) X(curl_global_init) X(curl_global_cleanup) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_easy_escape) X(curl_free) X(curl_mime_init) X(curl_mime_addpart) X(curl_mime_name) X(curl_mime_filename) X(curl_mime_type) X(curl_mime_data) X(curl_mime_free) X(curl_slist_append) X(curl_slist_free_all) X(curl_url) X(curl_url_set) X(curl_url_get) X(curl_url_cleanup) X(curl_url_strerror)
+static struct {
+#define FIELD(f) __typeof__(&f) f;
+    CURL_FNS(FIELD)
+#undef FIELD
+} cu;
+
+static void load_curl(void)
+{
+    void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        pdb_die("push needs libcurl (Debian: apt-get install libcurl4): %s", dlerror());
+#define LOAD(f)                                                                                          \
+    if (!(*(void **)&cu.f = dlsym(h, #f)))                                                               \
+        pdb_die("push: libcurl.so.4 lacks %s (7.87 or later is needed)", #f);
+    CURL_FNS(LOAD)
+#undef LOAD
+}
 
 typedef struct {
     char *url;          /* the server as normalised: the queue's key */
@@ -62,19 +86,23 @@ static void set_url(pusher *ps, const char *url)
     for (const char *c = url; *c; c++)
         if ((unsigned char)*c <= ' ' || *c == 0x7f)
             pdb_usage_die("push: '%s' is not a URL (it holds a blank or a control character)", esc_ctrl(url));
-    CURLU *h = curl_url();
-    char *scheme = NULL, *part = NULL, *norm = NULL;
-    CURLUcode uc = h ? curl_url_set(h, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
+    CURLU *h = cu.curl_url();
+    char *scheme = NULL, *part = NULL, *norm = NULL, bad[256] = "";
+    CURLUcode uc = h ? cu.curl_url_set(h, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
     if (uc)
-        pdb_usage_die("push: '%s' is not a URL (%s): give http://HOST:PORT", url, curl_url_strerror(uc));
-    curl_url_get(h, CURLUPART_SCHEME, &scheme, 0);
-    if (!scheme || (strcmp(scheme, "http") && strcmp(scheme, "https")))
-        pdb_usage_die("push: '%s': only http:// and https:// URLs", url);
-    if (curl_url_get(h, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
-        curl_url_get(h, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK)
-        pdb_usage_die("push: '%s': give the server without '?' or '#' (push adds /ingest?...)", url);
-    if (curl_url_get(h, CURLUPART_URL, &norm, 0) != CURLUE_OK)
-        pdb_usage_die("push: '%s' is not a URL", url);
+        snprintf(bad, sizeof bad, "is not a URL (%s): give http://HOST:PORT", cu.curl_url_strerror(uc));
+    else if (cu.curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) || (strcmp(scheme, "http") && strcmp(scheme, "https")))
+        snprintf(bad, sizeof bad, "only http:// and https:// URLs");
+    else if (cu.curl_url_get(h, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
+             cu.curl_url_get(h, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK)
+        snprintf(bad, sizeof bad, "give the server without '?' or '#' (push adds /ingest?...)");
+    else if (cu.curl_url_get(h, CURLUPART_URL, &norm, 0) != CURLUE_OK)
+        snprintf(bad, sizeof bad, "is not a URL");
+    cu.curl_free(scheme);
+    cu.curl_free(part);
+    cu.curl_url_cleanup(h);
+    if (*bad)   /* all freed: sanitizers see no leak */
+        pdb_usage_die("push: '%s' %s", url, bad);
     size_t n = strlen(norm);
     while (n && norm[n - 1] == '/')
         n--;
@@ -85,10 +113,7 @@ static void set_url(pusher *ps, const char *url)
     ps->url[n] = 0;
     ps->ingest = xmalloc(n + sizeof "/ingest");
     snprintf(ps->ingest, n + sizeof "/ingest", "%s/ingest", ps->url);
-    curl_free(scheme);
-    curl_free(part);
-    curl_free(norm);
-    curl_url_cleanup(h);
+    cu.curl_free(norm);
 }
 
 /* ---- one POST ---- */
@@ -137,38 +162,38 @@ static int post_once(pusher *ps, const char *tenant, const char *query, const un
                      char *why, size_t whyn)
 {
     CURL *c = ps->curl;
-    curl_easy_reset(c);
+    cu.curl_easy_reset(c);
     size_t ul = strlen(ps->ingest) + strlen(query) + 2;
     char *url = xmalloc(ul), err[CURL_ERROR_SIZE] = "";
     snprintf(url, ul, "%s?%s", ps->ingest, query);
-    curl_mime *form = curl_mime_init(c);
-    curl_mimepart *part = curl_mime_addpart(form);
-    curl_mime_name(part, "profile");
-    curl_mime_filename(part, "profile.pprof");
-    curl_mime_type(part, "application/octet-stream");
-    curl_mime_data(part, (const char *)b, n);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Expect:"); /* no 100-continue wait */
+    curl_mime *form = cu.curl_mime_init(c);
+    curl_mimepart *part = cu.curl_mime_addpart(form);
+    cu.curl_mime_name(part, "profile");
+    cu.curl_mime_filename(part, "profile.pprof");
+    cu.curl_mime_type(part, "application/octet-stream");
+    cu.curl_mime_data(part, (const char *)b, n);
+    struct curl_slist *hdr = cu.curl_slist_append(NULL, "Expect:"); /* no 100-continue wait */
     char org[300];
     if (tenant) {
         snprintf(org, sizeof org, "X-Scope-OrgID: %s", tenant);
-        hdr = curl_slist_append(hdr, org);
+        hdr = cu.curl_slist_append(hdr, org);
     }
     answer a = {.n = 0};
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_MIMEPOST, form);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "piano-db/0.1.0");
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, ps->timeout_s);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_answer);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
-    CURLcode rc = curl_easy_perform(c);
+    cu.curl_easy_setopt(c, CURLOPT_URL, url);
+    cu.curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    cu.curl_easy_setopt(c, CURLOPT_MIMEPOST, form);
+    cu.curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    cu.curl_easy_setopt(c, CURLOPT_USERAGENT, "piano-db/0.1.0");
+    cu.curl_easy_setopt(c, CURLOPT_TIMEOUT, ps->timeout_s);
+    cu.curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cu.curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+    cu.curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_answer);
+    cu.curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+    cu.curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    cu.curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
+    CURLcode rc = cu.curl_easy_perform(c);
     long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    cu.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     int r;
     char msg[256];
     first_line(&a, msg, sizeof msg);
@@ -176,15 +201,15 @@ static int post_once(pusher *ps, const char *tenant, const char *query, const un
         snprintf(why, whyn, "interrupted");
         r = TRANSIENT;
     } else if (rc != CURLE_OK) {
-        snprintf(why, whyn, "%s", *err ? err : curl_easy_strerror(rc));
+        snprintf(why, whyn, "%s", *err ? err : cu.curl_easy_strerror(rc));
         r = TRANSIENT;
     } else {
         snprintf(why, whyn, "HTTP %ld%s%s", status, *msg ? ": " : "", msg);
         r = status >= 200 && status < 300 ? SENT
             : status >= 500 || status == 408 || status == 429 ? TRANSIENT : REFUSED;
     }
-    curl_slist_free_all(hdr);
-    curl_mime_free(form);
+    cu.curl_slist_free_all(hdr);
+    cu.curl_mime_free(form);
     free(url);
     return r;
 }
@@ -378,13 +403,13 @@ static char *ingest_query(CURL *c, const char *name, const run_info *r)
     int64_t until = end / 1000000000 + (end % 1000000000 != 0);
     if (until <= from)
         until = from + 1;
-    char *esc = curl_easy_escape(c, name, 0);
+    char *esc = cu.curl_easy_escape(c, name, 0);
     if (!esc)
         pdb_die("out of memory");
     size_t n = strlen(esc) + 96;
     char *q = xmalloc(n);
     snprintf(q, n, "name=%s&from=%lld&until=%lld&format=pprof", esc, (long long)from, (long long)until);
-    curl_free(esc);
+    cu.curl_free(esc);
     return q;
 }
 
@@ -564,11 +589,12 @@ static void check_options(const pdb_opts *o)
 int cmd_push(pdb *p, const pdb_opts *o)
 {
     check_options(o);
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    load_curl();
+    if (cu.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         pdb_die("push: cannot start libcurl");
     pusher ps = {.tenant = o->tenant, .timeout_s = o->timeout_set ? o->timeout : 10};
     set_url(&ps, o->pos[0]);
-    if (!(ps.curl = curl_easy_init()))
+    if (!(ps.curl = cu.curl_easy_init()))
         pdb_die("push: cannot start libcurl");
     int64_t id = -1;
     if (!o->follow_all && !o->kept)   /* the run first: a wrong name sends nothing */
@@ -586,8 +612,8 @@ int cmd_push(pdb *p, const pdb_opts *o)
     if (left)
         fprintf(stderr, "piano-db: push: %s: %s; %lld profile%s kept in %s for the next push\n", ps.url,
                 *ps.why ? ps.why : "interrupted", (long long)left, left == 1 ? "" : "s", p->path);
-    curl_easy_cleanup(ps.curl);
-    curl_global_cleanup();
+    cu.curl_easy_cleanup(ps.curl);
+    cu.curl_global_cleanup();
     free(ps.url);
     free(ps.ingest);
     return left ? EXIT_UNSENT : ps.refused ? EXIT_ERR : 0;
