@@ -72,23 +72,25 @@ static __attribute__((noinline)) double measure_overhead(void)
     return per_call > 0 ? per_call : 0;
 }
 
-/* Writes an anonymous state's frame buffer, as it is now, into its f<N>.w
- * file for the import (the thread may go on recording in it: the buffer stays
- * mapped). */
+/* Writes an anonymous state's frame buffer, as it is now, into its slot of
+ * states for the import (the thread may go on recording in it: the buffer
+ * stays mapped). */
 static void snapshot_anon_buffer(struct piano_thread *ts)
 {
     struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
     if (!h)
         return;
-    piano_spool_name name = piano_spool_frames_file(ts->thread, PIANO_SPOOL_CHUNK_LIVE);
-    int fd = run_open(name.s, O_WRONLY | O_CREAT | O_TRUNC);
+    piano_spool_name name = piano_spool_slot_name(ts->thread);
+    int fd = run_open(PIANO_SPOOL_STATES, O_WRONLY);
     size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
     struct piano_chunk_hdr copy = { h->magic, used, __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) };
-    int ok = fd >= 0 && write_all(fd, &copy, sizeof copy, 0) == 0 &&
-             write_all(fd, ts->chunk + sizeof copy, used, sizeof copy) == 0;
+    off_t at = (off_t)(piano_slot_offset(ts->thread) + PIANO_SLOT_BUF);
+    int ok = fd >= 0 && write_all(fd, &copy, sizeof copy, at) == 0 &&
+             write_all(fd, ts->chunk + sizeof copy, used, at + (off_t)sizeof copy) == 0;
     if (!ok) {
         ts->frames_dropped += ts->chunk_frames;
-        say("piano: cannot write %s: %s; its frames are counted as dropped", name.s, strerror(errno));
+        say("piano: cannot write the frame buffer of %s: %s; its frames are counted as dropped", name.s,
+            strerror(errno));
     }
     if (fd >= 0)
         close(fd);

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* The forking thread's state file is shared with the child until the child
- * has copied it: the parent's forking thread waits for that (a byte, or EOF
+/* The forking thread's slot is shared with the child until the child has
+ * copied it: the parent's forking thread waits for that (a byte, or EOF
  * if the child dies first) before it records anything more. */
 static int fork_pipe[2] = { -1, -1 };
 
@@ -121,24 +121,24 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->tid = (uint32_t)syscall(SYS_gettid);
 }
 
-/* Moves the forking thread's state into the child's own file, mapped at the
- * same address so that nothing pointing into it changes. */
+/* Moves the forking thread's state into slot 0 of the child's own states
+ * file, mapped at the same address so that nothing pointing into it changes.
+ * The frame buffer (the slot's tail) starts anew there. */
 static int clone_state(struct piano_thread *ts)
 {
-    int fd = run_open(piano_spool_thread_file(0).s, O_RDWR | O_CREAT | O_TRUNC);
-    if (fd < 0 || ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) != 0) {
-        if (fd >= 0)
-            close(fd);
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+    if (fd < 0)
         return -1;
-    }
-    if (write_state(fd, ts) != 0) {
-        close(fd);
-        return -1;
-    }
-    void *p = mmap(ts, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE,
-                   fd, 0);
+    int ok = states_extend(fd, piano_slot_offset(0) + PIANO_SLOT_SIZE) == 0 &&
+             write_state(fd, ts, piano_slot_offset(0)) == 0;
+    void *p = ok ? mmap(ts, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
+                        (off_t)piano_slot_offset(0))
+                 : MAP_FAILED;
     close(fd);
-    return p == MAP_FAILED ? -1 : 0;
+    if (p == MAP_FAILED)
+        return -1;
+    madvise(p, PIANO_SLOT_SIZE, MADV_RANDOM);   /* as map_thread's */
+    return 0;
 }
 
 static void set_off(void)
@@ -162,27 +162,21 @@ void atfork_child(void)
     for (struct piano_thread *t = g.threads, *next; t; t = next) {
         next = t->next;
         if (t->sig) {
-            if (t->sig->chunk)
-                munmap(t->sig->chunk, PIANO_CHUNK_SIZE);
-            munmap(t->sig, PIANO_THREAD_FILE_SIZE);
+            munmap(t->sig, PIANO_SLOT_SIZE);
             t->sig = NULL;
         }
         if (t == self)
             continue;
-        if (t->chunk)
-            munmap(t->chunk, PIANO_CHUNK_SIZE);
-        munmap(t, PIANO_THREAD_FILE_SIZE);
+        munmap(t, PIANO_SLOT_SIZE);
     }
     g.threads = NULL;
     for (struct piano_thread *t = g.kept, *next; t; t = next) {
         next = t->next;
-        munmap(t, PIANO_THREAD_FILE_SIZE);
+        munmap(t, PIANO_SLOT_SIZE);
     }
     g.kept = NULL;
-    if (self && self->chunk) {
-        munmap(self->chunk, PIANO_CHUNK_SIZE);   /* the parent's buffer: the child maps its own */
-        self->chunk = NULL;
-    }
+    if (self)
+        self->chunk = NULL;   /* the parent's buffer: the child starts its own in its slot */
     char parent_key[sizeof g.run.key], parent_fns[PIANO_PATH_MAX];
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     int parent_fns_fit = spool_path(parent_fns, g.dir, PIANO_SPOOL_FNS) == 0;

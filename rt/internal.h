@@ -6,7 +6,7 @@
  *   runtime.c  start, thread states, the function registry
  *   hooks.c    __piano_enter/__piano_exit: shadow stack, contexts, histograms, frames
  *   budget.c   the frame budget: which frame records are kept
- *   record.c   the spool: its folder, the run, fns and thread files, frame buffers
+ *   record.c   the spool: its folder, the run, fns and states files, frame buffers
  *   fork.c     a forked child's run
  *   finish.c   exit: the run imported from its own spool
  *
@@ -196,8 +196,9 @@ struct fn_batch {
 void batch_flush(struct fn_batch *b);
 void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
 
+int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, int *anon);
-int write_state(int fd, const struct piano_thread *ts);
+int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);
 void chunk_finish(struct piano_thread *ts);
 int frame_room(struct piano_thread *ts, int full);

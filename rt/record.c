@@ -1,6 +1,7 @@
 /*
- * record.c - the spool (spool.h): this run's folder, its run, fns and thread
- * files, and the threads' frame buffers. Every file is opened by name in the
+ * record.c - the spool (spool.h): this run's folder, its run, fns and states
+ * files (a slot per thread: its state and its frame buffer), and the chunk
+ * files of full buffers. Every file is opened by name in the
  * run's own folder, never kept open (a program may close or reuse any
  * descriptor), and written quietly (no SIGPIPE, no SIGXFSZ).
  */
@@ -149,7 +150,7 @@ static void read_command(char *out, uint32_t *len, size_t cap)
 }
 
 /* Makes this run's spool folder: built under a dot name with its lock held,
- * its run header and fns file written, then renamed, so a recovering piano-db
+ * its run header, fns and (empty) states files made, then renamed, so a recovering piano-db
  * never sees it half made. The lock is held through a mapping of the lock
  * file, not a descriptor: a program that closes every descriptor, or dup2s
  * onto one, cannot release it; exit and exec do (spool.h). The spool root
@@ -206,11 +207,14 @@ int make_spool(const char *parent_key)
     if (lock >= 0)
         close(lock);
     int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    int run = fns >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int states = fns >= 0 ? openat(dfd, PIANO_SPOOL_STATES, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
     int e = errno;
     if (fns >= 0)
         close(fns);
+    if (states >= 0)
+        close(states);
     if (run >= 0)
         close(run);
     if (dfd >= 0)
@@ -286,44 +290,58 @@ void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char 
         append_fns(buf, n);
 }
 
-/* ---------------------------------------------------------------- thread files */
+/* ---------------------------------------------------------------- thread slots */
 
-/* Maps a fresh state file for thread number n. Falls back to anonymous memory
- * (written out at thread or process end) when the disk is nearly full, since a
- * write to a sparse mapping that the disk cannot back would raise SIGBUS, and
- * when the program's file-size limit is below the file's size. */
+/* Makes states (fd) at least `end` bytes long, never shorter: other threads
+ * make their slots at the same time, without a lock (a signal handler's state
+ * is made inside the handler), and ftruncate could shrink the file under
+ * another's mapping (SIGBUS). Allocates the slot's last page, padding.
+ * Returns 0, or -1 with errno set. */
+int states_extend(int fd, uint64_t end)
+{
+    if (fallocate(fd, 0, (off_t)(end - 4096), 4096) == 0)
+        return 0;
+    if (errno != EOPNOTSUPP)
+        return -1;
+    return write_all(fd, "", 1, (off_t)(end - 1));   /* a file system without fallocate */
+}
+
+/* Maps thread number n's slot of states: its state, then its frame buffer,
+ * one mapping, no file made. Falls back to anonymous memory (written out at
+ * thread or process end) when the disk is nearly full, since a write to a
+ * sparse mapping that the disk cannot back would raise SIGBUS, and when the
+ * program's file-size limit is below the slot's end. */
 struct piano_thread *map_thread(uint32_t n, int *anon)
 {
-    piano_spool_name name = piano_spool_thread_file(n);
+    uint64_t off = piano_slot_offset(n), end = off + PIANO_SLOT_SIZE;
     struct statvfs vfs;
     struct rlimit fsize;
     *anon = 1;
-    if (statvfs(g.dir, &vfs) == 0 &&
-        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_THREAD_FILE_SIZE + (1ull << 30) &&
-        getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= PIANO_THREAD_FILE_SIZE) {
-        int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
-        if (fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0) {
-            void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
-                           MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (end <= (uint64_t)INT64_MAX && statvfs(g.dir, &vfs) == 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_SLOT_SIZE + (1ull << 30) &&
+        getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= end) {
+        int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+        void *p = fd >= 0 && states_extend(fd, end) == 0
+                      ? mmap(NULL, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off)
+                      : MAP_FAILED;
+        if (fd >= 0)
             close(fd);
-            if (p != MAP_FAILED) {
-                /* Faults on this sparse file must not read ahead: it is all holes. */
-                madvise(p, PIANO_THREAD_FILE_SIZE, MADV_RANDOM);
-                *anon = 0;
-                return p;
-            }
-        } else if (fd >= 0) {
-            close(fd);
+        if (p != MAP_FAILED) {
+            /* Faults on this sparse slot must not read ahead: it is all holes,
+             * and read-ahead would zero-fill up to megabytes of the frame
+             * buffer at its first record (most of a short thread's start). */
+            madvise(p, PIANO_SLOT_SIZE, MADV_RANDOM);
+            *anon = 0;
+            return p;
         }
     }
-    void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Writes the parts of a thread's state in use into fd, a file of
- * PIANO_THREAD_FILE_SIZE bytes, at their offsets. Returns 0, or -1. */
-int write_state(int fd, const struct piano_thread *ts)
+/* Writes the parts of a thread's state in use into fd at base (its slot's
+ * offset in states), each at its offset. Returns 0, or -1. */
+int write_state(int fd, const struct piano_thread *ts, uint64_t base)
 {
     uint32_t nfn = atomic_load(&g.next_fn);
     if (nfn > PIANO_FN_CAP)
@@ -339,22 +357,24 @@ int write_state(int fd, const struct piano_thread *ts)
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
         { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
         { PIANO_OFF_HASH, ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
+        { PIANO_THREAD_FILE_SIZE - 1, 1 },   /* the state's last byte: the import sees it whole */
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].len && write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)parts[i].off))
+        if (parts[i].len &&
+            write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)(base + parts[i].off)))
             return -1;
     return 0;
 }
 
-/* Writes an anonymous thread state into its file (used regions only). */
-/* Returns 0, or -1 (said in one line). */
+/* Writes an anonymous thread state into its slot of states (used regions
+ * only). Returns 0, or -1 (said in one line). */
 int dump_anon(struct piano_thread *ts)
 {
-    piano_spool_name name = piano_spool_thread_file(ts->thread);
+    piano_spool_name name = piano_spool_slot_name(ts->thread);
     struct quiet q;
     quiet_begin(&q);
-    int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
-    int ok = fd >= 0 && ftruncate(fd, (off_t)PIANO_THREAD_FILE_SIZE) == 0 && write_state(fd, ts) == 0;
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+    int ok = fd >= 0 && write_state(fd, ts, piano_slot_offset(ts->thread)) == 0;
     if (!ok)
         say("piano: cannot write %s in %s: %s", name.s, g.dir, strerror(errno));
     if (fd >= 0)
@@ -366,42 +386,33 @@ int dump_anon(struct piano_thread *ts)
 /* ---------------------------------------------------------------- frame buffers */
 
 /* Frames are written into one buffer of PIANO_CHUNK_SIZE bytes per thread,
- * mapped once: the file f<N>.w (MAP_SHARED, so a crash keeps it), or anonymous
- * memory for an anonymous thread. A full buffer is copied into the next chunk
- * file f<N>.<K> by one write and reused. Mapping a fresh file per chunk instead
- * took a page fault per 4 KiB written: 4x the CPU time (bench/README.md). */
+ * the tail of its slot's mapping: in states (MAP_SHARED, so a crash keeps
+ * it), or anonymous memory for an anonymous thread. A full buffer is copied
+ * into the next chunk file f<N>.<K> by one write and reused. Mapping a fresh
+ * file per chunk instead took a page fault per 4 KiB written: 4x the CPU time
+ * (bench/README.md). */
 
-/* Maps the thread's frame buffer. Returns 0, or -1 with errno set (frames
+/* Readies the thread's frame buffer. Returns 0, or -1 with errno set (frames
  * are dropped). */
 static int buffer_open(struct piano_thread *ts)
 {
-    void *p = MAP_FAILED;
     if (!ts->anon) {
-        piano_spool_name name = piano_spool_frames_file(ts->thread, PIANO_SPOOL_CHUNK_LIVE);
         struct quiet q;
         quiet_begin(&q);
-        int fd = run_open(name.s, O_RDWR | O_CREAT | O_TRUNC);
+        int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
         /* Reserve the blocks now: a full disk then fails here, not as SIGBUS later. */
-        int e = fd < 0 ? errno : posix_fallocate(fd, 0, PIANO_CHUNK_SIZE);
-        if (!e)
-            p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        else
-            errno = e;
-        /* A fault must not read ahead: the kernel would zero-fill up to the
-         * whole 4 MiB at the first record (most of a short thread's start). */
-        if (p != MAP_FAILED)
-            madvise(p, PIANO_CHUNK_SIZE, MADV_RANDOM);
-        e = errno;
+        int e = fd < 0 ? errno
+                       : posix_fallocate(fd, (off_t)(piano_slot_offset(ts->thread) + PIANO_SLOT_BUF), PIANO_CHUNK_SIZE);
         if (fd >= 0)
             close(fd);
         quiet_end(&q);
-        errno = e;
-    } else {
-        p = mmap(NULL, PIANO_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (e) {
+            errno = e;
+            return -1;
+        }
     }
-    if (p == MAP_FAILED)
-        return -1;
-    struct piano_chunk_hdr *h = p;
+    unsigned char *p = (unsigned char *)ts + PIANO_SLOT_BUF;
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)p;
     h->magic = PIANO_SPOOL_MAGIC;
     h->used = 0;
     h->seq = ts->chunks;
@@ -453,8 +464,8 @@ static int buffer_flush(struct piano_thread *ts)
     return 0;
 }
 
-/* The thread is done with its buffer: an anonymous one is stored now (a file
- * one stays for the import to read). */
+/* The thread is done with its buffer: an anonymous one is stored now (one in
+ * states stays for the import to read; it is unmapped with its slot). */
 void chunk_finish(struct piano_thread *ts)
 {
     if (!ts->chunk)
@@ -463,7 +474,6 @@ void chunk_finish(struct piano_thread *ts)
         ts->frames_dropped += ts->chunk_frames;
         say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
     }
-    munmap(ts->chunk, PIANO_CHUNK_SIZE);
     ts->chunk = NULL;
 }
 

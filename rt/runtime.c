@@ -5,8 +5,9 @@
  * Per call, __piano_enter pushes a slot on the thread's shadow stack and finds
  * the calling context; __piano_exit pops it and adds its ticks to the context,
  * to the function's two histograms (self and inclusive) and to the frame. No
- * lock, no syscall, no allocation on that path: everything lives in one
- * memory-mapped file per thread (spool.h), so a crash loses only calls in flight.
+ * lock, no syscall, no allocation on that path: everything lives in the
+ * thread's memory-mapped slot of the spool's states file (spool.h), so a crash
+ * loses only calls in flight.
  * At exit the process imports its spool into SQLite (import.c).
  *
  * This file holds the process-wide state, thread states, the start and the
@@ -107,7 +108,7 @@ void refresh_name(struct piano_thread *ts, int self)
 
 /* The end of one state (a thread's, or its signal handlers'): calls still
  * in flight (left by pthread_exit, cancellation, or a longjmp nothing
- * reconciled) end now, its frames and an anonymous state go to files. */
+ * reconciled) end now, an anonymous state and its frames go to files. */
 static void state_end(struct piano_thread *ts)
 {
     close_all(ts, piano_now());
@@ -121,7 +122,7 @@ static void state_end(struct piano_thread *ts)
         pthread_mutex_unlock(&g.threads_lock);
         return;
     }
-    munmap(ts, PIANO_THREAD_FILE_SIZE);
+    munmap(ts, PIANO_SLOT_SIZE);
 }
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));

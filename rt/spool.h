@@ -10,11 +10,16 @@
  *   <db>.spool/<run key>/lock     flock()ed by the live process (released at exit, exec, death)
  *                        run      struct piano_spool_run
  *                        fns      appended records: struct piano_spool_fn + name + file
- *                        t<N>     thread N's state: struct piano_thread at offset 0, then the
- *                                 arrays at the PIANO_OFF_* offsets (a sparse file)
- *                        f<N>.w   thread N's frame buffer: struct piano_chunk_hdr, then frame
- *                                 records (piano_frame_read)
- *                        f<N>.<K> thread N's K-th full buffer, stored: the same layout
+ *                        states   every thread's records, a sparse file made with the folder:
+ *                                 thread N's slot at N x PIANO_SLOT_SIZE holds its state
+ *                                 (struct piano_thread, then the arrays at the PIANO_OFF_*
+ *                                 offsets) and at PIANO_SLOT_BUF its frame buffer (struct
+ *                                 piano_chunk_hdr, then frame records: piano_frame_read)
+ *                        f<N>.<K> thread N's K-th full buffer, stored: the buffer's layout
+ *
+ * One file for every thread, made once: a thread's start maps its slot and
+ * creates no file (creating two files per thread cost a short thread 1-2 ms
+ * on ext4; bench/README.md). A slot never written reads as zeros (a hole).
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
@@ -26,7 +31,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 6   /* 6: the run header names an allocator piano does not see */
+#define PIANO_SPOOL_VERSION 7   /* 7: every thread's state and frame buffer in one file, states */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -78,7 +83,7 @@ struct __attribute__((aligned(64))) piano_fnrec {   /* one function, on one thre
 };
 
 
-struct piano_thread {        /* header of t<N>; padded to 4096 bytes */
+struct piano_thread {        /* header of a thread's slot in states; padded to 4096 bytes */
     uint64_t magic;
     uint32_t version, thread;
     uint32_t tid;
@@ -328,6 +333,17 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
+/* A thread's slot in states: its state, then its frame buffer. Slots start
+ * on 2 MiB boundaries, so a slot can be mapped at its offset on any page size. */
+#define PIANO_SLOT_BUF PIANO_THREAD_FILE_SIZE   /* the frame buffer's offset in a slot */
+#define PIANO_SLOT_SIZE ((PIANO_SLOT_BUF + PIANO_CHUNK_SIZE + (2ull << 20) - 1) & ~((2ull << 20) - 1))
+_Static_assert(PIANO_SLOT_BUF % 4096 == 0, "a slot's frame buffer starts on a page");
+
+/* Where thread n's slot starts in states. */
+static inline uint64_t piano_slot_offset(uint32_t n)
+{
+    return (uint64_t)n * PIANO_SLOT_SIZE;
+}
 
 /* The names of the spool's files, built here only: the recorder makes them,
  * the import and piano-db find them. */
@@ -335,26 +351,23 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_SPOOL_LOCK "lock"
 #define PIANO_SPOOL_RUN "run"
 #define PIANO_SPOOL_FNS "fns"
+#define PIANO_SPOOL_STATES "states"
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
-#define PIANO_SPOOL_CHUNK_LIVE UINT64_MAX  /* the chunk argument naming f<N>.w */
 typedef struct { char s[40]; } piano_spool_name;
 
-/* t<N>: thread N's state */
-static inline piano_spool_name piano_spool_thread_file(uint32_t thread)
+/* states[N]: thread N's slot, as messages name it */
+static inline piano_spool_name piano_spool_slot_name(uint32_t thread)
 {
     piano_spool_name n;
-    snprintf(n.s, sizeof n.s, "t%u", (unsigned)thread);
+    snprintf(n.s, sizeof n.s, PIANO_SPOOL_STATES "[%u]", (unsigned)thread);
     return n;
 }
 
-/* f<N>.w (chunk PIANO_SPOOL_CHUNK_LIVE): thread N's frame buffer; f<N>.<K>: its K-th stored chunk */
+/* f<N>.<K>: thread N's K-th stored chunk */
 static inline piano_spool_name piano_spool_frames_file(uint32_t thread, uint64_t chunk)
 {
     piano_spool_name n;
-    if (chunk == PIANO_SPOOL_CHUNK_LIVE)
-        snprintf(n.s, sizeof n.s, "f%u.w", (unsigned)thread);
-    else
-        snprintf(n.s, sizeof n.s, "f%u.%llu", (unsigned)thread, (unsigned long long)chunk);
+    snprintf(n.s, sizeof n.s, "f%u.%llu", (unsigned)thread, (unsigned long long)chunk);
     return n;
 }
 

@@ -51,6 +51,7 @@ struct mapping {
 
 int spool_open_file_at(int dfd, const char *name, off_t *size);
 int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m);
+int spool_map_range(int fd, uint64_t off, size_t len, struct mapping *m);
 void spool_unmap(struct mapping *m);
 int spool_open_own_dir(int at, const char *name, const char *shown, char *err, size_t errn);
 DIR *spool_open_listing(int dfd);
@@ -101,15 +102,17 @@ struct frame_span {
 
 /* One thread of the spool, as found in phase 1 (collect_thread). */
 struct thread_in {
-    uint32_t number;          /* N of t<N> / f<N>.*: the thread's number in the run */
-    int has_state, has_hdr;   /* t<N> is whole; its header is readable */
+    uint32_t number;          /* N of states[N] / f<N>.<K>: the thread's number in the run */
+    int has_state, has_hdr;   /* its state in states[N] is whole; its header is readable */
     int live;                 /* a thread of this process that may still be recording */
-    const struct piano_thread *mem;   /* its state in this process's memory, not in t<N> */
+    const struct piano_thread *mem;   /* its state in this process's memory, not in states */
+    const unsigned char *slot;    /* states[N], mapped (slot_len bytes: the file may end inside it) */
+    size_t slot_len;
     struct piano_thread hdr;  /* a copy of the header, read once */
-    const unsigned char *state;   /* t<N>, mapped (has_state) */
+    const unsigned char *state;   /* its state: the slot's start, or mem (has_state) */
     int has_buf;              /* the buffer was copied: buf_seq is its chunk number */
     uint64_t buf_seq;
-    unsigned char *buf;       /* the copy of f<N>.w's records */
+    unsigned char *buf;       /* the copy of the frame buffer's records */
     size_t buf_len;
 };
 

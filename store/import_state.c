@@ -1,5 +1,5 @@
 /*
- * import_state.c - phase 2 of the import, for each thread whose state file is
+ * import_state.c - phase 2 of the import, for each thread whose state is
  * whole: its calling contexts (with their inclusive times, summed here), its
  * per-function stats and histograms, its calls in flight at the end, and its
  * frame histogram.
@@ -163,7 +163,7 @@ static void copy_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
     /* (a live thread adds nodes, never changes one: this is damage) */
     if (bad)
         import_note(j, "%s: %u damaged context%s (parent or function out of range)",
-                    piano_spool_thread_file(t->number).s, bad, bad == 1 ? "" : "s");
+                    piano_spool_slot_name(t->number).s, bad, bad == 1 ? "" : "s");
     if (orphans)
         for (uint32_t i = PIANO_NODE_CAP; i < PIANO_NODES_TOTAL; i++) {
             memcpy(&nodes[i], &live[i], sizeof *nodes);
@@ -279,7 +279,7 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
 }
 
 /* Stores the contexts, per-function stats and calls in flight of a thread
- * whose state file is whole. Returns 0, or -1 on a database error. */
+ * whose state is whole. Returns 0, or -1 on a database error. */
 int import_state(struct job *j, const struct thread_in *t)
 {
     const struct piano_thread *h = &t->hdr;

@@ -28,7 +28,7 @@ static int only_leftovers(int dfd)
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
         other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, PIANO_SPOOL_LOCK) &&
-                 e->d_name[0] != 'f';   /* f<N>.w, f<N>.<K> (piano_spool_frames_file) */
+                 e->d_name[0] != 'f';   /* f<N>.<K> and its .tmp (piano_spool_frames_file) */
     closedir(d);
     return !other;
 }

@@ -54,6 +54,18 @@ int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m)
     return 0;
 }
 
+/* Maps len bytes of fd from off (a multiple of the page size; MAP_SHARED,
+ * read-only). Returns 0, or -1 with errno set. */
+int spool_map_range(int fd, uint64_t off, size_t len, struct mapping *m)
+{
+    void *p = len && off <= (uint64_t)INT64_MAX ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off) : MAP_FAILED;
+    if (p == MAP_FAILED)
+        return -1;
+    m->p = p;
+    m->len = len;
+    return 0;
+}
+
 void spool_unmap(struct mapping *m)
 {
     if (m->p)

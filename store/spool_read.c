@@ -1,13 +1,14 @@
 /*
  * spool_read.c - phase 1 of the import, before the database is locked: the
- * threads of a spool folder (t<N>, f<N>.w, or states in memory), a copy of
- * each live frame buffer taken under its seqlock, then the chunk files
- * f<N>.<K> the copies call for. Every record is checked here, when found.
+ * threads of a spool folder (the slots of states, or states in memory), a
+ * copy of each live frame buffer taken under its seqlock, then the chunk
+ * files f<N>.<K> the copies call for. Every record is checked here, when found.
  */
 #define _GNU_SOURCE
 #include "import_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -100,20 +101,60 @@ static struct thread_in *find_thread(struct job *j, uint32_t number)
     return NULL;
 }
 
-/* Listing 1: the threads, from t<N> and f<N>.w (the names piano_spool_thread_file
- * and piano_spool_frames_file make). */
-static int see_thread(struct job *j, const char *name)
+/* Whether thread number n is held in this process's memory (j->mem). */
+static const struct piano_thread *in_memory(const struct job *j, uint32_t n)
 {
-    uint64_t n;
-    const char *end = name + strlen(name);
-    if (name[0] == 't' && parse_number(name + 1, end, UINT32_MAX, &n) == 0) {
-    } else if (name[0] == 'f' && end - name > 2 && !strcmp(end - 2, ".w") &&
-               parse_number(name + 1, end - 2, UINT32_MAX, &n) == 0) {
-    } else {
+    for (size_t i = 0; j->mem && i < j->mem->n; i++)
+        if (j->mem->states[i]->thread == n)
+            return j->mem->states[i];
+    return NULL;
+}
+
+/* The threads of states: each slot that was written (a slot never written is
+ * a hole and reads as zeros; SEEK_DATA steps over holes, so a huge sparse file
+ * costs a step per written slot). A slot is mapped whole, or as far as the
+ * file goes (the last one may end inside it). Returns 0, or -1 (out of memory). */
+static int see_slots(struct job *j)
+{
+    off_t size;
+    int fd = spool_open_file_at(j->dfd, PIANO_SPOOL_STATES, &size);
+    if (fd < 0) {
+        if (errno == ELOOP || errno == EINVAL)
+            import_note(j, "%s is not a regular file (skipped)", PIANO_SPOOL_STATES);
+        else if (errno == ENOENT && !j->mem)
+            import_note(j, "%s is missing (the threads' figures are lost)", PIANO_SPOOL_STATES);
         return 0;
     }
-    struct thread_in t = { .number = (uint32_t)n };
-    return push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t);
+    int rc = 0;
+    for (uint64_t n = 0; rc == 0 && n <= UINT32_MAX && piano_slot_offset((uint32_t)n) < (uint64_t)size; n++) {
+        uint64_t off = piano_slot_offset((uint32_t)n);
+        off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+        if (data < 0 && errno == ENXIO)
+            break;   /* holes to the end */
+        if (data > (off_t)off) {   /* skip the slots that are holes */
+            n = (uint64_t)data / PIANO_SLOT_SIZE;
+            if (n > UINT32_MAX)
+                break;
+            off = piano_slot_offset((uint32_t)n);
+        }
+        struct piano_thread hdr;
+        if (pread(fd, &hdr, sizeof hdr, (off_t)off) < (ssize_t)sizeof hdr.magic || hdr.magic == 0)
+            continue;   /* never written, or its thread was killed while making it */
+        if (in_memory(j, (uint32_t)n))
+            continue;   /* this process's own, held in memory: read from there */
+        uint64_t left = (uint64_t)size - off;
+        struct thread_in t = { .number = (uint32_t)n };
+        struct mapping m = { 0 };
+        if (spool_map_range(fd, off, left < PIANO_SLOT_SIZE ? (size_t)left : (size_t)PIANO_SLOT_SIZE, &m) != 0) {
+            import_note(j, "%s cannot be read (%s)", piano_spool_slot_name(t.number).s, strerror(errno));
+            continue;
+        }
+        t.slot = m.p;
+        t.slot_len = m.len;
+        rc = keep_map(j, m) || push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t) ? -1 : 0;
+    }
+    close(fd);
+    return rc;
 }
 
 static int by_thread_number(const void *a, const void *b)
@@ -122,8 +163,7 @@ static int by_thread_number(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Copies the records of the frame buffer f<N>.w, which its thread may be
- * writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
+/* Copies the records of a frame buffer, which its thread may be writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
  * seq again; equal seqs mean the copy holds whole records of chunk seq only. */
 static void copy_records(struct thread_in *t, const struct piano_chunk_hdr *h, size_t room)
 {
@@ -151,6 +191,7 @@ static void copy_records(struct thread_in *t, const struct piano_chunk_hdr *h, s
     }
 }
 
+/* Copies the thread's frame buffer: in memory, or the tail of its slot. */
 static void copy_buffer(struct job *j, struct thread_in *t)
 {
     if (t->mem) {   /* an anonymous state's buffer is in memory too */
@@ -159,71 +200,55 @@ static void copy_buffer(struct job *j, struct thread_in *t)
                          PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr));
         return;
     }
-    const piano_spool_name file = piano_spool_frames_file(t->number, PIANO_SPOOL_CHUNK_LIVE);
-    const char *name = file.s;
-    struct mapping m = { 0 };
-    if (spool_map_at(j->dfd, name, PIANO_CHUNK_SIZE, &m) != 0)
-        return;
-    if (m.len < sizeof(struct piano_chunk_hdr)) {
-        import_note(j, "%s is damaged (too short)", name);
-        spool_unmap(&m);
+    if (t->slot_len <= PIANO_SLOT_BUF)
+        return;   /* no frame buffer: the thread kept no frame */
+    const char *name = piano_spool_slot_name(t->number).s;
+    size_t len = t->slot_len - PIANO_SLOT_BUF;
+    if (len > PIANO_CHUNK_SIZE)
+        len = PIANO_CHUNK_SIZE;
+    if (len < sizeof(struct piano_chunk_hdr)) {
+        import_note(j, "the frame buffer of %s is damaged (too short)", name);
         return;
     }
-    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)m.p;
+    const struct piano_chunk_hdr *h = (const void *)(t->slot + PIANO_SLOT_BUF);
     if (h->magic != PIANO_SPOOL_MAGIC) {
-        if (h->magic)   /* 0: its thread was killed while making it */
-            import_note(j, "%s is damaged (not a frame buffer)", name);
-        spool_unmap(&m);
+        if (h->magic)   /* 0: never used */
+            import_note(j, "the frame buffer of %s is damaged (not a frame buffer)", name);
         return;
     }
-    copy_records(t, h, m.len - sizeof *h);
-    spool_unmap(&m);
+    copy_records(t, h, len - sizeof *h);
 }
 
-/* Maps t<N> and copies its header; copies the frame buffer. */
-static int collect_thread(struct job *j, struct thread_in *t)
+/* Copies the thread's header (checked), notes its state when whole, and
+ * copies its frame buffer. */
+static void collect_thread(struct job *j, struct thread_in *t)
 {
-    for (size_t i = 0; j->mem && i < j->mem->n; i++)
-        if (j->mem->states[i]->thread == t->number)
-            t->mem = j->mem->states[i];
-    if (t->mem) {
+    if ((t->mem = in_memory(j, t->number))) {
         memcpy(&t->hdr, t->mem, sizeof t->hdr);
         t->has_hdr = t->has_state = 1;
         t->state = (const unsigned char *)t->mem;
         t->live = !t->hdr.dead && t->hdr.tid != (uint32_t)syscall(SYS_gettid);
         copy_buffer(j, t);
-        return 0;
+        return;
     }
-    const piano_spool_name file = piano_spool_thread_file(t->number);
-    const char *name = file.s;
-    struct mapping m = { 0 };
-    if (spool_map_at(j->dfd, name, PIANO_THREAD_FILE_SIZE, &m) == 0) {
-        if (m.len >= sizeof t->hdr) {
-            memcpy(&t->hdr, m.p, sizeof t->hdr);
-            t->has_hdr = t->hdr.magic == PIANO_SPOOL_MAGIC && t->hdr.version == PIANO_SPOOL_VERSION;
-        }
-        if (!t->has_hdr && (m.len < sizeof t->hdr || t->hdr.magic))   /* magic 0: killed while making it */
-            import_note(j, "%s is not a piano thread record (its figures are lost)", name);
-        else if (m.len < PIANO_THREAD_FILE_SIZE)
-            import_note(j, "%s is truncated (its calls are lost)", name);
-        /* This process storing its own run: its other threads go on. */
-        t->live = t->has_hdr && j->run->pid == (uint32_t)getpid() && !t->hdr.dead &&
-                  t->hdr.tid != (uint32_t)syscall(SYS_gettid);
-        if (t->has_hdr && m.len >= PIANO_THREAD_FILE_SIZE) {
-            t->has_state = 1;
-            t->state = m.p;
-            if (keep_map(j, m))
-                return -1;
-        } else {
-            spool_unmap(&m);
-        }
-    } else if (errno == ELOOP || errno == EINVAL) {
-        import_note(j, "%s is not a regular file (skipped)", name);
-    } else if (errno == ENOENT) {
-        import_note(j, "%s is missing (its calls are lost)", name);
+    const char *name = piano_spool_slot_name(t->number).s;
+    if (t->slot_len >= sizeof t->hdr) {
+        memcpy(&t->hdr, t->slot, sizeof t->hdr);
+        t->has_hdr = t->hdr.magic == PIANO_SPOOL_MAGIC && t->hdr.version == PIANO_SPOOL_VERSION &&
+                     t->hdr.thread == t->number;
+    }
+    if (!t->has_hdr)
+        import_note(j, "%s is not a piano thread record (its figures are lost)", name);
+    else if (t->slot_len < PIANO_THREAD_FILE_SIZE)
+        import_note(j, "%s is truncated (its calls are lost)", name);
+    /* This process storing its own run: its other threads go on. */
+    t->live = t->has_hdr && j->run->pid == (uint32_t)getpid() && !t->hdr.dead &&
+              t->hdr.tid != (uint32_t)syscall(SYS_gettid);
+    if (t->has_hdr && t->slot_len >= PIANO_THREAD_FILE_SIZE) {
+        t->has_state = 1;
+        t->state = t->slot;
     }
     copy_buffer(j, t);
-    return 0;
 }
 
 /* Listing 2, after the buffers were copied: the chunk files f<N>.<K>. */
@@ -324,8 +349,9 @@ static int collect_frames(struct job *j)
             rc = r < 0 ? -1 : 0;
         }
         if (rc == 0 && t->has_buf && !stored_s && t->buf_len) {
-            rc = add_records(j, t->buf, t->buf_len, t->number,
-                             piano_spool_frames_file(t->number, PIANO_SPOOL_CHUNK_LIVE).s);
+            char what[sizeof(piano_spool_name) + 32];
+            snprintf(what, sizeof what, "the frame buffer of %s", piano_spool_slot_name(t->number).s);
+            rc = add_records(j, t->buf, t->buf_len, t->number, what);
         }
     }
     return rc;
@@ -355,25 +381,22 @@ static void thread_last_tick(struct job *j, const struct thread_in *t)
  * run. Returns 0, or -1 with a reason in err. */
 int import_collect(struct job *j, int complete, char *err, size_t errn)
 {
-    if (list_dir(j->dfd, see_thread, j) != 0) {
-        snprintf(err, errn, "cannot read %s: %s", j->shown, strerror(errno));
-        return -1;
-    }
-    for (size_t i = 0; j->mem && i < j->mem->n; i++) {   /* states with no file of their own */
+    for (size_t i = 0; j->mem && i < j->mem->n; i++) {   /* states held in memory */
         struct thread_in t = { .number = j->mem->states[i]->thread };
         if (push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t))
             goto out_of_memory;
     }
+    if (see_slots(j))
+        goto out_of_memory;
     if (j->n_threads)
         qsort(j->threads, j->n_threads, sizeof *j->threads, by_thread_number);
     size_t kept = 0;
-    for (size_t i = 0; i < j->n_threads; i++)   /* t<N> and f<N>.w name one thread */
+    for (size_t i = 0; i < j->n_threads; i++)   /* a state in memory twice: once */
         if (!kept || j->threads[kept - 1].number != j->threads[i].number)
             j->threads[kept++] = j->threads[i];
     j->n_threads = kept;
     for (size_t i = 0; i < j->n_threads; i++)
-        if (collect_thread(j, &j->threads[i]))
-            goto out_of_memory;
+        collect_thread(j, &j->threads[i]);
     j->end_tick = j->run->tick0;
     if (collect_frames(j))
         goto out_of_memory;

@@ -2,8 +2,8 @@
 // EXIT: 137
 // SIGKILL after 500,000 frames (a stored chunk file and the buffer): the
 // check damages copies of the spool (chunks = 0xffffffff, a cycle in the
-// calling contexts, a truncated thread file, one truncated into its header,
-// no lock file) and each is imported without hanging, keeping what is good.
+// calling contexts, states truncated inside the thread's state, a slot whose
+// header is not a thread's, no lock file) and each is imported without hanging, keeping what is good.
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
