@@ -109,6 +109,7 @@ class Build:
         self.workload('frames', os.path.join(src, 'frames.c'))
         self.workload('many', self.path('many.c'))
         self.workload('threads', os.path.join(src, 'threads.c'), ['-pthread'])
+        self.workload('short', os.path.join(src, 'short_threads.c'), ['-pthread'])
         self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
 
 
@@ -244,12 +245,14 @@ def main():
         sz = {v: [str(t), str(22 if v in small else tfib)] for v in VARIANTS}
         threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
 
+    R['short'] = short_threads(r, rounds, 300, tmp)
     R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
     R['memory'] = memory(r, q)
     if not a.skip_compile:
         R['compile'] = compile_time(b, 2000 if q else 5000, 2 if q else 3)
     shutil.rmtree(tmp, ignore_errors=True)
 
+    check['short'] = R['short']['calls']
     R['check'] = check
     R['workloads'] = {}
     for name, res in work.items():
@@ -281,6 +284,32 @@ def machine(b):
     cc = sh([CLANG, '--version']).stdout.splitlines()[0]
     return {'nproc': os.cpu_count(), 'cpu': model, 'rdtsc_ns': rd, 'kernel': platform.release(), 'clang': cc,
             'uftrace': sh([UFTRACE, '--version']).stdout.split('\n')[0] if UFTRACE else None}
+
+
+def short_threads(r, rounds, n, tmp):
+    """(e) n short threads, created and joined one at a time, one instrumented call each:
+    wall us per thread, plain vs piano (what a thread's first call costs), and the whole
+    process (start to reaped, piano's import included). piano's call count is checked."""
+    log('bench: (e) %d short threads' % n)
+    res = {'plain': [], 'piano': []}
+    for i in range(rounds + 2):   # more rounds: a run is short
+        for v in res:
+            res[v].append(r.run('short', v, [str(n)]))
+        log('  short round %d/%d: %s' % (i + 1, rounds + 2, '  '.join(
+            '%s %.1fus' % (v, res[v][-1]['work_ns'] / n / 1e3) for v in res)))
+    dbf = os.path.join(tmp, 'short.db')
+    cmd, env = r.cmd_env('short', 'piano', [str(n)], dbf)
+    run_prog(cmd, env)
+    got = piano_calls(dbf).get('wk_task')
+    if got != n:
+        log('bench: WARNING: piano recorded %s calls of wk_task, expected %d' % (got, n))
+    o = {'threads': n, 'calls': (got, n)}
+    for v in res:
+        o[v + '_us'] = med([x['work_ns'] / n / 1e3 for x in res[v]])
+        o[v + '_cpu_us'] = med([x['cpu_ns'] / n / 1e3 for x in res[v]])
+        o[v + '_process_ms'] = med([x['wall_ns'] / 1e6 for x in res[v]])
+    o['added_us'] = o['piano_us'] - o['plain_us']
+    return o
 
 
 def storing(r, frames_res, keep, nframes, tmp):
@@ -418,6 +447,10 @@ def report(R):
     for t, w in R['threads'].items():
         row('(d) %d thread%s (CPU)' % (t, 's' if t > 1 else ''), w)
     p('(plain: ns per call of the uninstrumented build itself; other columns: ns added per call.)')
+    sh_ = R['short']
+    p('(e) %d short threads, one call each: plain %.1f us, piano %.1f us per thread (wall; CPU %.1f vs %.1f us);'
+      ' the whole process %.1f vs %.1f ms' % (sh_['threads'], sh_['plain_us'], sh_['piano_us'], sh_['plain_cpu_us'],
+                                            sh_['piano_cpu_us'], sh_['plain_process_ms'], sh_['piano_process_ms']))
     p('')
     th = R['threads']
     s = R['storing']
@@ -433,6 +466,8 @@ def report(R):
     p('  8 threads within 10%% of 1 (per call, CPU): %+.1f%% (2 threads: %+.1f%%)  %s' % (100 * d8, 100 * d2, verdict(abs(d8) <= 0.10)))
     p('  PIANO_DISABLE < 2 ns/call (worst workload): %.2f ns  %s; built with PIANO_GUARD=1: %.2f ns  %s' % (
         dis, verdict(dis < 2), gdis, verdict(gdis < 2)))
+    p("  a new thread's first call < 50 us: %.1f us added per thread  %s" % (
+        R['short']['added_us'], verdict(R['short']['added_us'] < 50)))
     p('  storing >= 1,000,000 frames/s: %.0f frames/s (import %.0f ms for %d frames)  %s' % (
         s['frames_per_s'], s['import_ns'] / 1e6, s['frames'], verdict(s['frames_per_s'] >= 1e6)))
     p('  1M-frame report < 1 s: %.0f ms (report --frames --top 10: %.0f ms)  %s' % (
