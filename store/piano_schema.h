@@ -30,7 +30,33 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 7
+#define PIANO_SCHEMA_VERSION 8
+
+/* A function's name, file and line are stored once per database (names),
+ * shared by every run that calls it; a run's function ids point at them
+ * (run_functions). The view functions reads as the table of schema 7 and
+ * before did (run, id, name, file, line), and takes inserts. */
+#define PIANO_SCHEMA_FUNCTIONS \
+"CREATE TABLE IF NOT EXISTS names(\n" \
+"  id   INTEGER PRIMARY KEY,\n" \
+"  name TEXT NOT NULL,                 -- C: plain name; C++: demangled signature\n" \
+"  file TEXT NOT NULL,\n" \
+"  line INTEGER NOT NULL,\n" \
+"  UNIQUE(name, file, line)\n" \
+");\n" \
+"CREATE TABLE IF NOT EXISTS run_functions(\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  id   INTEGER NOT NULL,              -- the function's id in the run (stats.fn, contexts.fn...)\n" \
+"  name INTEGER NOT NULL REFERENCES names(id),\n" \
+"  PRIMARY KEY(run, id)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE VIEW IF NOT EXISTS functions(run, id, name, file, line) AS\n" \
+"  SELECT f.run, f.id, n.name, n.file, n.line FROM run_functions f JOIN names n ON n.id = f.name;\n" \
+"CREATE TRIGGER IF NOT EXISTS functions_insert INSTEAD OF INSERT ON functions BEGIN\n" \
+"  INSERT OR IGNORE INTO names(name, file, line) VALUES(NEW.name, NEW.file, NEW.line);\n" \
+"  INSERT OR IGNORE INTO run_functions(run, id, name)\n" \
+"    SELECT NEW.run, NEW.id, id FROM names WHERE name = NEW.name AND file = NEW.file AND line = NEW.line;\n" \
+"END;\n"
 
 /* Profiles `piano-db push` could not send (the server down, a 5xx, a
  * timeout): the next push to the same url sends them first. Each row is a
@@ -70,14 +96,7 @@
 "  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
 "  allocator   TEXT                    -- an allocator whose calls piano does not see (je_malloc, or malloc in libjemalloc.so.2), NULL if none\n" \
 ");\n" \
-"CREATE TABLE IF NOT EXISTS functions(\n" \
-"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
-"  id   INTEGER NOT NULL,\n" \
-"  name TEXT NOT NULL,                 -- C: plain name; C++: demangled signature\n" \
-"  file TEXT NOT NULL,\n" \
-"  line INTEGER NOT NULL,\n" \
-"  PRIMARY KEY(run, id)\n" \
-") WITHOUT ROWID;\n" \
+PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS threads(\n" \
 "  run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  thread INTEGER NOT NULL,            -- 0, 1, ... in order of first instrumented call\n" \
@@ -175,5 +194,15 @@ PIANO_SCHEMA_PUSHES
 
 /* From version 6 to 7: the queue of profiles piano-db push could not send. */
 #define PIANO_SCHEMA_MIGRATE_6 PIANO_SCHEMA_PUSHES
+
+/* From version 7 to 8: names once per database (issue 15: 575 short runs of
+ * one program stored their names 575 times). */
+#define PIANO_SCHEMA_MIGRATE_7 \
+"ALTER TABLE functions RENAME TO functions_v7;\n" \
+PIANO_SCHEMA_FUNCTIONS \
+"INSERT OR IGNORE INTO names(name, file, line) SELECT name, file, line FROM functions_v7;\n" \
+"INSERT INTO run_functions(run, id, name) SELECT f.run, f.id, n.id FROM functions_v7 f\n" \
+"  JOIN names n ON n.name = f.name AND n.file = f.file AND n.line = f.line;\n" \
+"DROP TABLE functions_v7;\n"
 
 #endif

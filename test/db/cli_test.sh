@@ -329,7 +329,7 @@ for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 7: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 8: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"

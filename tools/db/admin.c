@@ -1,5 +1,6 @@
 /* admin.c - `piano-db rm RUN...` and `piano-db gc --keep N`. Deleting a run
- * deletes its rows in every table (foreign keys cascade) and its tags. */
+ * deletes its rows in every table (foreign keys cascade), its tags, and the
+ * names no other run uses. */
 #include "piano_db.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,15 @@ static int64_t pragma(pdb *p, const char *sql)
     int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
     return v;
+}
+
+/* Names (stored once per database, schema 8) that no run uses any more go
+ * with the last run that used them. */
+static void forget_unused_names(pdb *p)
+{
+    if (sqlite3_exec(p->db, "DELETE FROM names WHERE id NOT IN (SELECT name FROM run_functions)", NULL, NULL,
+                     NULL) != SQLITE_OK)
+        pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
 }
 
 /* Gives the space of deleted runs back to the file system: SQLite only marks
@@ -60,6 +70,7 @@ int cmd_rm(pdb *p, const pdb_opts *o)
             printf("removed run %lld\n", (long long)ids[i]);
     }
     sqlite3_finalize(st);
+    forget_unused_names(p);
     commit(p);
     free(ids);
     reclaim(p);
@@ -81,6 +92,7 @@ int cmd_gc(pdb *p, const pdb_opts *o)
     pdb_step(p, st);
     int removed = sqlite3_changes(p->db);
     sqlite3_finalize(st);
+    forget_unused_names(p);
     commit(p);
     printf("removed %d run%s\n", removed, removed == 1 ? "" : "s");
     reclaim(p);
