@@ -109,8 +109,8 @@ static int job_alloc(struct job *j)
     return j->agg && j->blob && j->nodes && j->node_total && j->dense && j->used && j->frame_hist ? 0 : -1;
 }
 
-/* Inserts the run's row ('complete' or 'recovered'). Returns 1; 0 when the
- * run was stored before (its key is there); -1 on a database error. */
+/* Inserts the run's row ('complete', 'recovered' or 'running'). Returns 1; 0
+ * when the run was stored before (its key is there); -1 on a database error. */
 static int insert_run(struct job *j, int complete)
 {
     const struct piano_spool_run *run = j->run;
@@ -129,7 +129,7 @@ static int insert_run(struct job *j, int complete)
     sqlite3_bind_int64(ins, 3, run->pid);
     sqlite3_bind_text(ins, 4, run->cmd, -1, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 5, count64(run->start_real_ns));
-    sqlite3_bind_text(ins, 6, complete ? "complete" : "recovered", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 6, j->live ? "running" : complete ? "complete" : "recovered", -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 7, run->clock == PIANO_CLOCK_TSC ? "tsc" : "monotonic", -1, SQLITE_STATIC);
     sqlite3_bind_double(ins, 8, j->npt);
     sqlite3_bind_double(ins, 9,
@@ -247,10 +247,11 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     int r = spool_read_run(dfd, shown, &run, err, errn);
     if (r)
         return r > 0 ? IMPORT_NO_RUN : -1;
-    complete = complete || run.status == 1;
+    int live = complete == IMPORT_LIVE;
+    complete = !live && (complete || run.status == 1);
     double npt = spool_calibrate(&run, complete, root_fd);
 
-    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt };
+    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt, .live = live };
     int rc = -1;
     if (job_alloc(&j)) {
         snprintf(err, errn, "out of memory");
@@ -263,7 +264,11 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
      * reading pages back, and WAL with synchronous=NORMAL never corrupts,
      * only defers durability to the next checkpoint. */
     sqlite3_exec(db, "PRAGMA cache_size=-16384; PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    /* Inside a caller's transaction (piano-db reading live runs): a savepoint. */
+    int nested = !sqlite3_get_autocommit(db);
+    const char *commit = nested ? "RELEASE piano_import" : "COMMIT";
+    const char *rollback = nested ? "ROLLBACK TO piano_import; RELEASE piano_import" : "ROLLBACK";
+    if (sqlite3_exec(db, nested ? "SAVEPOINT piano_import" : "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error;
     int stored = insert_run(&j, complete);
     if (stored < 0)
@@ -274,14 +279,14 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto sql_error_rollback;
     if (run.parent_key[0] && !j.recorded)   /* a forked child that did nothing of its own (exec) */
         goto nothing;
-    if (store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     snprintf(note_out, noten, "%s", j.note);
     rc = 1;
     goto out;
 
 nothing:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(db, rollback, NULL, NULL, NULL);
     rc = 0;
     goto out;
 
@@ -289,7 +294,7 @@ sql_error_rollback:
     snprintf(err, errn, "%s", sqlite3_errmsg(db));
     if (sqlite3_errcode(db) == SQLITE_FULL)
         rc = IMPORT_FULL;
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_exec(db, rollback, NULL, NULL, NULL);
     goto out;
 sql_error:
     snprintf(err, errn, "%s", sqlite3_errmsg(db));

@@ -23,6 +23,13 @@
  * are). */
 int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn);
 
+/* The runs of live processes (their lock is held) next to the database at
+ * db_path, imported as they are now with status 'running', into the
+ * transaction the caller has open: piano-db reads them and rolls back, so a
+ * live run is never stored nor its spool touched. Returns the runs imported,
+ * or -1 with a one-line message in err (those that could be read are). */
+int piano_import_live(sqlite3 *db, const char *db_path, char *err, size_t errn);
+
 /* Imports the spool folder dir as one run ('complete' if complete or the run
  * header says it ended normally, else 'recovered'). Returns 1 if stored (err
  * then names what could not be read, or is ""), 0 if there was nothing to

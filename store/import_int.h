@@ -169,6 +169,7 @@ struct job {
     double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
     uint64_t seen;            /* when the states of live threads were read: their calls ended before */
     int recorded;             /* a call, frame or allocation of this process's own */
+    int live;                 /* the process is running: stored as 'running', in the caller's transaction */
     char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
 };
 
@@ -192,6 +193,7 @@ int import_frames(struct job *j, int dry);
 
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */
+#define IMPORT_LIVE 2       /* import_run_folder's `complete` for a live process's run */
 int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
                       const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten);
 

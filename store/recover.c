@@ -106,7 +106,38 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
     return imported;
 }
 
-int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn)
+/* Imports run folder `name` if a live process holds its lock (the live
+ * run as it is now); leaves it as it is. Returns the runs imported. */
+static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, int *failed, char *err,
+                       size_t errn)
+{
+    char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
+    int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
+    if (dfd < 0)
+        return 0;   /* said by the recovery, which ran first */
+    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int r = 0;
+    if (lock >= 0 && flock(lock, LOCK_SH | LOCK_NB) != 0) {   /* held: live */
+        r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, NULL, why, sizeof why, note_buf,
+                              sizeof note_buf);
+        if (r == IMPORT_NO_RUN) {
+            r = 0;   /* being made: its header comes with its folder's name */
+        } else if (r < 0) {
+            add_message(err, errn, "cannot read the live run of %s: %s", dir, why);
+            *failed = 1;
+        }
+    }
+    if (lock >= 0)
+        close(lock);   /* a shared lock taken on a dead folder goes with it */
+    close(dfd);
+    return r > 0 ? r : 0;
+}
+
+/* Calls one_folder on each run folder of the spool next to db_path; says
+ * which entries are symbolic links when say_links (once: the recovery). */
+static int each_folder(sqlite3 *db, const char *db_path,
+                       int (*one_folder)(sqlite3 *, int, const char *, const char *, int *, char *, size_t),
+                       int say_links, char *err, size_t errn)
 {
     char root[IMPORT_PATH_MAX];
     err[0] = 0;
@@ -138,13 +169,25 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
         if (fstatat(root_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (S_ISLNK(st.st_mode)) {
-            add_message(err, errn, "%s is a symbolic link: skipped", dir);
-            failed = 1;
+            if (say_links) {
+                add_message(err, errn, "%s is a symbolic link: skipped", dir);
+                failed = 1;
+            }
         } else if (S_ISDIR(st.st_mode)) {   /* else the calibration cache */
-            imported += recover_folder(db, root_fd, name, dir, &failed, err, errn);
+            imported += one_folder(db, root_fd, name, dir, &failed, err, errn);
         }
     }
     closedir(d);
     close(root_fd);
     return failed ? -1 : imported;
+}
+
+int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn)
+{
+    return each_folder(db, db_path, recover_folder, 1, err, errn);
+}
+
+int piano_import_live(sqlite3 *db, const char *db_path, char *err, size_t errn)
+{
+    return each_folder(db, db_path, live_folder, 0, err, errn);
 }

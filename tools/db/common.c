@@ -100,6 +100,21 @@ static int import_pending(pdb *p)
     return n < 0 ? 0 : n;
 }
 
+/* The runs of live processes, as they are now, for a command that only
+ * reads: imported into a transaction that is never committed (the process
+ * ends and closes the database without it), so a live run is never stored and
+ * its spool never touched. Other writers (a program storing its run at exit)
+ * wait for the command, at most PIANO_EXIT_WAIT_MS, then leave their run to
+ * the next piano-db command. */
+static void import_live(pdb *p)
+{
+    char err[1024] = "";
+    if (sqlite3_exec(p->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return;   /* the database is busy: the command shows the stored runs */
+    if (piano_import_live(p->db, p->path, err, sizeof err) < 0)
+        fprintf(stderr, "piano-db: warning: %s\n", err[0] ? err : "cannot read the runs of live processes");
+}
+
 int pdb_recover_pending(pdb *p)
 {
     char spool[sizeof p->path + sizeof PIANO_SPOOL_SUFFIX];
@@ -140,8 +155,11 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         fprintf(stderr, "piano-db: warning: %s: %s; the runs of crashed processes in %s are not imported\n",
                 p->path, ro, spool);
     }
-    if (p->db && pending)
+    if (p->db && pending) {
         import_pending(p);
+        if (!write)
+            import_live(p);
+    }
     /* A command that only reads opens read-only: a read-only folder or file, or
      * a full disk, still lets it read. */
     if (!p->db)

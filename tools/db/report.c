@@ -146,8 +146,10 @@ static void allocator_line(FILE *f, pdb *p, int64_t run)
 /* What the tables above left unsaid; marked: the calls marked in them. */
 static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 {
-    int recovered = strcmp(r->status, "recovered") == 0;
-    if (marked > 0)
+    int recovered = strcmp(r->status, "recovered") == 0, running = strcmp(r->status, "running") == 0;
+    if (marked > 0 && running)
+        fprintf(f, "* includes %lld call%s in flight now (timed to now)\n", (long long)marked, marked == 1 ? "" : "s");
+    else if (marked > 0)
         fprintf(f, "* includes %lld call%s unfinished at the end of the run (timed to %s)\n", (long long)marked,
                 marked == 1 ? "" : "s", recovered ? "the last moment the run was seen alive" : "its end");
     int64_t unfinished = uncounted_unfinished(p, r->id);
@@ -164,6 +166,8 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
     allocator_line(f, p, r->id);
     if (recovered)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
+    if (running)
+        fputs("running: the process is live; these are its figures so far (it is stored when it ends)\n", f);
 }
 
 /* The functions of run r (thread -1: all threads merged), sorted by --sort. */
