@@ -14,7 +14,7 @@ _piano_db()
         cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
-    local commands="report runs tag untag diff rm gc flamegraph plot export push"
+    local commands="report runs tag untag diff rm gc flamegraph plot export push top"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -27,7 +27,7 @@ _piano_db()
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes" -- "$cur")); return ;;
-        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count) return ;;
+        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval) return ;;
     esac
     local opts="--db --help"
     case $cmd in
@@ -39,6 +39,7 @@ _piano_db()
         plot) opts+=" -o --output --thread" ;;
         export) opts+=" --format -o --output --thread" ;;
         push) opts+=" --app --label --tenant --timeout --kept --follow-all --count" ;;
+        top) opts+=" --interval --top --count" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

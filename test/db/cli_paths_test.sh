@@ -259,11 +259,11 @@ error global_unknown 2 "unknown option '--bogus' before the command (piano-db --
 error global_no_command 2 "missing command (piano-db --help lists them)" "$P" --db "$B"
 # piano-db --help lists every command (made from the command table), each with its own --help.
 "$P" --help > "$W/help" || fail "--help"
-for c in report runs tag untag diff rm gc flamegraph plot export push; do
+for c in report runs tag untag diff rm gc flamegraph plot export push top; do
     grep -q "^  $c\( \|$\)" "$W/help" || fail "--help does not list $c"
     "$P" $c --help > "$W/chelp" && head -1 "$W/chelp" | grep -q "^usage: piano-db $c" || fail "$c --help"
 done
-[ "$(grep -c '^  [a-z]' "$W/help")" -eq 11 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 11"
+[ "$(grep -c '^  [a-z]' "$W/help")" -eq 12 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 12"
 "$P" --db "$B" --help > "$W/help2" && cmp -s "$W/help" "$W/help2" || fail "--db F --help"
 ;;
 

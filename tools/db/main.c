@@ -173,6 +173,19 @@ static const char *help_export =
     "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 
+static const char *help_top =
+    "usage: piano-db top [RUN|PID] [--interval SECS] [--top N] [--count N]\n"
+    "\n"
+    "A live run's functions (the newest running one, or the run or pid given),\n"
+    "refreshed every interval like perf top: by self time in the last interval\n"
+    "(Self/s, Calls/s: per second), with the totals so far, and frames/s. The run is\n"
+    "read from its spool and never stored by piano-db. On a terminal the screen is\n"
+    "redrawn and q quits; otherwise a table is printed per interval. It ends when the\n"
+    "process does, on SIGINT or SIGTERM, or after --count tables.\n"
+    "  --interval SECS  seconds between refreshes (default 1)\n"
+    "  --top N          rows shown (default 20)\n"
+    "  --count N        stop after N tables\n";
+
 static const char *help_push =
     "usage: piano-db push URL [RUN|TAG] [--app NAME] [--label KEY=VALUE]... [options]\n"
     "       piano-db push URL --follow-all [--count N] [options]\n"
@@ -230,6 +243,8 @@ static const command commands[] = {
     {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all ", &help_export, 0},
+    {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
+     &help_top, 0},
     {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
      " db app label tenant timeout kept follow-all count ", &help_push, 1},
 };
@@ -314,7 +329,8 @@ static int allowed(const command *c, const char *name)
 static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
-                                                "output", "format", "app", "label", "tenant", "timeout", "count"};
+                                                "output", "format", "app", "label", "tenant", "timeout", "count",
+                                                "interval"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -378,6 +394,11 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
     } else if (!strcmp(name, "timeout")) {
         o->timeout = (long)parse_uint(c->name, "--timeout", val, 3600);
         o->timeout_set = 1;
+    } else if (!strcmp(name, "interval")) {
+        o->interval = (long)parse_uint(c->name, "--interval", val, 3600);
+        if (o->interval == 0)
+            pdb_usage_die("%s: --interval wants at least 1 second", c->name);
+        o->interval_set = 1;
     } else if (!strcmp(name, "count")) {
         o->count = (long)parse_uint(c->name, "--count", val, LONG_MAX);
         o->count_set = 1;

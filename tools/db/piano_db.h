@@ -45,7 +45,9 @@ typedef struct {
     const char *app, *tenant;   /* push --app, --tenant */
     const char **labels;        /* push --label KEY=VALUE, in order */
     int nlabels;
-    long timeout, count;        /* push --timeout SECS, --count N */
+    long timeout, count;        /* push --timeout SECS, --count N (also top's) */
+    long interval;              /* top --interval SECS */
+    int interval_set;
     int timeout_set, count_set, follow_all, kept;
     const char **pos;
     int npos;
@@ -405,6 +407,7 @@ int cmd_plot(pdb *p, const pdb_opts *o);
 int cmd_export(pdb *p, const pdb_opts *o);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
 int cmd_push(pdb *p, const pdb_opts *o);
+int cmd_top(pdb *p, const pdb_opts *o);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other
