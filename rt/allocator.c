@@ -45,9 +45,11 @@ static int find_in_symtab(const unsigned char *elf, size_t size, const Elf64_Shd
             continue;
         const char *name = names + sym[i].st_name;
         size_t room = str->sh_size - sym[i].st_name;
-        for (int k = 0; k < N_PREFIXED; k++)
-            if (strnlen(name, room) < room && strcmp(name, prefixed[k]) == 0)
+        for (int k = 0; k < N_PREFIXED; k++) {
+            size_t len = strlen(prefixed[k]);   /* its NUL included: within the table, not past it */
+            if (len < room && memcmp(name, prefixed[k], len + 1) == 0)
                 return k;
+        }
     }
     return -1;
 }

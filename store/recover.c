@@ -55,6 +55,18 @@ static void remove_folder(int root_fd, int dfd, const char *name)
     unlinkat(root_fd, name, AT_REMOVEDIR);
 }
 
+/* The lock file of run folder dfd (-1 when it has none), and whether a live
+ * process holds it (*live). A dead folder's lock is then held by this
+ * process until the descriptor is closed: another piano-db takes it for live
+ * meanwhile and leaves it to a later command. A folder without a lock is
+ * dead (made under a dot name with its lock, renamed: it lost it since). */
+static int probe_lock(int dfd, int *live)
+{
+    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    *live = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0;
+    return lock;
+}
+
 /* Recovers the run folder `name` of the spool root root_fd (dir: its path,
  * for messages) unless a live process holds it. Appends to err what was
  * refused, kept or skipped, and sets *failed then. Returns the runs stored. */
@@ -68,10 +80,8 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
         *failed = 1;
         return 0;
     }
-    /* A live process holds its lock; a folder without one is dead (made
-     * under a dot name with its lock, renamed: it lost it since). */
-    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    int live, lock = probe_lock(dfd, &live);
+    if (live) {
         close(lock);
         close(dfd);
         return 0;
@@ -115,9 +125,8 @@ static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *d
     int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
     if (dfd < 0)
         return 0;   /* said by the recovery, which ran first */
-    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    int r = 0;
-    if (lock >= 0 && flock(lock, LOCK_SH | LOCK_NB) != 0) {   /* held: live */
+    int live, lock = probe_lock(dfd, &live), r = 0;
+    if (live) {
         r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, NULL, why, sizeof why, note_buf,
                               sizeof note_buf);
         if (r == IMPORT_NO_RUN) {
@@ -128,7 +137,7 @@ static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *d
         }
     }
     if (lock >= 0)
-        close(lock);   /* a shared lock taken on a dead folder goes with it */
+        close(lock);
     close(dfd);
     return r > 0 ? r : 0;
 }

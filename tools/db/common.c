@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -106,13 +107,23 @@ static int import_pending(pdb *p)
  * its spool never touched. Other writers (a program storing its run at exit)
  * wait for the command, at most PIANO_EXIT_WAIT_MS, then leave their run to
  * the next piano-db command. */
-static void import_live(pdb *p)
+int pdb_live_reload(pdb *p)
 {
     char err[1024] = "";
+    if (!sqlite3_get_autocommit(p->db))
+        sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);   /* the live runs read before */
     if (sqlite3_exec(p->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return;   /* the database is busy: the command shows the stored runs */
+        return -1;   /* the database is busy: the stored runs only */
     if (piano_import_live(p->db, p->path, err, sizeof err) < 0)
         fprintf(stderr, "piano-db: warning: %s\n", err[0] ? err : "cannot read the runs of live processes");
+    return 0;
+}
+
+double pdb_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int pdb_recover_pending(pdb *p)
@@ -158,7 +169,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     if (p->db && pending) {
         import_pending(p);
         if (!write)
-            import_live(p);
+            pdb_live_reload(p);
     }
     /* A command that only reads opens read-only: a read-only folder or file, or
      * a full disk, still lets it read. */

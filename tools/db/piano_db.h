@@ -90,6 +90,12 @@ void pdb_close(pdb *p);
 /* Stores the runs of crashed processes waiting in the spool (a database opened
  * for writing); a failure is one warning line. Returns how many were stored. */
 int pdb_recover_pending(pdb *p);
+/* The runs of live processes, as they are now, for a command that only reads:
+ * imported into a transaction that is never committed (common.c says why);
+ * read again when called again. Returns 0, or -1 when the database is busy. */
+int pdb_live_reload(pdb *p);
+/* CLOCK_MONOTONIC in seconds. */
+double pdb_now_s(void);
 sqlite3_stmt *pdb_prepare(pdb *p, const char *sql);
 /* sqlite3_step that dies on errors; returns SQLITE_ROW or SQLITE_DONE. */
 int pdb_step(pdb *p, sqlite3_stmt *st);

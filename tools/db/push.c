@@ -70,13 +70,6 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);   /* a signal cuts it short: the loops check stop_requested */
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- the server's URL ---- */
 
 /* Checks url and sets ps->url (scheme://host[:port][/path], no trailing '/'
@@ -510,16 +503,16 @@ static void follow_all(pdb *p, pusher *ps, const pdb_opts *o)
     printf("following %s: pushing each new run to %s (Ctrl-C stops)\n", p->path, ps->url);
     fflush(stdout);
     long done = 0;
-    double retry_at = now_s() + FOLLOW_RETRY_S, recover_at = 0;
+    double retry_at = pdb_now_s() + FOLLOW_RETRY_S, recover_at = 0;
     while (!stop_requested && (!o->count_set || done < o->count)) {
-        if (now_s() >= recover_at) {   /* crashed processes' runs, once a second */
+        if (pdb_now_s() >= recover_at) {   /* crashed processes' runs, once a second */
             pdb_recover_pending(p);
-            recover_at = now_s() + 1;
+            recover_at = pdb_now_s() + 1;
         }
         sqlite3_bind_int64(st, 1, last);
         int64_t id = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
         sqlite3_reset(st);   /* no read transaction held between polls */
-        if (id < 0 && (now_s() < retry_at || !queue_count(p, ps->url))) {
+        if (id < 0 && (pdb_now_s() < retry_at || !queue_count(p, ps->url))) {
             sleep_ms(FOLLOW_POLL_MS);
             continue;
         }
@@ -530,7 +523,7 @@ static void follow_all(pdb *p, pusher *ps, const pdb_opts *o)
             last = id;
             done++;
         }
-        retry_at = now_s() + FOLLOW_RETRY_S;
+        retry_at = pdb_now_s() + FOLLOW_RETRY_S;
     }
     sqlite3_finalize(st);
     printf("pushed %ld new run%s%s\n", done, done == 1 ? "" : "s", stop_requested ? " (stopped)" : "");

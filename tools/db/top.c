@@ -5,7 +5,6 @@
  * terminal the screen is redrawn and `q` quits; otherwise one table per
  * interval is printed, until the process ends or --count tables. */
 #include "piano_db.h"
-#include "import.h"
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -37,13 +36,6 @@ typedef struct {
     double at;         /* CLOCK_MONOTONIC seconds */
 } seen_set;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static char *fn_key(const fnrow *r)
 {
     size_t n = strlen(r->name) + strlen(r->file) + 32;
@@ -72,12 +64,8 @@ static void seen_free(seen_set *s)
  * is running (0 when it is not: it ended). */
 static int64_t reload(pdb *p, const char *key)
 {
-    char err[1024] = "";
-    sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
-    if (sqlite3_exec(p->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (pdb_live_reload(p) != 0)
         pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
-    if (piano_import_live(p->db, p->path, err, sizeof err) < 0)
-        fprintf(stderr, "piano-db: warning: %s\n", err);
     sqlite3_stmt *st = pdb_prepare(p, "SELECT id FROM runs WHERE key = ? AND status = 'running'");
     sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
     int64_t id = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -120,7 +108,7 @@ static void show(FILE *f, pdb *p, const pdb_opts *o, const run_info *r, seen_set
 {
     fnset s;
     pdb_load_functions(p, r, -1, AGG_BY_LINE | AGG_CORRECTED, &s);
-    double at = now_s(), dt = before->at > 0 ? at - before->at : 0, per = dt > 0 ? 1.0 / dt : 0;
+    double at = pdb_now_s(), dt = before->at > 0 ? at - before->at : 0, per = dt > 0 ? 1.0 / dt : 0;
     seen_set now = { xcalloc(s.n + 1, sizeof(seen_fn)), s.n, r->frames, at };
     top_row *rows = xcalloc(s.n + 1, sizeof *rows);
     for (size_t i = 0; i < s.n; i++) {
@@ -178,9 +166,9 @@ static void on_signal(int sig)
 static int wait_interval(int screen, double interval)
 {
     struct pollfd in = { STDIN_FILENO, POLLIN, 0 };
-    double end = now_s() + interval;
-    while (!stop && now_s() < end) {
-        int ms = (int)((end - now_s()) * 1000) + 1;
+    double end = pdb_now_s() + interval;
+    while (!stop && pdb_now_s() < end) {
+        int ms = (int)((end - pdb_now_s()) * 1000) + 1;
         if (!screen) {
             poll(NULL, 0, ms);
             continue;
