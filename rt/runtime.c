@@ -233,7 +233,7 @@ __attribute__((constructor(101))) static void piano_constructor(void)
 struct piano_thread *thread_start(void)
 {
     if (tls_starting)
-        return NULL;
+        return NULL;   /* piano's own use of an instrumented function while it starts */
     if (tls_ended) {
         /* A call piano cannot record (no state could be made for the thread,
          * or it came after the thread's end): counted, unless the run is stored. */
@@ -241,16 +241,22 @@ struct piano_thread *thread_start(void)
             __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
         return NULL;
     }
+    /* Signals wait from here, before tls_starting is set: a handler run in
+     * between (the first calls of sigfillset and syscall go through the
+     * loader's lazy binding, microseconds) found tls_starting and lost its
+     * calls; held, they are recorded once the state is made. */
+    int saved = errno;
+    sigset_t old;
+    signals_hold(&old);
     tls_starting = 1;
     if (atomic_load(&g.state) != 2)
         piano_start();
     if (g.off || g.finished) {
         tls_starting = 0;
+        signals_release(&old);
+        errno = saved;
         return NULL;
     }
-    int saved = errno;
-    sigset_t old;
-    signals_hold(&old);
     struct piano_thread *ts = state_new(atomic_fetch_add(&g.next_thread, 1), NULL);
     if (ts) {
         pthread_mutex_lock(&g.threads_lock);
