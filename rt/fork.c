@@ -213,5 +213,6 @@ void atfork_child(void)
         g.threads = self;
     }
     fork_release_parent();
+    snap_fork_child();
     errno = saved;
 }

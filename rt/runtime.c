@@ -208,8 +208,10 @@ static void piano_start(void)
         say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
         g.frame_pattern = NULL;
     }
-    if (!g.off)
+    if (!g.off) {
         frames_budget_init();
+        snap_init();
+    }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {
@@ -263,6 +265,7 @@ struct piano_thread *thread_start(void)
         ts->next = g.threads;
         g.threads = ts;
         pthread_mutex_unlock(&g.threads_lock);
+        snap_start();   /* on the process's first instrumented call (then a no-op) */
         pthread_setspecific(g.thread_key, ts);
         piano_tls = ts;
     } else {

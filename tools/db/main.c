@@ -42,6 +42,11 @@ static const char *help_report =
     "  --thread T       only thread T\n"
     "  --uncorrected    raw self times, without the overhead correction\n"
     "  --frames         one row per frame instead (see below)\n"
+    "  --from T1, --to T2  the figures of a window of the run (seconds from its start; either\n"
+    "                   may be left out): the difference of the snapshots (PIANO_INTERVAL) at or\n"
+    "                   before T1 and T2, the end of the run counting as the last one; the table's\n"
+    "                   first line names the snapshots used. p50/p99, inclusive times and frees\n"
+    "                   are not kept per snapshot: shown '-' (JSON null)\n"
     "  --spikes         with --frames: only frames over 2x the median total\n"
     "\n"
     "--frames lists frames in order: the first 100 (--top N: the first N) and every\n"
@@ -54,6 +59,20 @@ static const char *help_report =
     "(default 1000000), then spikes and a sample: the footer then says 'M kept'; frame\n"
     "numbers count the kept frames. JSON: [{frame, thread, start_ns, total_ns, allocs,\n"
     "alloc_bytes, functions: {name: self_ns}, spike}]. Not overhead-corrected.\n";
+
+static const char *help_snapshots =
+    "usage: piano-db snapshots [RUN|TAG] [--db FILE] [--json]\n"
+    "\n"
+    "The snapshots of a run that ran with PIANO_INTERVAL=SECS (a live run's so far): per\n"
+    "snapshot, the functions whose figures changed in it, with their figures then, counted\n"
+    "from the run's start (calls, self time, allocations, bytes allocated; self time as\n"
+    "measured, not overhead-corrected).\n"
+    "\n"
+    "Options:\n"
+    "  --db FILE   the database\n"
+    "  --json      array of {t_ns, functions: {name: {calls, self_ns, allocs, alloc_bytes}}}, one\n"
+    "              element per snapshot with every function's figures so far (t_ns: since the\n"
+    "              run's start)\n";
 
 static const char *help_runs =
     "usage: piano-db runs [--db FILE] [--json]\n"
@@ -230,8 +249,10 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected from to ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
+    {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
+     &help_snapshots, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
@@ -330,7 +351,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
                                                 "output", "format", "app", "label", "tenant", "timeout", "count",
-                                                "interval"};
+                                                "interval", "from", "to"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -399,6 +420,15 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         if (o->interval == 0)
             pdb_usage_die("%s: --interval wants at least 1 second", c->name);
         o->interval_set = 1;
+    } else if (!strcmp(name, "from") || !strcmp(name, "to")) {
+        char *end;
+        double v = strtod(val, &end);
+        if (!*val || *end || !(v >= 0) || v > 1e9)
+            pdb_usage_die("%s: --%s wants seconds from the run's start (>= 0), not '%s'", c->name, name, val);
+        if (!strcmp(name, "from"))
+            o->from = val;
+        else
+            o->to = val;
     } else if (!strcmp(name, "count")) {
         o->count = (long)parse_uint(c->name, "--count", val, LONG_MAX);
         o->count_set = 1;
@@ -516,6 +546,9 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
     if (o.json && o.csv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
+    if ((o.from || o.to) && (o.frames || o.threads || o.thread_set))
+        pdb_usage_die("report: --from/--to give the run's functions, threads merged (not with --frames, --threads "
+                      "or --thread)");
 
     pdb p;
     pdb_open(&p, o.db, c->writes == 1 || (c->writes == 2 && o.npos > 0));
