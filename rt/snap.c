@@ -258,7 +258,6 @@ static void *snap_main(void *arg)
 {
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
-    pthread_setname_np(pthread_self(), "piano-snap");
     snap.sum = map_zeroed(SNAP_COUNTS_BYTES);
     snap.prev = map_zeroed(SNAP_COUNTS_BYTES);
     snap.ended = map_zeroed(SNAP_COUNTS_BYTES);
@@ -316,7 +315,10 @@ void snap_start(void)
     if (e) {
         __atomic_store_n(&snap.started, 0, __ATOMIC_RELEASE);
         say("piano: cannot start the snapshot thread: %s; no snapshots are taken", strerror(e));
+        return;
     }
+    /* Named here rather than by itself: it is named once it exists (top -H, /proc). */
+    pthread_setname_np(snap.thread, "piano-snap");
 }
 
 /* Stops the snapshot thread and waits for it (at most one snapshot's sum). */
