@@ -493,6 +493,14 @@ typedef struct {
  * buffer of *len bytes; NULL when skip_zero left no sample. */
 unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape *s, size_t *len);
 
+/* ---- charts (plot.c, timeline.c) ---- */
+/* A round step near range/target: 1, 2 or 5 times a power of ten. */
+double nice_step(double range, int target);
+/* Axis label for a time: 0, 250us, 1.5ms, 2s. */
+void axis_ns(char *buf, size_t n, double ns);
+/* plot timeline: self time per interval between snapshots, stacked. */
+int plot_timeline(pdb *p, const pdb_opts *o);
+
 /* ---- output files and SVG (svg.c) ---- */
 /* Opens o->output for writing ("-" or NULL: stdout); dies with one line. */
 FILE *out_open(const pdb_opts *o, int binary);
