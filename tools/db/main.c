@@ -232,6 +232,10 @@ static const char *help_push =
     "  --tenant ID         the X-Scope-OrgID header (a multi-tenant Pyroscope)\n"
     "  --timeout SECS      the limit of one try (default 10)\n"
     "  --kept              only send what earlier pushes to URL kept\n"
+    "  --follow            a live run (RUN, default the latest): push each new snapshot's\n"
+    "                      window (PIANO_INTERVAL) as it appears, from/until its times,\n"
+    "                      until the run ends, then the rest up to its end; SIGINT or\n"
+    "                      SIGTERM stop it (what is unsent is kept)\n"
     "  --follow-all        push each run stored from now on (complete or recovered),\n"
     "                      until SIGINT or SIGTERM\n"
     "  --count N           with --follow-all: stop after N runs\n";
@@ -267,7 +271,7 @@ static const command commands[] = {
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
     {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
-     " db app label tenant timeout kept follow-all count ", &help_push, 1},
+     " db app label tenant timeout kept follow follow-all count ", &help_push, 1},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
@@ -378,6 +382,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
+        {"follow", offsetof(pdb_opts, follow)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))

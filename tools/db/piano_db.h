@@ -48,7 +48,7 @@ typedef struct {
     long timeout, count;        /* push --timeout SECS, --count N (also top's) */
     long interval;              /* top --interval SECS */
     int interval_set;
-    int timeout_set, count_set, follow_all, kept;
+    int timeout_set, count_set, follow_all, follow, kept;
     const char *from, *to;      /* report --from T1, --to T2 (seconds from the run's start) */
     const char **pos;
     int npos;
@@ -447,6 +447,9 @@ void pdb_window_describe(const pdb_window *w, char *buf, size_t n);
  * and allocations as differences; p50/p99, inclusive times and frees are not
  * kept per snapshot (fnrow.window: shown empty). */
 void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out);
+struct ctree_s;
+/* The window's figures as a flat ctree (each function a root), for pprof_build. */
+void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, struct ctree_s *t);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other
@@ -458,7 +461,7 @@ typedef struct {
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
 } cnode;
-typedef struct {
+typedef struct ctree_s {
     fkeys keys;
     cnode *v;
     size_t n, cap;

@@ -101,3 +101,43 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
     for (size_t i = 0; i < out->n; i++)
         out->v[i].window = 1;
 }
+
+/* The figures of the window's functions as a flat tree (each function a root
+ * of its own), for pprof_build: a window has no calling contexts. Self times
+ * as measured (not overhead-corrected), as push sends a run's. */
+void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
+{
+    memset(t, 0, sizeof *t);
+    fkeys_load(p, r->id, &t->keys);
+    t->n = (size_t)t->keys.nkeys + 1;
+    t->cap = t->n;
+    t->v = xcalloc(t->cap, sizeof *t->v);
+    for (size_t i = 0; i < t->n; i++) {
+        t->v[i].key = (int)i - 1;
+        t->v[i].parent = i ? 0 : -1;
+        t->v[i].depth = i ? 1 : 0;
+        t->v[i].first_child = t->v[i].last_child = t->v[i].next_sibling = -1;
+    }
+    char sql[2048], end_sql[512];
+    snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
+    snprintf(sql, sizeof sql,
+             "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
+             "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
+             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0) "
+             "FROM b LEFT JOIN a ON a.fn = b.fn",
+             w->b_end ? end_sql : AT_SNAPSHOT("?3"));
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, w->a_ns);
+    if (!w->b_end)
+        sqlite3_bind_int64(st, 3, w->b_ns);
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        cnode *c = &t->v[fkeys_find(&t->keys, sqlite3_column_int64(st, 0)) + 1];
+        c->calls = sat_add(c->calls, sqlite3_column_int64(st, 1));
+        c->self_ns = sat_add(c->self_ns, sqlite3_column_int64(st, 2));
+        c->total_ns = c->self_ns;
+        c->allocs = sat_add(c->allocs, sqlite3_column_int64(st, 3));
+        c->alloc_bytes = sat_add(c->alloc_bytes, sqlite3_column_int64(st, 4));
+    }
+    sqlite3_finalize(st);
+}
