@@ -216,6 +216,8 @@ void snap_init(void);
 void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);
+void snap_atfork_prepare(void);
+void snap_atfork_parent(void);
 
 /* ---------------------------------------------------------------- allocator.c */
 

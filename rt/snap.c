@@ -282,9 +282,7 @@ static void *snap_main(void *arg)
             ;
         if (snap.stop)
             break;
-        pthread_mutex_unlock(&snap.lock);
-        snap_take();
-        pthread_mutex_lock(&snap.lock);
+        snap_take();   /* under the lock: a fork waits for it (snap_atfork_prepare) */
     }
     pthread_mutex_unlock(&snap.lock);
     buffers_free();
@@ -334,12 +332,24 @@ void snap_stop(void)
     snap.started = 0;
 }
 
-/* In a forked child: the parent's snapshot thread is not here (its lock may
- * have been held at the fork, its buffers are copies); the child's own starts. */
+/* A fork waits for a snapshot being taken: the descriptors it has open would
+ * otherwise stay open in the child, whose program never opened them. */
+void snap_atfork_prepare(void)
+{
+    pthread_mutex_lock(&snap.lock);
+}
+
+void snap_atfork_parent(void)
+{
+    pthread_mutex_unlock(&snap.lock);
+}
+
+/* In a forked child, first: the parent's snapshot thread is not here (the
+ * fork held its lock, its buffers are copies). The child's own is started
+ * by snap_start once the child's spool is made. */
 void snap_fork_child(void)
 {
     pthread_mutex_init(&snap.lock, NULL);
     snap.started = 0;
     buffers_free();
-    snap_start();
 }
