@@ -39,6 +39,19 @@
 #define SNAP_MAX_NS (86400ull * 1000000000ull)
 #define SNAP_FOLD_CAP (1u << 20)         /* ended threads' slots folded into `ended` (beyond: read each time) */
 
+/* ThreadSanitizer kills a child that starts a thread after a fork of a
+ * process with threads: a TSan build takes no snapshots in forked children. */
+#if defined(__SANITIZE_THREAD__)
+#define SNAP_IN_CHILDREN 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SNAP_IN_CHILDREN 0
+#endif
+#endif
+#ifndef SNAP_IN_CHILDREN
+#define SNAP_IN_CHILDREN 1
+#endif
+
 static struct {
     uint64_t interval_ns;    /* 0: no snapshots */
     int started;             /* the thread was created */
@@ -352,4 +365,6 @@ void snap_fork_child(void)
     pthread_mutex_init(&snap.lock, NULL);
     snap.started = 0;
     buffers_free();
+    if (!SNAP_IN_CHILDREN)
+        snap.interval_ns = 0;
 }
