@@ -128,8 +128,11 @@ static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
 
 /* Sums every thread's figures into snap.sum (functions below nfn): the slots
  * of states the file holds whole, each mapped read-only while it is read. An
- * ended thread's slot is read once more, into snap.ended, and not again. */
-static void sum_threads(uint32_t nfn)
+ * ended thread's slot is read once more, into snap.ended, and not again.
+ * Returns 0, or -1 when a slot could not be read (no descriptor left, no
+ * address space): that snapshot is not taken, rather than one that shows
+ * figures going down. */
+static int sum_threads(uint32_t nfn)
 {
     size_t bytes = (size_t)nfn * PIANO_SNAP_N * sizeof(uint64_t);
     memcpy(snap.sum, snap.ended, bytes);
@@ -138,7 +141,7 @@ static void sum_threads(uint32_t nfn)
     if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0)
             close(fd);
-        return;
+        return -1;
     }
     uint32_t nthreads = atomic_load(&g.next_thread);
     for (uint32_t n = 0; n < nthreads; n++) {
@@ -148,8 +151,10 @@ static void sum_threads(uint32_t nfn)
         if (off + PIANO_SLOT_SIZE > (uint64_t)st.st_size)
             continue;   /* a thread still making its slot (or one held in memory): the file ends before it */
         unsigned char *slot = mmap(NULL, PIANO_OFF_FNS, PROT_READ, MAP_SHARED, fd, (off_t)off);
-        if (slot == MAP_FAILED)
-            continue;
+        if (slot == MAP_FAILED) {
+            close(fd);
+            return -1;
+        }
         const struct piano_thread *h = (const void *)slot;
         if (h->magic == PIANO_SPOOL_MAGIC && h->version == PIANO_SPOOL_VERSION) {
             /* dead is set after the thread's last call is closed (runtime.c state_end) */
@@ -163,6 +168,7 @@ static void sum_threads(uint32_t nfn)
         munmap(slot, PIANO_OFF_FNS);
     }
     close(fd);
+    return 0;
 }
 
 /* Encodes the functions whose figures changed since the previous snapshot
@@ -218,7 +224,8 @@ static void snap_take(void)
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
     uint64_t tick = piano_now();
-    sum_threads(nfn);
+    if (sum_threads(nfn) != 0)
+        return;   /* the next one has these changes too */
     size_t size = encode_record(nfn, tick);
     int r = append_record(size);
     if (r < 0) {
