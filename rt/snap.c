@@ -18,7 +18,9 @@
  * thread_start), again in a forked child (fork.c), holds every signal
  * blocked, records nothing, and is stopped before the exit's import
  * (finish.c): a wait on a condition variable, so an exit never waits an
- * interval. States held in anonymous memory (a nearly full disk) are not in
+ * interval. It never keeps the process alive either: when the program's
+ * last thread is gone (main called pthread_exit), it calls exit(0) as that
+ * thread's end would have. States held in anonymous memory (a nearly full disk) are not in
  * the file: their figures appear at the end of the run only.
  */
 #define _GNU_SOURCE
@@ -38,6 +40,7 @@
 #define SNAP_MIN_NS 10000000ull          /* 0.01 s */
 #define SNAP_MAX_NS (86400ull * 1000000000ull)
 #define SNAP_FOLD_CAP (1u << 20)         /* ended threads' slots folded into `ended` (beyond: read each time) */
+#define SNAP_ALONE_CHECK_NS 100000000ull /* how often it checks that the program has a thread left */
 
 /* ThreadSanitizer kills a child that starts a thread after a fork of a
  * process with threads: a TSan build takes no snapshots in forked children. */
@@ -274,6 +277,79 @@ static int before(const struct timespec *a, const struct timespec *b)
     return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+/* Whether this thread is the process's last: the others have ended (a main
+ * thread that called pthread_exit stays listed, a zombie, until the process
+ * ends). Read from /proc/self/task with a buffer on the stack: no malloc. */
+static int alone(void)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    pid_t others[2];
+    int n = 0, many = 0;
+    long got;
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    while (!many && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+        for (long at = 0; at < got;) {
+            const char *name = buf + at + 19;   /* struct linux_dirent64: d_name after ino, off, reclen, type */
+            unsigned short reclen;
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            at += reclen;
+            pid_t tid = (pid_t)atoi(name);
+            if (tid <= 0 || tid == self)
+                continue;
+            if (n == 2) {
+                many = 1;
+                break;
+            }
+            others[n++] = tid;
+        }
+    close(fd);
+    if (many)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        char path[64], stat[512];
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)others[i]);
+        int sfd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t r = sfd >= 0 ? read(sfd, stat, sizeof stat - 1) : -1;
+        if (sfd >= 0)
+            close(sfd);
+        if (r <= 0)
+            continue;   /* gone */
+        stat[r] = 0;
+        const char *paren = strrchr(stat, ')');
+        if (paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X')
+            return 0;
+    }
+    return 1;
+}
+
+/* Waits until `next` or a stop; every SNAP_ALONE_CHECK_NS it checks that
+ * some thread of the program is left. When none is (the last one called
+ * pthread_exit), the process ends as it would have without this thread: exit(0),
+ * which stores the run. Returns 1 when it is time for a snapshot, 0 on a stop. */
+static int wait_until(const struct timespec *next)
+{
+    for (;;) {
+        struct timespec slice;
+        clock_gettime(CLOCK_MONOTONIC, &slice);
+        if (!before(&slice, next))
+            return 1;
+        add_ns(&slice, SNAP_ALONE_CHECK_NS);
+        if (before(next, &slice))
+            slice = *next;
+        while (!snap.stop && pthread_cond_timedwait(&snap.wake, &snap.lock, &slice) != ETIMEDOUT)
+            ;
+        if (snap.stop)
+            return 0;
+        if (alone()) {
+            pthread_mutex_unlock(&snap.lock);
+            exit(0);
+        }
+    }
+}
+
 static void *snap_main(void *arg)
 {
     (void)arg;
@@ -298,9 +374,7 @@ static void *snap_main(void *arg)
             next = now;
             add_ns(&next, snap.interval_ns);
         }
-        while (!snap.stop && pthread_cond_timedwait(&snap.wake, &snap.lock, &next) != ETIMEDOUT)
-            ;
-        if (snap.stop)
+        if (!wait_until(&next))
             break;
         snap_take();   /* under the lock: a fork waits for it (snap_atfork_prepare) */
     }
@@ -339,7 +413,8 @@ void snap_start(void)
     pthread_setname_np(snap.thread, "piano-snap");
 }
 
-/* Stops the snapshot thread and waits for it (at most one snapshot's sum). */
+/* Stops the snapshot thread and waits for it (at most one snapshot's sum);
+ * on the snapshot thread itself (its exit(0) above), only stops it. */
 void snap_stop(void)
 {
     if (!snap.started)
@@ -348,7 +423,8 @@ void snap_stop(void)
     snap.stop = 1;
     pthread_cond_signal(&snap.wake);
     pthread_mutex_unlock(&snap.lock);
-    pthread_join(snap.thread, NULL);
+    if (!pthread_equal(pthread_self(), snap.thread))
+        pthread_join(snap.thread, NULL);
     snap.started = 0;
 }
 

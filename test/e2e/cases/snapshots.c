@@ -1,11 +1,15 @@
 // PIANO_FNS: phase_one,phase_two,quick
 // ENV: PIANO_INTERVAL=0.2
+// CFLAGS: -pthread
 // Snapshots over time: 1.5 s in two phases, each calling its own function;
 // every 0.2 s the run keeps a snapshot. Phase one's figures grow, then stay
 // flat while phase two's grow. The program also names the snapshot thread it
 // sees (piano-snap) and its blocked signals. `quick` returns at once: with a
-// long interval the exit must not wait for it; `long` runs 3 s, read live.
+// long interval the exit must not wait for it; `long` runs 3 s, read live;
+// `pthread_exit`: main ends by pthread_exit, a worker runs 0.3 s more: the
+// process must end when the worker does, not live on in the snapshot thread.
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -44,7 +48,20 @@ static void threads(void) {
     if (d)
         closedir(d);
 }
+static void *worker(void *arg) {
+    (void)arg;
+    double t0 = now();
+    int i = 0;
+    while (now() - t0 < 0.3) phase_one(i++);
+    return NULL;
+}
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "pthread_exit")) {
+        pthread_t t;
+        quick();
+        pthread_create(&t, NULL, worker, NULL);
+        pthread_exit(NULL);
+    }
     double end = argc > 1 && !strcmp(argv[1], "long") ? 3.0 : 1.5;   /* long: read while live */
     if (argc > 1 && !strcmp(argv[1], "quick")) {
         quick();
