@@ -325,11 +325,13 @@ EOF
 errors)
 "$FX" junk "$W/junk.db" && "$FX" foreign "$W/foreign.db" && "$FX" v99 "$W/v99.db" && "$FX" empty "$W/empty.db" || exit 1
 cp "$W/junk.db" "$W/junk.copy"
+# this piano's schema version, as store/piano_schema.h defines it
+SCHEMA=$(sed -n 's/^#define PIANO_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$(dirname "$0")/../../store/piano_schema.h")
 for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 8: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's $SCHEMA: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"
