@@ -72,6 +72,10 @@ int import_snapshots(struct job *j)
         }
         p = next;
     }
+    /* The process was alive at its last snapshot: a run that died lasts at
+     * least until then (its calls may all have ended before). */
+    if (last_tick > j->seen)
+        j->seen = last_tick;
     rc = 0;
 out:
     sqlite3_finalize(t_st);

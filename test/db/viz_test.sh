@@ -187,6 +187,7 @@ eq "timeline rects" "$(grep -o '<title>[^<]*</title>' "$W/tl.svg" | tr '\n' '|')
 eq "timeline legend" "$(sed -n '/<g id="legend">/,/<\/g>/p' "$W/tl.svg" | grep -o '>[a-z]*</text>' | tr '\n' ' ')" ">parse</text> >resolve</text> "
 grep -q '4 bars over 3 s' "$W/tl.svg" || fail "timeline subtitle: $(grep -o '<text id="sub"[^<]*' "$W/tl.svg")"
 error plot_timeline_none 1 "run 2 has no snapshots: plot timeline needs a run made with PIANO_INTERVAL=SECS" "$P" plot --db "$S" timeline 2
+error plot_timeline_thread 2 "plot timeline: snapshots sum the threads: no --thread" "$P" plot --db "$S" timeline 1 --thread 0
 "$P" plot --help | grep -q '^usage: piano-db plot frames' || fail "plot --help"
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;

@@ -158,8 +158,14 @@ static const char *help_flamegraph =
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
+    "       piano-db plot timeline [RUN|TAG] [-o FILE]\n"
     "\n"
-    "Writes an SVG chart of the run's frame times in order: one bar per frame, or with\n"
+    "timeline: an SVG chart of the run's self time per interval between its snapshots\n"
+    "(PIANO_INTERVAL), stacked by the 8 functions with the most self time and 'other';\n"
+    "a run without snapshots is an error.\n"
+    "\n"
+    "frames: "
+    "an SVG chart of the run's frame times in order: one bar per frame, or with\n"
     "more than 2000 frames one bar per bucket of consecutive frames showing the\n"
     "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
     "the median is a dashed line. Axes in frame numbers and human time units.\n"
@@ -207,6 +213,7 @@ static const char *help_top =
 
 static const char *help_push =
     "usage: piano-db push URL [RUN|TAG] [--app NAME] [--label KEY=VALUE]... [options]\n"
+    "       piano-db push URL [RUN] --follow [options]\n"
     "       piano-db push URL --follow-all [--count N] [options]\n"
     "       piano-db push URL --kept\n"
     "\n"
@@ -265,12 +272,12 @@ static const command commands[] = {
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff ", &help_flamegraph, 0},
-    {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
+    {"plot", "frames|timeline [RUN|TAG]", "frame times, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
-    {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
+    {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow: a live run's snapshots)", cmd_push,
      " db app label tenant timeout kept follow follow-all count ", &help_push, 1},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };

@@ -211,6 +211,8 @@ static void draw(FILE *f, const run_info *r, const timeline *tl)
 
 int plot_timeline(pdb *p, const pdb_opts *o)
 {
+    if (o->thread_set)
+        pdb_usage_die("plot timeline: snapshots sum the threads: no --thread");
     int64_t id;
     pdb_pick_runs(p, o, 1, 1, "plot timeline [RUN|TAG]", &id);
     run_info r;

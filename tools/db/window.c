@@ -59,8 +59,6 @@ void pdb_window_resolve(pdb *p, const run_info *r, pdb_window *w)
     w->a_ns = from > 0 ? snapshot_at(p, r->id, from) : 0;
     w->b_end = !w->to_set || w->to_s * 1e9 >= (double)r->duration_ns;
     w->b_ns = w->b_end ? r->duration_ns : snapshot_at(p, r->id, (int64_t)(w->to_s * 1e9 + 0.5));
-    if (w->a_ns > r->duration_ns)   /* a live run's snapshot after the figures read */
-        w->a_ns = r->duration_ns;
 }
 
 void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
