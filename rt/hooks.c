@@ -134,6 +134,7 @@ static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32
     ts->frame_alloc_bytes = ts->alloc_bytes;
     ts->frame_frees = ts->frees;
     ts->frame_free_bytes = ts->free_bytes;
+    ts->frame_off0 = ts->off_ns;
 }
 
 static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
@@ -172,6 +173,7 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     p = piano_pv_put(p, ts->free_bytes - ts->frame_free_bytes);
     p = piano_pv_put(p, ts->n_touched);
     p = piano_pv_put(p, (n - base_n) << 2 | kept);
+    p = piano_pv_put(p, ts->off_ns - ts->frame_off0);
     const uint32_t *touched = PIANO_TOUCHED(ts);
     struct piano_fnrec *fns = PIANO_FNS(ts);
     uint32_t prev = 0;
@@ -208,9 +210,16 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
      * thread's latest exit, which bounds a run that dies (import.c). */
     s->t0 = t;
     stack[d - 1].child += total;
+    /* Off-CPU and system ns move only at a resync (cpu.c): for most calls
+     * these are zeros. A call's own share is its figure less its children's. */
+    uint64_t off = ts->off_ns - s->off0, sys = ts->sys_ns - s->sys0;
+    stack[d - 1].child_off += off;
+    stack[d - 1].child_sys += sys;
     struct piano_node *n = PIANO_NODES(ts) + s->node;
     n->calls++;
     n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
+    n->off += off - s->child_off;
+    n->sys += sys - s->child_sys;
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
     /* The histograms take the previous call's sample: its bucket arithmetic
      * does not wait for this call's clock read, so the two overlap. This
@@ -296,7 +305,9 @@ void piano_jumped_to(uint32_t depth)
         return;   /* untimed deep calls: the next hooks sort them out */
     }
     hook_begin(ts, d);
-    d = close_above(ts, d, depth, piano_now());
+    uint64_t t = piano_now();
+    cpu_resync(ts, t);
+    d = close_above(ts, d, depth, t);
     hook_end(ts, d);
 }
 
@@ -313,11 +324,15 @@ static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, u
     else if (ts->frame_depth > k)
         ts->frame_depth--;
     /* close_slot charges the slot below the top as the caller: charge the real one. */
-    uint64_t total = t - s.t0;
-    uint64_t child = stack[d - 1].child;
+    uint64_t total = t - s.t0, off = ts->off_ns - s.off0, sys = ts->sys_ns - s.sys0;
+    struct piano_slot below = stack[d - 1];
     close_slot(ts, stack, d, t);
-    stack[d - 1].child = child;
+    stack[d - 1].child = below.child;
+    stack[d - 1].child_off = below.child_off;
+    stack[d - 1].child_sys = below.child_sys;
     stack[k - 1].child += total;
+    stack[k - 1].child_off += off;
+    stack[k - 1].child_sys += sys;
 }
 
 /* An exit that is not the top slot's (top: d). Its call's slot is the
@@ -364,6 +379,8 @@ void close_all(struct piano_thread *ts, uint64_t t)
 {
     uint32_t d = piano_depth(ts->depth);
     hook_begin(ts, d);
+    if (ts->cpu_ok && ts->tid == (uint32_t)syscall(SYS_gettid))
+        cpu_resync(ts, t);   /* the clocks read are the calling thread's */
     hook_end(ts, close_above(ts, d, 0, t));
 }
 
@@ -394,6 +411,10 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
         return;
     }
     hook_begin(ts, d);
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU
+     * (cpu.c). A constant word when CPU time is not measured. */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
+        cpu_resync(ts, clock_now(tsc));
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -416,6 +437,10 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     s->fn = fn;
     s->sp = sp;
     s->child = 0;
+    s->off0 = ts->off_ns;
+    s->sys0 = ts->sys_ns;
+    s->child_off = 0;
+    s->child_sys = 0;
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     s->t0 = clock_now(tsc);
@@ -432,6 +457,8 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
         return;
     }
     hook_begin(ts, d);
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
+        cpu_resync(ts, t);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);

@@ -203,6 +203,15 @@ int dump_anon(struct piano_thread *ts);
 void chunk_finish(struct piano_thread *ts);
 int frame_room(struct piano_thread *ts, int full);
 
+/* ---------------------------------------------------------------- cpu.c */
+
+extern int g_cpu_mode;
+void cpu_mode_init(void);
+void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
+void cpu_state_end(struct piano_thread *ts);
+void cpu_state_forked(struct piano_thread *ts);
+void cpu_resync(struct piano_thread *ts, uint64_t t);
+
 /* ---------------------------------------------------------------- fork.c */
 
 void atfork_prepare(void);

@@ -80,6 +80,7 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     } else {
         stack_bounds(ts);
     }
+    cpu_state_init(ts, owner);
     return ts;
 }
 
@@ -112,6 +113,7 @@ void refresh_name(struct piano_thread *ts, int self)
 static void state_end(struct piano_thread *ts)
 {
     close_all(ts, piano_now());
+    cpu_state_end(ts);
     ts->dead = 1;
     chunk_finish(ts);
     if (ts->anon && dump_anon(ts) != 0) {
@@ -208,8 +210,10 @@ static void piano_start(void)
         say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
         g.frame_pattern = NULL;
     }
-    if (!g.off)
+    if (!g.off) {
         frames_budget_init();
+        cpu_mode_init();
+    }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {
