@@ -33,9 +33,13 @@ static const char *help_report =
     "Options:\n"
     "  --db FILE        the database\n"
     "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
-    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes}\n"
+    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes,\n"
+    "                   cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns, unfinished}\n"
+    "                   (CPU figures null when the run did not measure them: PIANO_CPU=1)\n"
     "  --csv            the same columns, with a header line\n"
-    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes (descending)\n"
+    "  --cpu            the table adds CPU (self), User, Sys (the inclusive CPU's split),\n"
+    "                   Off-CPU (inclusive: blocked, sleeping, preempted); '-': not measured\n"
+    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu\n"
     "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
     "  --all            show every row\n"
     "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
@@ -230,7 +234,7 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
@@ -357,6 +361,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
+        {"cpu", offsetof(pdb_opts, cpu)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))

@@ -29,7 +29,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected;
+    int json, csv, all, threads, frames, spikes, uncorrected, cpu;
     const char *sort;
     long top;
     int top_set;
@@ -184,6 +184,8 @@ typedef struct {
     const fkeys *k;
     sqlite3_stmt *st;
     int64_t seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* CPU time in the frame, when cpu_known */
+    int cpu_known;
     fnself *fns;
     size_t nfns, cap;
 } frame_iter;
@@ -222,6 +224,10 @@ typedef struct {
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
     int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
+    /* CPU time (stats.cpu_*): self, inclusive, its user and system parts,
+     * inclusive off-CPU; known only when every thread's row measured it. */
+    int cpu_known;
+    int64_t cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns;
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
@@ -240,6 +246,8 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
 void fnset_free(fnset *s);
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
+/* Whether stats has the CPU columns (schema 9 on). */
+int pdb_has_cpu(pdb *p);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 /* The index of sort key name, or -1; and the keys as "self|total|...". */
