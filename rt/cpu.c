@@ -178,16 +178,27 @@ void cpu_resync(struct piano_thread *ts, uint64_t t)
         return;
     int saved = errno;
     uint64_t mono0 = ts->cpu_mono, cpu0 = ts->cpu_ns, tick0 = ts->cpu_tick;
-    cpu_anchor(ts, t);
+    /* getrusage first: a system call's return is where a pending preemption
+     * happens, so the thread is often switched out right after one. */
+    uint64_t user_us = 0, sys_us = 0;
+    int split = mono_ns() - ts->ru_mono >= CPU_RUSAGE_NS;
+    if (split)
+        rusage_read(ts, &user_us, &sys_us);
+    /* The anchor holds only if the thread was not switched out while it was
+     * taken (the lock read first is the same after): else the off-CPU time
+     * would fall after the reading and count for the next calls. */
+    for (int tries = 0; tries < 8; tries++) {
+        cpu_anchor(ts, t);
+        if (__atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE) == ts->cpu_lock)
+            break;
+    }
     uint64_t wall = ts->cpu_mono - mono0, cpu = ts->cpu_ns - cpu0;
     if (wall > cpu && ts->cpu_ns >= cpu0)
         ts->off_ns += wall - cpu;
     if (wall > 100000 && t > tick0)   /* the period in ticks, from this interval */
         ts->cpu_period = (uint64_t)((double)(t - tick0) / (double)wall * CPU_RUSAGE_NS);
     ts->cpu_deadline = t + ts->cpu_period;
-    if (ts->cpu_mono - ts->ru_mono >= CPU_RUSAGE_NS) {
-        uint64_t user_us, sys_us;
-        rusage_read(ts, &user_us, &sys_us);
+    if (split) {
         uint64_t du = user_us - ts->ru_user_us, ds = sys_us - ts->ru_sys_us;
         uint64_t spent = ts->cpu_ns - ts->ru_cpu_ns;
         ts->ru_mono = ts->cpu_mono;

@@ -401,6 +401,20 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
 static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
 static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
 
+/* The entry of the call in slot d (s) found the thread switched in since
+ * the anchor: the off-CPU time read now was before the call (and before the
+ * frame it opens, if it does). */
+static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, struct piano_slot *s, uint32_t d,
+                                                   int tsc)
+{
+    cpu_resync(ts, s->t0);
+    s->off0 = ts->off_ns;
+    s->sys0 = ts->sys_ns;
+    if (ts->frame_depth == d)
+        ts->frame_off0 = ts->off_ns;
+    s->t0 = clock_now(tsc);
+}
+
 /* Records the entry of a call of site on ts. */
 static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
                                                            const int tsc)
@@ -411,10 +425,6 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
         return;
     }
     hook_begin(ts, d);
-    /* The thread was scheduled in since the CPU anchor: it was off the CPU
-     * (cpu.c). A constant word when CPU time is not measured. */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
-        cpu_resync(ts, clock_now(tsc));
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -444,7 +454,19 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     s->t0 = clock_now(tsc);
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU
+     * (cpu.c; a constant word when CPU time is not measured). Checked after
+     * the entry tick: a switch just before it is then seen now, and the call
+     * starts after the reading. */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
+        enter_resync(ts, s, d + 1, tsc);
     hook_end(ts, d + 1);
+}
+
+static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint64_t t)
+{
+    cpu_resync(ts, t);
+    return piano_now();
 }
 
 /* Records the exit, at tick t, of a call of site on ts. */
@@ -457,8 +479,12 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
         return;
     }
     hook_begin(ts, d);
+    /* A switch since the anchor (or after the exit tick t, before this
+     * check): the call ends after the reading, so that its wall time holds
+     * the off-CPU time the reading adds (cpu_resync makes sure none follows
+     * the reading). */
     if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
-        cpu_resync(ts, t);
+        t = exit_resync(ts, t);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
