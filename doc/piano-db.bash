@@ -31,7 +31,7 @@ _piano_db()
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu" ;;
         runs|tag) opts+=" --json" ;;
         diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above" ;;
         gc) opts+=" --keep" ;;
