@@ -12,6 +12,9 @@
  * it read the clocks again (cpu_resync), and add the wall time minus the CPU
  * time since then to the thread's off-CPU count. Every ~1 ms of calls without
  * a switch it also reads getrusage(RUSAGE_THREAD) for the user/system split.
+ * What a reading finds happened while the innermost call in flight ran (no
+ * hook ran meanwhile): it goes to that call's context, as self figures, and
+ * inclusive ones are summed from the tree when the run is stored, like time.
  *
  * When PIANO_CPU is unset the hooks do the same work on a lock word that never
  * changes and a deadline that never comes: no branch on the mode.
@@ -172,7 +175,7 @@ void cpu_state_forked(struct piano_thread *ts)
  * passed (at tick t): adds the off-CPU time since the anchor, and every ~1 ms
  * the system share of the CPU time since the last getrusage; anchors again.
  * Runs inside a hook (hooks.c's in-hook bracket). */
-void cpu_resync(struct piano_thread *ts, uint64_t t)
+void cpu_resync(struct piano_thread *ts, uint64_t t, struct piano_node *to)
 {
     if (!ts->cpu_ok)
         return;
@@ -193,6 +196,7 @@ void cpu_resync(struct piano_thread *ts, uint64_t t)
             break;
     }
     uint64_t wall = ts->cpu_mono - mono0, cpu = ts->cpu_ns - cpu0;
+    uint64_t off0 = ts->off_ns, sys0 = ts->sys_ns;
     if (wall > cpu && ts->cpu_ns >= cpu0)
         ts->off_ns += wall - cpu;
     if (wall > 100000 && t > tick0)   /* the period in ticks, from this interval */
@@ -211,5 +215,7 @@ void cpu_resync(struct piano_thread *ts, uint64_t t)
             ts->ru_sys_us = sys_us;
         }
     }
+    to->off += ts->off_ns - off0;
+    to->sys += ts->sys_ns - sys0;
     errno = saved;
 }

@@ -119,8 +119,6 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->chunk_used = 0;
     ts->thread = 0;
     ts->tid = (uint32_t)syscall(SYS_gettid);
-    for (uint32_t i = 1; i <= depth; i++)
-        stack[i].off0 = stack[i].sys0 = stack[i].child_off = stack[i].child_sys = 0;
     cpu_state_forked(ts);
 }
 

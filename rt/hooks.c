@@ -210,16 +210,9 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
      * thread's latest exit, which bounds a run that dies (import.c). */
     s->t0 = t;
     stack[d - 1].child += total;
-    /* Off-CPU and system ns move only at a resync (cpu.c): for most calls
-     * these are zeros. A call's own share is its figure less its children's. */
-    uint64_t off = ts->off_ns - s->off0, sys = ts->sys_ns - s->sys0;
-    stack[d - 1].child_off += off;
-    stack[d - 1].child_sys += sys;
     struct piano_node *n = PIANO_NODES(ts) + s->node;
     n->calls++;
     n->self += self;   /* contexts' inclusive times are summed from the tree when stored */
-    n->off += off - s->child_off;
-    n->sys += sys - s->child_sys;
     struct piano_fnrec *fr = PIANO_FNS(ts) + s->fn;
     /* The histograms take the previous call's sample: its bucket arithmetic
      * does not wait for this call's clock read, so the two overlap. This
@@ -306,7 +299,7 @@ void piano_jumped_to(uint32_t depth)
     }
     hook_begin(ts, d);
     uint64_t t = piano_now();
-    cpu_resync(ts, t);
+    cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
     d = close_above(ts, d, depth, t);
     hook_end(ts, d);
 }
@@ -324,15 +317,11 @@ static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, u
     else if (ts->frame_depth > k)
         ts->frame_depth--;
     /* close_slot charges the slot below the top as the caller: charge the real one. */
-    uint64_t total = t - s.t0, off = ts->off_ns - s.off0, sys = ts->sys_ns - s.sys0;
-    struct piano_slot below = stack[d - 1];
+    uint64_t total = t - s.t0;
+    uint64_t child = stack[d - 1].child;
     close_slot(ts, stack, d, t);
-    stack[d - 1].child = below.child;
-    stack[d - 1].child_off = below.child_off;
-    stack[d - 1].child_sys = below.child_sys;
+    stack[d - 1].child = child;
     stack[k - 1].child += total;
-    stack[k - 1].child_off += off;
-    stack[k - 1].child_sys += sys;
 }
 
 /* An exit that is not the top slot's (top: d). Its call's slot is the
@@ -380,7 +369,7 @@ void close_all(struct piano_thread *ts, uint64_t t)
     uint32_t d = piano_depth(ts->depth);
     hook_begin(ts, d);
     if (ts->cpu_ok && ts->tid == (uint32_t)syscall(SYS_gettid))
-        cpu_resync(ts, t);   /* the clocks read are the calling thread's */
+        cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* its own thread's clocks only */
     hook_end(ts, close_above(ts, d, 0, t));
 }
 
@@ -407,9 +396,7 @@ static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t
 static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, struct piano_slot *s, uint32_t d,
                                                    int tsc)
 {
-    cpu_resync(ts, s->t0);
-    s->off0 = ts->off_ns;
-    s->sys0 = ts->sys_ns;
+    cpu_resync(ts, s->t0, PIANO_NODES(ts) + s[-1].node);   /* the caller's (the root's when none) */
     if (ts->frame_depth == d)
         ts->frame_off0 = ts->off_ns;
     s->t0 = clock_now(tsc);
@@ -447,10 +434,6 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     s->fn = fn;
     s->sp = sp;
     s->child = 0;
-    s->off0 = ts->off_ns;
-    s->sys0 = ts->sys_ns;
-    s->child_off = 0;
-    s->child_sys = 0;
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     s->t0 = clock_now(tsc);
@@ -463,9 +446,9 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     hook_end(ts, d + 1);
 }
 
-static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint64_t t)
+static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d, uint64_t t)
 {
-    cpu_resync(ts, t);
+    cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* the call ending's */
     return piano_now();
 }
 
@@ -484,7 +467,7 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
      * the off-CPU time the reading adds (cpu_resync makes sure none follows
      * the reading). */
     if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
-        t = exit_resync(ts, t);
+        t = exit_resync(ts, d, t);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);

@@ -57,8 +57,6 @@ struct piano_slot {          /* one in-flight call */
     uintptr_t sp;            /* stack position at entry: reconciles longjmp */
     uint64_t t0;             /* entry tick; once the call has ended, its end tick */
     uint64_t child;          /* ticks spent in instrumented children */
-    uint64_t off0, sys0;     /* the thread's off-CPU and system ns (piano_thread) at entry */
-    uint64_t child_off, child_sys; /* ... of them in instrumented children */
 };
 
 struct piano_node {          /* one calling context */
@@ -66,7 +64,10 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
-    uint64_t off, sys;             /* self off-CPU and system ns (PIANO_CPU; 0 otherwise) */
+    /* Self off-CPU and system ns (PIANO_CPU; 0 otherwise): what a reading
+     * found since the one before went to the innermost call in flight, the
+     * only one running meanwhile; inclusive figures are summed from the tree. */
+    uint64_t off, sys;
 };
 
 /* 64-byte aligned (192 bytes): the fields above the page indices and the
@@ -141,7 +142,8 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
      * it is switched out: a hook that sees the perf page's lock changed (the
      * thread was scheduled in since the anchor) or the deadline passed reads
      * the thread's CPU clock and adds (wall - CPU) since the anchor to off_ns.
-     * Calls difference off_ns and sys_ns at entry and exit (piano_slot). */
+     * The ns found go to the context of the innermost call in flight
+     * (piano_node.off, .sys): calls pay nothing else. */
     uint32_t cpu_ok;         /* 1: off_ns and sys_ns are measured on this thread */
     uint32_t cpu_lock;       /* the perf page's lock at the anchor */
     uint64_t cpu_deadline;   /* tick after which a hook reads the clocks again (UINT64_MAX: never) */

@@ -46,13 +46,6 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
         uint64_t above = i < depth && j->end > next.t0 ? j->end - next.t0 : 0;
         uint64_t self = total > cur.child ? total - cur.child : 0;
         self = self > above ? self - above : 0;
-        /* Off-CPU and system ns as the thread had them last: its own share
-         * is what is left after its finished children and its in-flight child. */
-        uint64_t off = t->hdr.off_ns - cur.off0, sys = t->hdr.sys_ns - cur.sys0;
-        uint64_t off_above = i < depth ? t->hdr.off_ns - next.off0 : 0, sys_above = i < depth ? t->hdr.sys_ns - next.sys0 : 0;
-        uint64_t off_self = off - cur.child_off - off_above, sys_self = sys - cur.child_sys - sys_above;
-        if (off_self > off || sys_self > sys)   /* wrapped: damage, or a coroutine's slots */
-            off_self = sys_self = 0;
         uint32_t fn = cur.fn, node = cur.node;
         if (fn && fn < PIANO_FN_CAP) {
             struct agg *a = &j->agg[fn];
@@ -62,19 +55,12 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             int orphan = orphans && node >= PIANO_NODE_CAP && node < PIANO_NODES_TOTAL && j->nodes[node].fn == fn;
             if (in_tree || orphan) {
                 j->nodes[node].calls++;
-                j->nodes[node].self += self;
-                j->nodes[node].off += off_self;
-                j->nodes[node].sys += sys_self;
+                j->nodes[node].self += self;   /* (its CPU figures are in the node already) */
             } else {   /* no context: the function's own figures */
                 a->calls++;
                 a->self += self;
-                a->off += off_self;
-                a->sys += sys_self;
-                if (!a->inflight) {
+                if (!a->inflight)
                     a->total += total;
-                    a->off_total += off;
-                    a->sys_total += sys;
-                }
             }
             a->inflight = 1;
             a->unfinished++;
