@@ -41,6 +41,7 @@ typedef struct {
     int keep_set;
     const char *output; /* -o/--output FILE (NULL or "-": stdout) */
     const char *format; /* export --format */
+    const char *metric; /* flamegraph, export --metric: what widths and values are (NULL: wall) */
     int diff;           /* flamegraph --diff */
     const char *app, *tenant;   /* push --app, --tenant */
     const char **labels;        /* push --label KEY=VALUE, in order */
@@ -432,6 +433,7 @@ typedef struct {
     int key, parent, depth;
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
 } cnode;
 typedef struct {
     fkeys keys;
@@ -439,9 +441,16 @@ typedef struct {
     size_t n, cap;
     int64_t *hash; /* (parent, key) -> node, open addressing; internal */
     size_t hcap;
+    int cpu_known;   /* every context read has its CPU time */
 } ctree;
 /* thread -1: every thread. */
 void ctree_load(pdb *p, int64_t run, long thread, ctree *t);
+/* Makes metric (--metric: wall, cpu or offcpu; NULL: wall) the figure of
+ * t's self_ns, total_ns summed from it; dies with one line when run `run`
+ * did not measure it. */
+void ctree_use_metric(ctree *t, const char *metric, int64_t run);
+/* The metrics ctree_use_metric takes, as "wall|cpu|offcpu". */
+#define PDB_METRICS "wall|cpu|offcpu"
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);
@@ -450,7 +459,7 @@ char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS };
 typedef struct {
     const char *type, *unit;
     int field;
