@@ -80,14 +80,27 @@ static void *perf_page_open(void)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Takes the anchor: the clocks now, at tick t. */
-static void cpu_anchor(struct piano_thread *ts, uint64_t t)
+/* About 1 ms in clock ticks, from the run's start pair (tick0, mono0) and the
+ * pair (tick, mono) read together now: over the whole run, so a switch
+ * between two readings does not skew it (a 50 us estimate made the
+ * deadline come at every call). */
+static uint64_t period_ticks(uint64_t tick, uint64_t mono)
+{
+    uint64_t dm = mono - g.run.mono0, dt = tick - g.run.tick0;
+    if (mono > g.run.mono0 + CPU_RUSAGE_NS && tick > g.run.tick0)
+        return (uint64_t)((double)dt / (double)dm * CPU_RUSAGE_NS);
+    return g.run.clock == PIANO_CLOCK_MONO ? CPU_RUSAGE_NS : 3u * CPU_RUSAGE_NS;
+}
+
+/* Takes the anchor: the clocks now. */
+static void cpu_anchor(struct piano_thread *ts)
 {
     ts->cpu_lock = __atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE);
     ts->cpu_mono = mono_ns();
+    ts->cpu_tick = piano_now();
     ts->cpu_ns = thread_cpu_ns();
-    ts->cpu_tick = t;
-    ts->cpu_deadline = t + ts->cpu_period;
+    ts->cpu_period = period_ticks(ts->cpu_tick, ts->cpu_mono);
+    ts->cpu_deadline = ts->cpu_tick + ts->cpu_period;
 }
 
 static void rusage_read(struct piano_thread *ts, uint64_t *user_us, uint64_t *sys_us)
@@ -136,12 +149,7 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
         ts->cpu_lockp = &p->lock;
         __atomic_store_n(&cpu_pages_opened, 1, __ATOMIC_RELAXED);
     }
-    uint64_t t = piano_now();
-    /* ~1 ms in ticks, from the run's start pair; refined at each reading. */
-    uint64_t mono = mono_ns(), dm = mono - g.run.mono0, dt = t - g.run.tick0;
-    ts->cpu_period = dm > 1000000 ? (uint64_t)((double)dt / (double)dm * CPU_RUSAGE_NS)
-                     : g.run.clock == PIANO_CLOCK_MONO ? CPU_RUSAGE_NS : 3u * CPU_RUSAGE_NS;
-    cpu_anchor(ts, t);
+    cpu_anchor(ts);
     ts->ru_mono = ts->cpu_mono;
     ts->ru_cpu_ns = ts->cpu_ns;
     rusage_read(ts, &ts->ru_user_us, &ts->ru_sys_us);
@@ -172,15 +180,15 @@ void cpu_state_forked(struct piano_thread *ts)
 }
 
 /* A hook saw the thread scheduled in since the anchor, or the deadline
- * passed (at tick t): adds the off-CPU time since the anchor, and every ~1 ms
+ * passed: adds the off-CPU time since the anchor to `to` (and the thread), and every ~1 ms
  * the system share of the CPU time since the last getrusage; anchors again.
  * Runs inside a hook (hooks.c's in-hook bracket). */
-void cpu_resync(struct piano_thread *ts, uint64_t t, struct piano_node *to)
+void cpu_resync(struct piano_thread *ts, struct piano_node *to)
 {
     if (!ts->cpu_ok)
         return;
     int saved = errno;
-    uint64_t mono0 = ts->cpu_mono, cpu0 = ts->cpu_ns, tick0 = ts->cpu_tick;
+    uint64_t mono0 = ts->cpu_mono, cpu0 = ts->cpu_ns;
     /* getrusage first: a system call's return is where a pending preemption
      * happens, so the thread is often switched out right after one. */
     uint64_t user_us = 0, sys_us = 0;
@@ -191,7 +199,7 @@ void cpu_resync(struct piano_thread *ts, uint64_t t, struct piano_node *to)
      * taken (the lock read first is the same after): else the off-CPU time
      * would fall after the reading and count for the next calls. */
     for (int tries = 0; tries < 8; tries++) {
-        cpu_anchor(ts, t);
+        cpu_anchor(ts);
         if (__atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE) == ts->cpu_lock)
             break;
     }
@@ -199,9 +207,6 @@ void cpu_resync(struct piano_thread *ts, uint64_t t, struct piano_node *to)
     uint64_t off0 = ts->off_ns, sys0 = ts->sys_ns;
     if (wall > cpu && ts->cpu_ns >= cpu0)
         ts->off_ns += wall - cpu;
-    if (wall > 100000 && t > tick0)   /* the period in ticks, from this interval */
-        ts->cpu_period = (uint64_t)((double)(t - tick0) / (double)wall * CPU_RUSAGE_NS);
-    ts->cpu_deadline = t + ts->cpu_period;
     if (split) {
         uint64_t du = user_us - ts->ru_user_us, ds = sys_us - ts->ru_sys_us;
         uint64_t spent = ts->cpu_ns - ts->ru_cpu_ns;

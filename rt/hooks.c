@@ -299,7 +299,7 @@ void piano_jumped_to(uint32_t depth)
     }
     hook_begin(ts, d);
     uint64_t t = piano_now();
-    cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
     d = close_above(ts, d, depth, t);
     hook_end(ts, d);
 }
@@ -369,7 +369,7 @@ void close_all(struct piano_thread *ts, uint64_t t)
     uint32_t d = piano_depth(ts->depth);
     hook_begin(ts, d);
     if (ts->cpu_ok && ts->tid == (uint32_t)syscall(SYS_gettid))
-        cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* its own thread's clocks only */
+        cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* its own thread's clocks only */
     hook_end(ts, close_above(ts, d, 0, t));
 }
 
@@ -396,7 +396,7 @@ static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t
 static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, struct piano_slot *s, uint32_t d,
                                                    int tsc)
 {
-    cpu_resync(ts, s->t0, PIANO_NODES(ts) + s[-1].node);   /* the caller's (the root's when none) */
+    cpu_resync(ts, PIANO_NODES(ts) + s[-1].node);   /* the caller's (the root's when none) */
     if (ts->frame_depth == d)
         ts->frame_off0 = ts->off_ns;
     s->t0 = clock_now(tsc);
@@ -448,7 +448,7 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
 
 static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d, uint64_t t)
 {
-    cpu_resync(ts, t, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* the call ending's */
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* the call ending's */
     return piano_now();
 }
 
