@@ -446,7 +446,7 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     hook_end(ts, d + 1);
 }
 
-static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d, uint64_t t)
+static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d)
 {
     cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* the call ending's */
     return piano_now();
@@ -467,7 +467,7 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
      * the off-CPU time the reading adds (cpu_resync makes sure none follows
      * the reading). */
     if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
-        t = exit_resync(ts, d, t);
+        t = exit_resync(ts, d);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
