@@ -40,7 +40,6 @@ void cpu_mode_init(void)
 {
     const char *v = getenv("PIANO_CPU");
     g_cpu_mode = v && *v && strcmp(v, "0") != 0 ? PIANO_CPU_PERF : PIANO_CPU_OFF;
-    g.run.cpu_mode = (uint32_t)g_cpu_mode;
 }
 
 static uint64_t thread_cpu_ns(void)
