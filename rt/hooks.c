@@ -390,16 +390,11 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
 static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
 static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
 
-/* The entry of the call in slot d (s) found the thread switched in since
- * the anchor: the off-CPU time read now was before the call (and before the
- * frame it opens, if it does). */
-static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, struct piano_slot *s, uint32_t d,
-                                                   int tsc)
+/* An entry at depth d found the thread switched in since the anchor: the
+ * off-CPU time read now was the innermost call's in flight (none: the root's). */
+static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint32_t d)
 {
-    cpu_resync(ts, PIANO_NODES(ts) + s[-1].node);   /* the caller's (the root's when none) */
-    if (ts->frame_depth == d)
-        ts->frame_off0 = ts->off_ns;
-    s->t0 = clock_now(tsc);
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
 }
 
 /* Records the entry of a call of site on ts. */
@@ -412,6 +407,12 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
         return;
     }
     hook_begin(ts, d);
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU
+     * (cpu.c; a constant word when CPU time is not measured). Checked before
+     * the entry tick, as everything the hook does: the call's own time starts
+     * after the reading (which makes sure no switch follows it). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
+        enter_resync(ts, d);
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -437,12 +438,6 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     s->t0 = clock_now(tsc);
-    /* The thread was scheduled in since the CPU anchor: it was off the CPU
-     * (cpu.c; a constant word when CPU time is not measured). Checked after
-     * the entry tick: a switch just before it is then seen now, and the call
-     * starts after the reading. */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
-        enter_resync(ts, s, d + 1, tsc);
     hook_end(ts, d + 1);
 }
 
