@@ -17,9 +17,12 @@
  *                                 piano_chunk_hdr, then frame records: piano_frame_read)
  *                        f<N>.<K> thread N's K-th full buffer, stored: the buffer's layout
  *
- * One file for every thread, made once: a thread's start maps its slot and
- * creates no file (creating two files per thread cost a short thread 1-2 ms
- * on ext4; bench/README.md). A slot never written reads as zeros (a hole).
+ * One file for every thread, made once: a thread's start finds its slot mapped
+ * (slots are mapped 16 at a time, record.c) and creates no file (creating two
+ * files per thread cost a short thread 1-2 ms on ext4; bench/README.md). A
+ * slot never written reads as zeros (a hole). The context hash's first place
+ * and the frame function list's direction are the runtime's only: the import
+ * reads neither, so moving them changed no version.
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
