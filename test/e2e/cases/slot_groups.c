@@ -5,8 +5,9 @@
 // (rt/record.c): 20 short threads end while their groups stay mapped; one
 // thread writes 20,000 frames (its buffer grows past 256 KiB, so its end gives
 // its pages back at once); a thread whose slot is in the second group forks,
-// and the child records on threads of its own; then the process kills itself
-// while a thread still runs. The recovered run holds every thread's records.
+// and the child records on threads of its own; 40 threads start at once (the
+// first of a group may race to map it); then the process kills itself while a
+// thread still runs. The recovered run holds every thread's records.
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,12 @@ static void *forker(void *arg) {
     int st;
     return (void *)(long)(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 9);
 }
+static pthread_barrier_t all_at_once;
+static void *burst(void *arg) {
+    pthread_barrier_wait(&all_at_once);
+    task((int)(long)arg);
+    return NULL;
+}
 static int ready[2], hold[2];
 static void *sleeper(void *arg) {
     (void)arg;
@@ -61,6 +68,12 @@ int main(void) {
     void *r;
     if (pthread_create(&t, NULL, big, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
     if (pthread_create(&t, NULL, forker, NULL) != 0 || pthread_join(t, &r) != 0 || r) return 2;
+    pthread_t many[40];
+    pthread_barrier_init(&all_at_once, NULL, 40);
+    for (int i = 0; i < 40; i++)
+        if (pthread_create(&many[i], NULL, burst, (void *)(long)(400 + i)) != 0) return 1;
+    for (int i = 0; i < 40; i++)
+        if (pthread_join(many[i], NULL) != 0) return 1;
     if (pipe(ready) != 0 || pipe(hold) != 0 || pthread_create(&t, NULL, sleeper, NULL) != 0) return 1;
     char c;
     if (read(ready[0], &c, 1) != 1) return 1;
