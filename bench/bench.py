@@ -105,11 +105,13 @@ class Build:
         src = os.path.join(HERE, 'src')
         gen = os.path.join(HERE, 'gen.py')
         sh([sys.executable, gen, 'many', '1000', self.path('many.c')])
+        sh([sys.executable, gen, 'short', str(SHORT_PROCESS_FNS), self.path('shortproc.c')])
         self.workload('recursion', os.path.join(src, 'recursion.c'))
         self.workload('frames', os.path.join(src, 'frames.c'))
         self.workload('many', self.path('many.c'))
         self.workload('threads', os.path.join(src, 'threads.c'), ['-pthread'])
         self.workload('short', os.path.join(src, 'short_threads.c'), ['-pthread'])
+        self.workload('shortproc', self.path('shortproc.c'))
         self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
 
 
@@ -258,6 +260,7 @@ def main():
         threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
 
     R['short'] = short_threads(r, rounds, 300, tmp)
+    R['shortproc'] = short_process(r, 4 if q else 10, tmp)
     R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
     R['memory'] = memory(r, q)
     if not a.skip_compile:
@@ -265,6 +268,7 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
 
     check['short'] = R['short']['calls']
+    check['shortproc'] = R['shortproc']['calls']
     R['check'] = check
     R['workloads'] = {}
     for name, res in work.items():
@@ -345,6 +349,34 @@ def short_threads(r, rounds, n, tmp):
         o[v + '_cpu_us'] = med([x['cpu_ns'] / n / 1e3 for x in res[v]])
         o[v + '_process_ms'] = med([x['wall_ns'] / 1e6 for x in res[v]])
     o['added_us'] = o['piano_us'] - o['plain_us']
+    return o
+
+
+SHORT_PROCESS_FNS = 2000
+
+
+def short_process(r, rounds, tmp):
+    """(f) a short process with SHORT_PROCESS_FNS instrumented functions, 10 of them called:
+    ms from its start to reaped (piano's start and exit store included), plain, PIANO_DISABLE=1
+    and piano, each run 10 times per round in turn; piano stores into one database, as a test
+    suite's many runs would. Medians."""
+    log('bench: (f) a short process, %d functions' % SHORT_PROCESS_FNS)
+    res = {'plain': [], 'disable': [], 'piano': []}
+    dbf = os.path.join(tmp, 'shortproc.db')
+    r.run('shortproc', 'piano', [], dbf)   # the database exists before the rounds
+    for i in range(rounds):
+        for v in res:
+            for _ in range(10):
+                res[v].append(r.run('shortproc', v, [], dbf if v == 'piano' else None)['wall_ns'] / 1e6)
+        log('  short process round %d/%d: %s' % (i + 1, rounds, '  '.join(
+            '%s %.2fms' % (v, med(res[v][-10:])) for v in res)))
+    got = piano_calls(dbf).get('wk_f9')   # the latest run's
+    if got != 1:
+        log('bench: WARNING: piano recorded %s calls of wk_f9 in the latest run, expected 1' % got)
+    o = {'functions': SHORT_PROCESS_FNS, 'runs': 10 * rounds, 'calls': (got, 1)}
+    for v in res:
+        o[v + '_ms'] = med(res[v])
+    o['added_ms'] = o['piano_ms'] - o['plain_ms']
     return o
 
 
@@ -487,6 +519,10 @@ def report(R):
     p('(e) %d short threads, one call each: plain %.1f us, piano %.1f us per thread (wall; CPU %.1f vs %.1f us);'
       ' the whole process %.1f vs %.1f ms' % (sh_['threads'], sh_['plain_us'], sh_['piano_us'], sh_['plain_cpu_us'],
                                             sh_['piano_cpu_us'], sh_['plain_process_ms'], sh_['piano_process_ms']))
+    sp = R['shortproc']
+    p('(f) a short process, %d functions, 10 called: plain %.2f ms, PIANO_DISABLE=1 %.2f ms, piano %.2f ms'
+      ' (start to reaped, median of %d runs)' % (sp['functions'], sp['plain_ms'], sp['disable_ms'], sp['piano_ms'],
+                                                 sp['runs']))
     p('')
     th = R['threads']
     s = R['storing']
@@ -504,6 +540,8 @@ def report(R):
         dis, verdict(dis < 2), gdis, verdict(gdis < 2)))
     p("  a new thread's first call < 50 us: %.1f us added per thread  %s" % (
         R['short']['added_us'], verdict(R['short']['added_us'] < 50)))
+    p('  a short process with 2,000 functions < 3 ms over plain: +%.2f ms  %s' % (
+        R['shortproc']['added_ms'], verdict(R['shortproc']['added_ms'] < 3)))
     p('  storing >= 1,000,000 frames/s: %.0f frames/s (import %.0f ms for %d frames)  %s' % (
         s['frames_per_s'], s['import_ns'] / 1e6, s['frames'], verdict(s['frames_per_s'] >= 1e6)))
     p('  1M-frame report < 1 s: %.0f ms (report --frames --top 10: %.0f ms)  %s' % (

@@ -177,8 +177,11 @@ void atfork_child(void)
         munmap(t, PIANO_SLOT_SIZE);
     }
     g.kept = NULL;
-    if (self)
+    slots_forget(self);
+    if (self) {
         self->chunk = NULL;   /* the parent's buffer: the child starts its own in its slot */
+        self->chunk_room = 0;   /* ... reserved in the child's states when it does */
+    }
     char parent_key[sizeof g.run.key], parent_fns[PIANO_PATH_MAX];
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     int parent_fns_fit = spool_path(parent_fns, g.dir, PIANO_SPOOL_FNS) == 0;

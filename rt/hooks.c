@@ -25,7 +25,7 @@ static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
 static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
 {
     uint32_t mask = hash_mask(ts) * 2 + 1;
-    uint32_t *hash = PIANO_HASH(ts);
+    uint32_t *hash = piano_hash_table(ts, mask);
     struct piano_node *nodes = PIANO_NODES(ts);
     memset(hash, 0, ((size_t)mask + 1) * sizeof *hash);
     for (uint32_t n = 1; n < ts->n_nodes; n++) {
@@ -47,8 +47,8 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
     uint32_t n = up->cache_child;
     if (n && up->cache_fn == fn)
         goto found;
-    uint32_t *hash = PIANO_HASH(ts);
     uint32_t mask = hash_mask(ts);
+    uint32_t *hash = piano_hash_table(ts, mask);
     uint32_t h = context_hash(parent, fn, mask);
     while ((n = hash[h]) != 0) {
         if (nodes[n].parent == parent && nodes[n].fn == fn)
@@ -59,6 +59,7 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
         if (2 * ts->n_nodes >= mask + 1 && mask + 1 < PIANO_HASH_CAP) {
             grow_hash(ts);
             mask = ts->hash_mask;
+            hash = piano_hash_table(ts, mask);
             for (h = context_hash(parent, fn, mask); hash[h]; h = (h + 1) & mask)
                 ;
         }
@@ -158,8 +159,8 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
         ts->frames_dropped++;
         return;
     }
-    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE;
-    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full) != 0) {
+    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > ts->chunk_room;
+    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full, need) != 0) {
         ts->frames_dropped++;
         return;
     }
@@ -174,11 +175,10 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     p = piano_pv_put(p, ts->n_touched);
     p = piano_pv_put(p, (n - base_n) << 2 | kept);
     p = piano_pv_put(p, ts->off_ns - ts->frame_off0);
-    const uint32_t *touched = PIANO_TOUCHED(ts);
     struct piano_fnrec *fns = PIANO_FNS(ts);
     uint32_t prev = 0;
     for (uint32_t i = 0; i < ts->n_touched; i++) {
-        uint32_t fn = touched[i];
+        uint32_t fn = PIANO_TOUCHED(ts, i);
         uint64_t next = fn == prev + 1, v = fns[fn].frame_self << 1 | next;
         p = piano_pv_put(p, v);
         if (UNLIKELY(!next))
@@ -225,7 +225,7 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
         fr->frame_self = 0;
-        PIANO_TOUCHED(ts)[ts->n_touched++] = s->fn;
+        PIANO_TOUCHED(ts, ts->n_touched++) = s->fn;
     }
     fr->frame_self += self;
     if (UNLIKELY(d == ts->frame_depth))

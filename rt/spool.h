@@ -17,9 +17,12 @@
  *                                 piano_chunk_hdr, then frame records: piano_frame_read)
  *                        f<N>.<K> thread N's K-th full buffer, stored: the buffer's layout
  *
- * One file for every thread, made once: a thread's start maps its slot and
- * creates no file (creating two files per thread cost a short thread 1-2 ms
- * on ext4; bench/README.md). A slot never written reads as zeros (a hole).
+ * One file for every thread, made once: a thread's start finds its slot mapped
+ * (slots are mapped 16 at a time, record.c) and creates no file (creating two
+ * files per thread cost a short thread 1-2 ms on ext4; bench/README.md). A
+ * slot never written reads as zeros (a hole). The context hash's first place
+ * and the frame function list's direction are the runtime's only: the import
+ * reads neither, so moving them changed no version.
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
@@ -31,7 +34,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 8   /* 8: CPU time (off-CPU and system ns per slot, node and frame) */
+#define PIANO_SPOOL_VERSION 8   /* 8: CPU time (off-CPU and system ns per context, frame and thread) */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -40,7 +43,8 @@
 #define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
 #define PIANO_PAGE_WORDS (2 * PIANO_HIST_SUB) /* counters per page: 64 buckets x {self, total} */
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
-#define PIANO_HASH_MIN (1u << 10)    /* ... and at first: it doubles to stay under half full */
+#define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
+                                      * it doubles to stay under half full */
 #define PIANO_HIST_OCTAVES PIANO_HIST_PAGES   /* histogram pages of a function (hist.h) */
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
@@ -135,7 +139,8 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint32_t keep_left;      /* frames of the budget this thread may still keep whole */
     uint32_t lease;          /* how many it asks for next */
     uint32_t sample_shift;   /* the sample keeps frame n when n % 2^sample_shift == 0 (the latest seen) */
-    uint32_t frame_pad;
+    uint32_t chunk_room;     /* process-local: bytes of the frame buffer (header included) whose
+                              * blocks are reserved; records stay below it */
     uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
                                                 * 'total' words; 0 = none): the distribution is exact */
     /* CPU time (PIANO_CPU, rt/cpu.c). The thread's off-CPU ns only grow while
@@ -157,7 +162,12 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     const volatile uint32_t *cpu_lockp; /* process-local: the perf page's lock (a constant 0 word when off) */
     void *cpu_page;          /* process-local: the perf page this state mapped, or NULL */
 };
-_Static_assert(sizeof(struct piano_thread) <= 4096, "the thread header fits its page");
+/* The context hash (runtime only: the import does not read it) starts in the
+ * header's page, after the header, and moves to PIANO_OFF_HASH when it first
+ * doubles: a new thread's first calls fault in one page fewer. */
+#define PIANO_OFF_HASH_FIRST 2048u
+_Static_assert(sizeof(struct piano_thread) <= PIANO_OFF_HASH_FIRST, "the thread header fits below the first hash");
+_Static_assert(PIANO_OFF_HASH_FIRST + PIANO_HASH_MIN * sizeof(uint32_t) <= 4096, "the first hash fits the header's page");
 
 /* A thread's depth as a reader outside its hooks may use it: without the
  * in-hook bit, and at most PIANO_STACK_CAP (deeper calls are not in slots). */
@@ -363,6 +373,11 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
+/* The frame's function list (runtime only) fills its section from the end
+ * down: its first entries share a page edge with the frame buffer's first
+ * page, and a thread's start makes both with one write (record.c). */
+_Static_assert(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t) == PIANO_THREAD_FILE_SIZE,
+               "the function list ends where the frame buffer starts");
 /* A thread's slot in states: its state, then its frame buffer. Slots start
  * on 2 MiB boundaries, so a slot can be mapped at its offset on any page size. */
 #define PIANO_SLOT_BUF PIANO_THREAD_FILE_SIZE   /* the frame buffer's offset in a slot */
