@@ -139,6 +139,10 @@ class Runner:
             return [UFTRACE, 'record', '--no-libcall', '-d', d, self.b.path(name + '.pg'), *args], clean_env()
         dbf = db or os.path.join(self.tmp, 'run%d.db' % self.n)
         env = clean_env(PIANO_DB=dbf)
+        if variant == 'cpu':   # PIANO_CPU=1 (doc/running.md, CPU time)
+            env['PIANO_CPU'] = '1'
+        if variant == 'base':  # the same binary on another runtime (BENCH_BASE_LIB: its lib folder)
+            env['LD_LIBRARY_PATH'] = os.environ['BENCH_BASE_LIB']
         if variant in ('disable', 'gdisable'):
             env['PIANO_DISABLE'] = '1'
         binary = name + ('.guard' if variant in ('guard', 'gdisable') else '.piano')
@@ -147,7 +151,7 @@ class Runner:
     def run(self, name, variant, args, db=None):
         cmd, env = self.cmd_env(name, variant, args, db)
         f = run_prog(cmd, env)
-        if variant in ('piano', 'disable', 'guard', 'gdisable') and f['stderr'].strip():
+        if variant in ('piano', 'disable', 'guard', 'gdisable', 'cpu', 'base') and f['stderr'].strip():
             log('  note: %s stderr: %s' % (variant, f['stderr'].strip()[:300]))
         if db is None:
             self.cleanup()
@@ -164,16 +168,17 @@ def med(xs):
     return statistics.median(xs)
 
 
-def alternate(r, name, sizes, rounds, cost='cpu_ns', keep_db=None):
+def alternate(r, name, sizes, rounds, cost='cpu_ns', keep_db=None, variants=None):
     """Runs every variant once per round, in turn. sizes: variant -> argv.
     Returns variant -> list of BENCH dicts."""
-    res = {v: [] for v in VARIANTS}
+    variants = variants or VARIANTS
+    res = {v: [] for v in variants}
     for i in range(rounds):
-        for v in VARIANTS:
+        for v in variants:
             db = keep_db if (keep_db and v == 'piano' and i == 0) else None
             res[v].append(r.run(name, v, sizes[v], db))
         log('  %s round %d/%d: %s' % (name, i + 1, rounds, '  '.join(
-            '%s %.1fns' % (v, res[v][-1][cost] / res[v][-1]['calls']) for v in VARIANTS)))
+            '%s %.1fns' % (v, res[v][-1][cost] / res[v][-1]['calls']) for v in variants)))
     return res
 
 
@@ -197,6 +202,9 @@ def main():
     ap.add_argument('--rounds', type=int, help='rounds of alternating runs (default 5, --quick 3)')
     ap.add_argument('--out', default=os.path.join(BUILD, 'bench'), help='build folder (build/bench)')
     ap.add_argument('--skip-compile', action='store_true', help='skip the compile-time measurement')
+    ap.add_argument('--cpu-modes', action='store_true',
+                    help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
+                         'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
     a = ap.parse_args()
     q = a.quick
     rounds = a.rounds or (3 if q else 5)
@@ -207,6 +215,10 @@ def main():
     b.all()
     tmp = tempfile.mkdtemp(prefix='piano-bench.')
     r = Runner(b, tmp)
+    if a.cpu_modes:
+        cpu_modes(r, rounds, q)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     R = {'machine': machine(b), 'rounds': rounds, 'quick': q, 'uftrace': bool(UFTRACE)}
 
     # sizes: (a) fib(N)  (b) frames  (c) repetitions of 1,001 calls  (d) per-thread fib(N)
@@ -274,6 +286,30 @@ def main():
     with open(os.path.join(a.out, 'results.json'), 'w') as f:
         json.dump(R, f, indent=1, default=str)
     log('bench: done in %.0f s; raw figures in %s' % (R['seconds'], os.path.join(a.out, 'results.json')))
+
+
+def cpu_modes(r, rounds, q):
+    """ns added per call over plain (thread CPU time, medians of alternating rounds) by
+    piano without and with PIANO_CPU=1, and by the runtime in BENCH_BASE_LIB."""
+    variants = ['plain'] + (['base'] if os.environ.get('BENCH_BASE_LIB') else []) + ['piano', 'cpu']
+    rows = [('(a) recursion', 'recursion', [str(32 if q else 35)]),
+            ('(c) 1,000 functions', 'many', [str(5000 if q else 20000)]),
+            ('(d) 1 thread (CPU)', 'threads', ['1', str(29 if q else 31)])]
+    out = []
+    for label, name, args in rows:
+        log('bench: %s' % label)
+        res = alternate(r, name, {v: args for v in variants}, rounds, variants=variants)
+        pc, over = per_call(res)
+        out.append((label, pc, over))
+    print('%-22s %9s' % ('workload', 'plain') + ''.join('%12s' % v for v in variants[1:]) +
+          ('%14s' % 'piano-base' if 'base' in variants else '') + '%13s' % 'cpu-piano')
+    for label, pc, over in out:
+        line = '%-22s %8.2fn' % (label, pc['plain']) + ''.join('%11.2fn' % over[v] for v in variants[1:])
+        if 'base' in variants:
+            line += '%13.2fn' % (over['piano'] - over['base'])
+        print(line + '%12.2fn' % (over['cpu'] - over['piano']))
+    print('(plain: ns per call of the uninstrumented build; base, piano (PIANO_CPU unset), cpu (PIANO_CPU=1): '
+          'ns added per call; last columns: differences)')
 
 
 def machine(b):

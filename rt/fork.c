@@ -119,6 +119,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->chunk_used = 0;
     ts->thread = 0;
     ts->tid = (uint32_t)syscall(SYS_gettid);
+    cpu_state_forked(ts);
 }
 
 /* Moves the forking thread's state into slot 0 of the child's own states
@@ -167,6 +168,7 @@ void atfork_child(void)
         }
         if (t == self)
             continue;
+        cpu_state_end(t);
         munmap(t, PIANO_SLOT_SIZE);
     }
     g.threads = NULL;

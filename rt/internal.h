@@ -206,6 +206,15 @@ int dump_anon(struct piano_thread *ts);
 void chunk_finish(struct piano_thread *ts);
 int frame_room(struct piano_thread *ts, int full, size_t need);
 
+/* ---------------------------------------------------------------- cpu.c */
+
+extern int g_cpu_mode;
+void cpu_mode_init(void);
+void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
+void cpu_state_end(struct piano_thread *ts);
+void cpu_state_forked(struct piano_thread *ts);
+void cpu_resync(struct piano_thread *ts, struct piano_node *to);
+
 /* ---------------------------------------------------------------- fork.c */
 
 void atfork_prepare(void);

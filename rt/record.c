@@ -172,6 +172,7 @@ int make_spool(const char *parent_key)
     g.run.clock = g.use_tsc ? PIANO_CLOCK_TSC : PIANO_CLOCK_MONO;
     g.run.mono0 = mono_ns();
     g.run.tick0 = piano_now();
+    g.run.cpu_mode = (uint32_t)g_cpu_mode;
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
 
     char dot_key[sizeof g.run.key + 1];

@@ -82,6 +82,7 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     } else {
         stack_bounds(ts);
     }
+    cpu_state_init(ts, owner);
     return ts;
 }
 
@@ -122,6 +123,7 @@ static uint64_t state_bytes(const struct piano_thread *ts)
 static void state_end(struct piano_thread *ts)
 {
     close_all(ts, piano_now());
+    cpu_state_end(ts);
     ts->dead = 1;
     chunk_finish(ts);
     if (ts->anon && dump_anon(ts) != 0) {
@@ -218,8 +220,10 @@ static void piano_start(void)
         say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
         g.frame_pattern = NULL;
     }
-    if (!g.off)
+    if (!g.off) {
         frames_budget_init();
+        cpu_mode_init();
+    }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {

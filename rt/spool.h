@@ -34,7 +34,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 7   /* 7: every thread's state and frame buffer in one file, states */
+#define PIANO_SPOOL_VERSION 8   /* 8: CPU time (off-CPU and system ns per context, frame and thread) */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -68,6 +68,10 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* Self off-CPU and system ns (PIANO_CPU; 0 otherwise): what a reading
+     * found since the one before went to the innermost call in flight, the
+     * only one running meanwhile; inclusive figures are summed from the tree. */
+    uint64_t off, sys;
 };
 
 /* 64-byte aligned (192 bytes): the fields above the page indices and the
@@ -139,6 +143,24 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
                               * blocks are reserved; records stay below it */
     uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
                                                 * 'total' words; 0 = none): the distribution is exact */
+    /* CPU time (PIANO_CPU, rt/cpu.c). The thread's off-CPU ns only grow while
+     * it is switched out: a hook that sees the perf page's lock changed (the
+     * thread was scheduled in since the anchor) or the deadline passed reads
+     * the thread's CPU clock and adds (wall - CPU) since the anchor to off_ns.
+     * The ns found go to the context of the innermost call in flight
+     * (piano_node.off, .sys): calls pay nothing else. */
+    uint32_t cpu_ok;         /* 1: off_ns and sys_ns are measured on this thread */
+    uint32_t cpu_lock;       /* the perf page's lock at the anchor */
+    uint64_t cpu_deadline;   /* tick after which a hook reads the clocks again (UINT64_MAX: never) */
+    uint64_t off_ns, sys_ns; /* the thread's off-CPU and system time so far */
+    uint64_t cpu_mono, cpu_ns;      /* the anchor: CLOCK_MONOTONIC and thread CPU ns */
+    uint64_t cpu_tick;              /* ... and the tick */
+    uint64_t ru_mono, ru_cpu_ns;    /* the last getrusage: when, and the thread CPU ns then */
+    uint64_t ru_user_us, ru_sys_us; /* ... and what it said */
+    uint64_t cpu_period;     /* ticks between readings while no switch is seen (about 1 ms) */
+    uint64_t frame_off0;     /* off_ns when the current frame opened */
+    const volatile uint32_t *cpu_lockp; /* process-local: the perf page's lock (a constant 0 word when off) */
+    void *cpu_page;          /* process-local: the perf page this state mapped, or NULL */
 };
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
@@ -171,7 +193,8 @@ struct piano_chunk_hdr {
  * allocs, alloc_bytes, frees, free_bytes; nfns; its number n among the
  * thread's frames (1, 2, ...; kept or not) as n minus the buffer's previous
  * record's (the first record of a buffer: minus 0), times 4, plus why it was
- * kept (PIANO_KEPT_*); then an entry per function:
+ * kept (PIANO_KEPT_*); its off-CPU ns (0 when CPU time is not measured);
+ * then an entry per function:
  * its self ticks (below 2^63: centuries) times 2, plus 1 when its id is the
  * previous entry's plus one (the first entry's previous id is 0); otherwise
  * followed by the difference of the ids, zigzag-coded. Ids are given in the order functions are first called,
@@ -180,7 +203,7 @@ struct piano_chunk_hdr {
  * per function instead of 8 in fixed words. Every byte is copied into the page
  * cache when the buffer is stored, and that copy was most of what a frame cost
  * (bench/README.md). */
-#define PIANO_FRAME_HEAD_MAX (8 * 9)   /* bytes of a record's eight head fields at most */
+#define PIANO_FRAME_HEAD_MAX (9 * 9)   /* bytes of a record's nine head fields at most */
 #define PIANO_FRAME_FN_MAX (2 * 9)     /* bytes of one function's entry at most */
 #define PIANO_PV_SLACK 8               /* piano_pv_put may write this far past its value */
 
@@ -250,6 +273,7 @@ enum { PIANO_KEPT_BUDGET = 0, PIANO_KEPT_SPIKE = 1, PIANO_KEPT_SAMPLE = 2 };
 
 struct piano_frame_view {    /* one frame record, read */
     uint64_t start, total, allocs, alloc_bytes, frees, free_bytes;
+    uint64_t off_ns;         /* its off-CPU ns */
     uint64_t n;              /* its number among the thread's frames */
     uint32_t kept;           /* PIANO_KEPT_* */
     uint32_t nfns;
@@ -276,8 +300,8 @@ static inline const unsigned char *piano_frame_fn(const unsigned char *p, const 
 static inline const unsigned char *piano_frame_read(const unsigned char *p, const unsigned char *end,
                                                     uint64_t base, uint64_t base_n, struct piano_frame_view *f)
 {
-    uint64_t head[8];
-    for (int i = 0; i < 8; i++)
+    uint64_t head[9];
+    for (int i = 0; i < 9; i++)
         if (!(p = piano_pv_get(p, end, &head[i])))
             return NULL;
     if (head[6] > PIANO_FN_CAP || (head[7] & 3) > PIANO_KEPT_SAMPLE)
@@ -291,6 +315,7 @@ static inline const unsigned char *piano_frame_read(const unsigned char *p, cons
     f->frees = head[4];
     f->free_bytes = head[5];
     f->nfns = (uint32_t)head[6];
+    f->off_ns = head[8];
     f->fns = p;
     uint32_t id = 0;
     uint64_t self;
@@ -324,7 +349,12 @@ struct piano_spool_run {
     /* An allocator piano's malloc does not see, found at exit (allocator.c):
      * "je_malloc", "malloc in libjemalloc.so.2"...; "" when none. */
     char allocator[64];
+    uint32_t cpu_mode;       /* PIANO_CPU_*: whether threads measure CPU time */
+    uint32_t pad3;
 };
+/* CPU time: not asked (PIANO_CPU unset), measured through a per-thread perf
+ * task-clock page, or asked and refused (perf_event_open failed): not measured. */
+enum { PIANO_CPU_OFF = 0, PIANO_CPU_PERF = 1, PIANO_CPU_REFUSED = 2 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 
 /* Bytes of a function's name, or of its file, in a fns record at most: the
