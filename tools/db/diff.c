@@ -76,13 +76,27 @@ static const emit_col diff_cols[] = {
     {.key = "allocs_b", .type = COL_INT},
     {.key = "alloc_bytes_a", .type = COL_INT},
     {.key = "alloc_bytes_b", .type = COL_INT},
+    {.key = "cpu_ns_a", .type = COL_INT},   /* self CPU time: null where not measured */
+    {.key = "cpu_ns_b", .type = COL_INT},
+    {.type = COL_DELTA_NS, .minw = 11},    /* diff --cpu: CPU.Delta (diff_columns) */
     {.key = "change", .type = COL_TEXT},
     {.key = "significant", .type = COL_BOOL},
     {.key = "p_value", .type = COL_REAL, .fmt = "%.3g"},
     {.key = "median_a_ns", .type = COL_REAL, .fmt = "%.0f"},
     {.key = "median_b_ns", .type = COL_REAL, .fmt = "%.0f"},
 };
-enum { NDIFF = sizeof diff_cols / sizeof *diff_cols };
+enum { NDIFF = sizeof diff_cols / sizeof *diff_cols, CPU_DELTA_COL = 22 };
+
+/* The columns; --cpu shows the change of the total self CPU time. */
+static const emit_col *diff_columns(int cpu)
+{
+    static emit_col with_cpu[NDIFF];
+    if (!cpu)
+        return diff_cols;
+    memcpy(with_cpu, diff_cols, sizeof with_cpu);
+    with_cpu[CPU_DELTA_COL].head = "CPU.Delta";
+    return with_cpu;
+}
 
 static void diff_values(const drow *d, emit_val v[NDIFF])
 {
@@ -102,6 +116,9 @@ static void diff_values(const drow *d, emit_val v[NDIFF])
          .null = !(both && valid && d->sig.median_a_ns > 0)},
         {.s = verdict(d)}, {.i = b->allocs, .null = !d->b}, {.i = b->allocs - a->allocs},
         {.i = a->allocs}, {.i = b->allocs}, {.i = a->alloc_bytes}, {.i = b->alloc_bytes},
+        {.i = a->cpu_ns, .null = !d->a || !a->cpu_known}, {.i = b->cpu_ns, .null = !d->b || !b->cpu_known},
+        {.i = (d->b ? b->cpu_ns : 0) - (d->a ? a->cpu_ns : 0),
+         .null = (d->a && !a->cpu_known) || (d->b && !b->cpu_known)},
         {.s = change}, {.i = d->sig.significant},
         {.d = d->sig.p_value, .null = !valid}, {.d = d->sig.median_a_ns, .null = !valid},
         {.d = d->sig.median_b_ns, .null = !valid},
@@ -239,7 +256,7 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     FILE *f = stdout;
     emit_mode mode = emit_mode_of(o);
     emitter e;
-    emit_begin(&e, f, mode, diff_cols, NDIFF, p->color ? EMIT_COLOR : 0);
+    emit_begin(&e, f, mode, diff_columns(o->cpu), NDIFF, p->color ? EMIT_COLOR : 0);
     for (size_t k = 0; k < shown; k++) {
         emit_val v[NDIFF];
         diff_values(&rows[k], v);

@@ -334,11 +334,14 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         pdb_run_load(p, ib, &r);
         ctree_load(p, ia, thread, &base);
         ctree_load(p, ib, thread, &t);
+        ctree_use_metric(&base, o->metric, ia);
+        ctree_use_metric(&t, o->metric, ib);
     } else {
         int64_t id;
         pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
         pdb_run_load(p, id, &r);
         ctree_load(p, r.id, thread, &t);
+        ctree_use_metric(&t, o->metric, r.id);
     }
     FILE *f = out_open(o, 0);
     write_svg(f, &t, o->diff ? &base : NULL, &r, o->diff ? &ra : NULL);

@@ -29,7 +29,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected;
+    int json, csv, all, threads, frames, spikes, uncorrected, cpu;
     const char *sort;
     long top;
     int top_set;
@@ -41,6 +41,7 @@ typedef struct {
     int keep_set;
     const char *output; /* -o/--output FILE (NULL or "-": stdout) */
     const char *format; /* export --format */
+    const char *metric; /* flamegraph, export --metric: what widths and values are (NULL: wall) */
     int diff;           /* flamegraph --diff */
     const char *app, *tenant;   /* push --app, --tenant */
     const char **labels;        /* push --label KEY=VALUE, in order */
@@ -185,6 +186,8 @@ typedef struct {
     const fkeys *k;
     sqlite3_stmt *st;
     int64_t seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* CPU time in the frame, when cpu_known */
+    int cpu_known;
     fnself *fns;
     size_t nfns, cap;
 } frame_iter;
@@ -224,6 +227,10 @@ typedef struct {
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
     int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
     int window;      /* figures of a window: no quantiles, inclusive times or frees (pdb_load_window) */
+    /* CPU time (stats.cpu_*): self, inclusive, its user and system parts,
+     * inclusive off-CPU; known only when every thread's row measured it. */
+    int cpu_known;
+    int64_t cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns;
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
@@ -245,6 +252,8 @@ void fnset_free(fnset *s);
 void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out);
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
+/* Whether stats has the CPU columns (schema 9 on). */
+int pdb_has_cpu(pdb *p);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 /* The index of sort key name, or -1; and the keys as "self|total|...". */
@@ -460,6 +469,7 @@ typedef struct {
     int key, parent, depth;
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
 } cnode;
 typedef struct ctree_s {
     fkeys keys;
@@ -467,9 +477,16 @@ typedef struct ctree_s {
     size_t n, cap;
     int64_t *hash; /* (parent, key) -> node, open addressing; internal */
     size_t hcap;
+    int cpu_known;   /* every context read has its CPU time */
 } ctree;
 /* thread -1: every thread. */
 void ctree_load(pdb *p, int64_t run, long thread, ctree *t);
+/* Makes metric (--metric: wall, cpu or offcpu; NULL: wall) the figure of
+ * t's self_ns, total_ns summed from it; dies with one line when run `run`
+ * did not measure it. */
+void ctree_use_metric(ctree *t, const char *metric, int64_t run);
+/* The metrics ctree_use_metric takes, as "wall|cpu|offcpu". */
+#define PDB_METRICS "wall|cpu|offcpu"
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);
@@ -478,7 +495,7 @@ char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS };
 typedef struct {
     const char *type, *unit;
     int field;

@@ -8,7 +8,8 @@
  * from zlib.
  *
  * Contents: sample types calls/count, self/nanoseconds, alloc_space/bytes,
- * alloc_objects/count (default: self). One Sample per context path of the
+ * alloc_objects/count and, for a run that measured it, cpu/nanoseconds (self
+ * CPU time) (default: self). One Sample per context path of the
  * merged calling-context tree, its location ids leaf first, its values that
  * context's own figures; so summing a function's flat values gives the
  * report's (uncorrected) calls, self time and allocations. One Function and
@@ -133,6 +134,7 @@ static int64_t pprof_field(const cnode *c, int field)
     case PPROF_CALLS: return c->calls;
     case PPROF_SELF_NS: return c->self_ns;
     case PPROF_ALLOC_BYTES: return c->alloc_bytes;
+    case PPROF_CPU_NS: return c->cpu_ns;
     default: return c->allocs;
     }
 }
@@ -256,10 +258,11 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
         {"self", "nanoseconds", PPROF_SELF_NS},
         {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
         {"alloc_objects", "count", PPROF_ALLOCS},
+        {"cpu", "nanoseconds", PPROF_CPU_NS},   /* only when the run measured it */
     };
-    static const pprof_shape all = {values, 4, NULL, NULL, "self", 0};
     ctree t;
     ctree_load(p, r->id, thread, &t);
+    const pprof_shape all = {values, t.cpu_known && t.n > 1 ? 5 : 4, NULL, NULL, "self", 0};
     size_t len;
     unsigned char *gz = pprof_build(&t, r, &all, &len);
     FILE *f = out_open(o, 1);
