@@ -431,7 +431,7 @@ int cmd_top(pdb *p, const pdb_opts *o);
 int cmd_snapshots(pdb *p, const pdb_opts *o);
 
 /* ---- snapshots over time (snapshots.c, window.c) ---- */
-/* Whether the database has the snapshot tables (schema 9 on). */
+/* Whether the database has the snapshot tables (schema 10 on). */
 int pdb_has_snapshots(pdb *p);
 /* The run's snapshots (0 for a database without them). */
 int64_t pdb_snapshot_count(pdb *p, int64_t run);
