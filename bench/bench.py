@@ -69,6 +69,7 @@ def run_prog(cmd, env):
     f = {k.decode(): v for k, v in f.items()}
     f['exit_ns'] = t1 - f['end_ns']
     f['wall_ns'] = t1 - t0
+    f['proc_cpu_ns'] = int((ru.ru_utime + ru.ru_stime) * 1e9)   # every thread's, exit included
     f['stderr'] = err.decode(errors='replace')
     return f
 
@@ -202,10 +203,14 @@ def main():
     ap.add_argument('--rounds', type=int, help='rounds of alternating runs (default 5, --quick 3)')
     ap.add_argument('--out', default=os.path.join(BUILD, 'bench'), help='build folder (build/bench)')
     ap.add_argument('--skip-compile', action='store_true', help='skip the compile-time measurement')
+    ap.add_argument('--snapshots', action='store_true',
+                    help='only the cost of PIANO_INTERVAL: (c) without it, =1 and =0.1, and bytes per snapshot')
     ap.add_argument('--cpu-modes', action='store_true',
                     help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
                          'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
     a = ap.parse_args()
+    if a.snapshots:
+        return snapshots(a)
     q = a.quick
     rounds = a.rounds or (3 if q else 5)
     t_start = time.monotonic()
@@ -483,6 +488,109 @@ def compile_time(b, nfn, rounds):
 
 
 # ---------------------------------------------------------------- output
+
+# ---------------------------------------------------------------- PIANO_INTERVAL
+
+SNAP_HDR = 24   # struct piano_snap_hdr (rt/spool.h): magic, size, tick, nfns, ncounters
+
+
+def snaps_file_stats(path):
+    """(records, bytes, functions listed) of a snaps file, whole records only."""
+    import struct
+    try:
+        data = open(path, 'rb').read()
+    except OSError:
+        return 0, 0, 0
+    at = n = fns = 0
+    while at + SNAP_HDR <= len(data):
+        magic, size, _tick, nfns, _nc = struct.unpack_from('<IIQII', data, at)
+        if magic != 0x70616e73 or size < SNAP_HDR or at + size > len(data):
+            break
+        at += size
+        n += 1
+        fns += nfns
+    return n, at, fns
+
+
+def snap_thread_ns(pid):
+    """CPU ns of the process's piano-snap thread so far (schedstat), or -1."""
+    try:
+        for tid in os.listdir('/proc/%d/task' % pid):
+            with open('/proc/%d/task/%s/comm' % (pid, tid)) as f:
+                if f.read().strip() == 'piano-snap':
+                    with open('/proc/%d/task/%s/schedstat' % (pid, tid)) as g:
+                        return int(g.read().split()[0])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def snapshot_bytes(b, reps, tmp):
+    """Runs (c) with PIANO_INTERVAL=0.1, reading its spool's snaps file and its snapshot
+    thread's CPU time until it ends: (snapshots, bytes, functions listed, thread ns at that
+    reading)."""
+    dbf = os.path.join(tmp, 'snapbytes.db')
+    env = clean_env(PIANO_DB=dbf, PIANO_INTERVAL='0.1')
+    p = subprocess.Popen([b.path('many.piano'), str(reps)], env=env, stdout=subprocess.DEVNULL)
+    best = (0, 0, 0, -1)
+    while p.poll() is None:
+        ns = snap_thread_ns(p.pid)
+        for d in (os.listdir(dbf + '.spool') if os.path.isdir(dbf + '.spool') else []):
+            s = snaps_file_stats(os.path.join(dbf + '.spool', d, 'snaps'))
+            if s[0] > best[0] and ns >= 0:
+                best = s + (ns,)
+        time.sleep(0.05)
+    return best
+
+
+def snapshots(a):
+    """Per-call cost of PIANO_INTERVAL on (c), 1,000 functions: piano without it, with 1 and
+    with 0.1, alternating; thread CPU of the calling thread per call, and the process's CPU
+    (the snapshot thread included); and the bytes a snapshot of 1,000 changed functions takes."""
+    rounds = a.rounds or 5
+    reps = 20000 if a.quick else 100000
+    b = Build(a.out, a.quick)
+    sh([sys.executable, os.path.join(HERE, 'gen.py'), 'many', '1000', b.path('many.c')])
+    b.workload('many', b.path('many.c'))
+    b.cc([CLANG, '-O2', '-I', os.path.join(HERE, 'src'), os.path.join(HERE, 'src', 'rdtsc.c'), '-o', b.path('rdtsc')])
+    tmp = tempfile.mkdtemp(prefix='piano-bench.')
+    variants = [('plain', None), ('piano', None), ('interval 1', '1'), ('interval 0.1', '0.1')]
+    res = {v: [] for v, _ in variants}
+    snaps = {}
+    for i in range(rounds):
+        for v, interval in variants:
+            dbf = os.path.join(tmp, 'run.db')
+            env = clean_env(PIANO_DB=dbf)
+            if interval:
+                env['PIANO_INTERVAL'] = interval
+            f = run_prog([b.path('many.plain' if v == 'plain' else 'many.piano'), str(reps)], env)
+            if interval and i == 0:
+                r = sh(['sqlite3', dbf, 'SELECT count(*) FROM snapshot_times']) if shutil.which('sqlite3') else None
+                snaps[v] = int(r.stdout) if r else -1
+            res[v].append(f)
+            for e in os.listdir(tmp):
+                pth = os.path.join(tmp, e)
+                shutil.rmtree(pth) if os.path.isdir(pth) else os.unlink(pth)
+        log('  round %d/%d: %s' % (i + 1, rounds, '  '.join(
+            '%s %.2fns' % (v, res[v][-1]['cpu_ns'] / res[v][-1]['calls']) for v, _ in variants)))
+    n, nbytes, fns, thread_ns = snapshot_bytes(b, reps, tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    m = machine(b)
+    print('')
+    print('PIANO_INTERVAL on (c) 1,000 functions x %d (%d calls a run): %s, nproc %d; %d alternating rounds, medians' % (
+        reps, res['piano'][0]['calls'], m['cpu'], m['nproc'], rounds))
+    print('%-14s %12s %12s %14s %12s' % ('variant', 'ns/call', 'added', 'process CPU', 'snapshots'))
+    base = med([x['cpu_ns'] / x['calls'] for x in res['plain']])
+    for v, interval in variants:
+        pc = med([x['cpu_ns'] / x['calls'] for x in res[v]])
+        cpu = med([x['proc_cpu_ns'] for x in res[v]]) / 1e9
+        print('%-14s %11.2fn %11.2fn %13.3fs %12s' % (v, pc, pc - base, cpu, snaps.get(v, '-')))
+    if n:
+        print('snaps file: %d snapshots, %d bytes, %.0f functions listed a snapshot: %.0f bytes a snapshot, '
+              '%.1f bytes a function' % (n, nbytes, fns / n, nbytes / n, (nbytes - n * SNAP_HDR) / max(fns, 1)))
+        print('piano-snap thread: %.1f us of CPU a snapshot (schedstat, its start and the snapshots so far)' % (
+            thread_ns / n / 1e3))
+
 
 def verdict(ok):
     return 'MET' if ok else 'MISSED'

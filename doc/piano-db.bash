@@ -14,7 +14,7 @@ _piano_db()
         cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
-    local commands="report runs tag untag diff rm gc flamegraph plot export push top"
+    local commands="report runs snapshots tag untag diff rm gc flamegraph plot export push top"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -28,24 +28,24 @@ _piano_db()
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
         --metric) COMPREPLY=($(compgen -W "wall cpu offcpu" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes" -- "$cur")); return ;;
-        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval) return ;;
+        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval|--from|--to) return ;;
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu" ;;
-        runs|tag) opts+=" --json" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --from --to" ;;
+        runs|tag|snapshots) opts+=" --json" ;;
         diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric" ;;
         plot) opts+=" -o --output --thread" ;;
         export) opts+=" --format -o --output --thread --metric" ;;
-        push) opts+=" --app --label --tenant --timeout --kept --follow-all --count" ;;
+        push) opts+=" --app --label --tenant --timeout --kept --follow --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ $cmd == plot && $cword -eq 2 ]]; then
-        COMPREPLY=($(compgen -W "frames" -- "$cur"))
+        COMPREPLY=($(compgen -W "frames timeline" -- "$cur"))
     elif [[ $cmd == push && $cword -eq 2 ]]; then
         COMPREPLY=($(compgen -W "http:// https://" -- "$cur")); compopt -o nospace 2>/dev/null
     elif [[ $cmd != runs && $cmd != gc ]]; then

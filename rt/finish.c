@@ -113,6 +113,7 @@ static void piano_finish(void)
         errno = saved;
         return;
     }
+    snap_stop();   /* before the end: no snapshot after it */
     struct quiet q;
     quiet_begin(&q);
     struct piano_thread *self = piano_tls;

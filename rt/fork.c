@@ -20,6 +20,7 @@ static int fork_pipe[2] = { -1, -1 };
 void atfork_prepare(void)
 {
     pthread_mutex_lock(&g.threads_lock);
+    snap_atfork_prepare();
     int saved = errno;
     if (piano_tls && !g.off && !g.finished && pipe2(fork_pipe, O_CLOEXEC) != 0)
         fork_pipe[0] = fork_pipe[1] = -1;
@@ -38,6 +39,7 @@ void atfork_parent(void)
         fork_pipe[0] = fork_pipe[1] = -1;
     }
     errno = saved;
+    snap_atfork_parent();
     pthread_mutex_unlock(&g.threads_lock);
 }
 
@@ -151,6 +153,7 @@ static void set_off(void)
 void atfork_child(void)
 {
     pthread_mutex_init(&g.threads_lock, NULL);
+    snap_fork_child();
     int saved = errno;
     if (g.off || g.finished) {
         fork_release_parent();
@@ -218,5 +221,6 @@ void atfork_child(void)
         g.threads = self;
     }
     fork_release_parent();
+    snap_start();   /* the child's own snapshots */
     errno = saved;
 }

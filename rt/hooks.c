@@ -67,7 +67,9 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
         nodes[n].parent = parent;
         nodes[n].fn = fn;
         hash[h] = n;
-        ts->n_nodes = n + 1;
+        /* Released: a snapshot (snap.c) that reads the count finds the node's
+         * parent and function written. */
+        __atomic_store_n(&ts->n_nodes, n + 1, __ATOMIC_RELEASE);
     } else {
         n = PIANO_NODE_CAP + fn;
         nodes[n].parent = 0;

@@ -9,6 +9,7 @@
  *   record.c   the spool: its folder, the run, fns and states files, frame buffers
  *   fork.c     a forked child's run
  *   finish.c   exit: the run imported from its own spool
+ *   snap.c     snapshots over time (PIANO_INTERVAL): a background thread
  *
  * Nothing here is exported from libpiano_rt.so (hidden).
  */
@@ -220,6 +221,15 @@ void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 void atfork_prepare(void);
 void atfork_parent(void);
 void atfork_child(void);
+
+/* ---------------------------------------------------------------- snap.c */
+
+void snap_init(void);
+void snap_start(void);
+void snap_stop(void);
+void snap_fork_child(void);
+void snap_atfork_prepare(void);
+void snap_atfork_parent(void);
 
 /* ---------------------------------------------------------------- allocator.c */
 

@@ -223,6 +223,7 @@ static void piano_start(void)
     if (!g.off) {
         frames_budget_init();
         cpu_mode_init();
+        snap_init();
     }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
@@ -277,6 +278,7 @@ struct piano_thread *thread_start(void)
         ts->next = g.threads;
         g.threads = ts;
         pthread_mutex_unlock(&g.threads_lock);
+        snap_start();   /* on the process's first instrumented call (then a no-op) */
         pthread_setspecific(g.thread_key, ts);
         piano_tls = ts;
     } else {

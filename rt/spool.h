@@ -16,6 +16,7 @@
  *                                 offsets) and at PIANO_SLOT_BUF its frame buffer (struct
  *                                 piano_chunk_hdr, then frame records: piano_frame_read)
  *                        f<N>.<K> thread N's K-th full buffer, stored: the buffer's layout
+ *                        snaps    with PIANO_INTERVAL: appended snapshot records (piano_snap_read)
  *
  * One file for every thread, made once: a thread's start finds its slot mapped
  * (slots are mapped 16 at a time, record.c) and creates no file (creating two
@@ -34,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 8   /* 8: CPU time (off-CPU and system ns per context, frame and thread) */
+#define PIANO_SPOOL_VERSION 9   /* 9: snapshots (the snaps file); 8: CPU time (off-CPU and system ns per context, frame and thread) */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -326,6 +327,72 @@ static inline const unsigned char *piano_frame_read(const unsigned char *p, cons
 }
 
 
+/* Snapshots (PIANO_INTERVAL, rt/snap.c): every interval a background thread
+ * sums each function's figures over every thread's contexts and appends one
+ * record to the snaps file, with the functions whose figures changed since
+ * the previous record. The counters a record holds per function, in order;
+ * a new one goes at the end (and bumps PIANO_SPOOL_VERSION). */
+#define PIANO_SNAP_COUNTERS(X)                                                                                   \
+    X(calls)        /* calls ended */                                                                            \
+    X(self)         /* self ticks */                                                                             \
+    X(child_calls)  /* instrumented calls it made directly (the overhead correction) */                        \
+    X(allocs)                                                                                                    \
+    X(alloc_bytes)
+enum {
+#define PIANO_SNAP_ENUM(name) PIANO_SNAP_##name,
+    PIANO_SNAP_COUNTERS(PIANO_SNAP_ENUM)
+#undef PIANO_SNAP_ENUM
+    PIANO_SNAP_N
+};
+#define PIANO_SNAP_MAGIC 0x70616e73u   /* "snap" */
+/* A record: this header, then nfns entries, each the function's id minus the
+ * previous entry's (the first: minus 0; ids ascend) and then, per counter,
+ * how much it grew since the previous record, zigzag-coded; all prefix
+ * varints. One write() appends a record: a record cut by a crash (size past
+ * the file's end) is the last one, and is not read. */
+struct piano_snap_hdr {
+    uint32_t magic;
+    uint32_t size;           /* bytes of the record, this header included */
+    uint64_t tick;           /* when it was taken */
+    uint32_t nfns;
+    uint32_t ncounters;      /* PIANO_SNAP_N of the writer */
+};
+#define PIANO_SNAP_ENTRY_MAX ((1 + PIANO_SNAP_N) * 9)   /* bytes of an entry at most */
+
+/* Reads the record at p (ending by end): its header into *h. Returns the
+ * position after the record, or NULL when it is cut or malformed; *entries is
+ * its first entry. */
+static inline const unsigned char *piano_snap_read(const unsigned char *p, const unsigned char *end,
+                                                   struct piano_snap_hdr *h, const unsigned char **entries)
+{
+    if ((size_t)(end - p) < sizeof *h)
+        return NULL;
+    __builtin_memcpy(h, p, sizeof *h);
+    if (h->magic != PIANO_SNAP_MAGIC || h->ncounters != PIANO_SNAP_N || h->size < sizeof *h ||
+        h->size > (size_t)(end - p) || h->nfns > PIANO_FN_CAP)
+        return NULL;
+    *entries = p + sizeof *h;
+    return p + h->size;
+}
+
+/* Reads the entry at p of a record ending at end: *id holds the previous
+ * entry's id (0 before the first) and gets this one's; delta[] the growths.
+ * NULL when it is malformed. */
+static inline const unsigned char *piano_snap_entry(const unsigned char *p, const unsigned char *end,
+                                                    uint32_t *id, int64_t delta[PIANO_SNAP_N])
+{
+    uint64_t v;
+    if (!(p = piano_pv_get(p, end, &v)) || v == 0 || v >= PIANO_FN_CAP - *id)
+        return NULL;
+    *id += (uint32_t)v;
+    for (int c = 0; c < PIANO_SNAP_N; c++) {
+        if (!(p = piano_pv_get(p, end, &v)))
+            return NULL;
+        delta[c] = piano_unzigzag(v);
+    }
+    return p;
+}
+
 struct piano_spool_run {
     uint64_t magic;
     uint32_t version, pid;
@@ -397,6 +464,7 @@ static inline uint64_t piano_slot_offset(uint32_t n)
 #define PIANO_SPOOL_RUN "run"
 #define PIANO_SPOOL_FNS "fns"
 #define PIANO_SPOOL_STATES "states"
+#define PIANO_SPOOL_SNAPS "snaps"
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
 typedef struct { char s[40]; } piano_spool_name;
 

@@ -289,7 +289,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto sql_error_rollback;
     if (run.parent_key[0] && !j.recorded)   /* a forked child that did nothing of its own (exec) */
         goto nothing;
-    if (store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
+    if (import_snapshots(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     snprintf(note_out, noten, "%s", j.note);
     rc = 1;

@@ -11,6 +11,7 @@
  *   import_state.c phase 2: a thread's contexts, stats, histograms and calls
  *                  in flight
  *   import_frames.c phase 2: the frames of every thread, merged in end order
+ *   import_snaps.c phase 2: the snapshots (PIANO_INTERVAL)
  *   import.c       the job: one transaction per run (runs, threads, functions)
  *   recover.c      the spools of processes that are gone (piano-db)
  */
@@ -222,6 +223,7 @@ int import_collect(struct job *j, int complete, char *err, size_t errn);
 int import_state(struct job *j, const struct thread_in *t);
 size_t import_thread_frames(struct job *j, const struct thread_in *t);
 int import_frames(struct job *j, int dry);
+int import_snapshots(struct job *j);   /* import_snaps.c */
 
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */

@@ -30,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 9
+#define PIANO_SCHEMA_VERSION 10
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -73,6 +73,26 @@
 "  tries   INTEGER NOT NULL DEFAULT 0, -- failed tries so far\n" \
 "  error   TEXT                        -- why the last one failed\n" \
 ");\n"
+
+/* Snapshots (PIANO_INTERVAL): a run's figures over time. snapshot_times has
+ * a row per snapshot taken; snapshots a row per function whose figures
+ * changed in it, with its cumulative figures then (a function's figures at
+ * time T are its row with the latest t_ns <= T; before its first row, 0). */
+#define PIANO_SCHEMA_SNAPSHOTS \
+"CREATE TABLE IF NOT EXISTS snapshot_times(\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  t_ns INTEGER NOT NULL,              -- since the run's start\n" \
+"  PRIMARY KEY(run, t_ns)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS snapshots(\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  fn   INTEGER NOT NULL,\n" \
+"  t_ns INTEGER NOT NULL,\n" \
+"  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL,\n" \
+"  child_calls INTEGER NOT NULL,       -- instrumented calls made directly by it (overhead correction)\n" \
+"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run, fn, t_ns)\n" \
+") WITHOUT ROWID;\n"
 
 /* CPU time of a function (stats) or a calling context (contexts), NULL when
  * the run or its thread did not measure it (runs.cpu_mode). cpu_ns is self
@@ -167,7 +187,8 @@ PIANO_SCHEMA_CPU_COLUMNS \
 "  name TEXT PRIMARY KEY,\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
 ");\n" \
-PIANO_SCHEMA_PUSHES
+PIANO_SCHEMA_PUSHES \
+PIANO_SCHEMA_SNAPSHOTS
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent.
  * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
@@ -233,5 +254,8 @@ PIANO_SCHEMA_FUNCTIONS \
 PIANO_SCHEMA_CPU_ADD("stats") \
 PIANO_SCHEMA_CPU_ADD("contexts") \
 "ALTER TABLE frames ADD COLUMN cpu_ns INTEGER;\n"
+
+/* From version 9 to 10: snapshots over time (PIANO_INTERVAL). */
+#define PIANO_SCHEMA_MIGRATE_9 PIANO_SCHEMA_SNAPSHOTS
 
 #endif

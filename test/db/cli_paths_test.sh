@@ -263,7 +263,7 @@ for c in report runs tag untag diff rm gc flamegraph plot export push top; do
     grep -q "^  $c\( \|$\)" "$W/help" || fail "--help does not list $c"
     "$P" $c --help > "$W/chelp" && head -1 "$W/chelp" | grep -q "^usage: piano-db $c" || fail "$c --help"
 done
-[ "$(grep -c '^  [a-z]' "$W/help")" -eq 12 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 12"
+[ "$(grep -c '^  [a-z]' "$W/help")" -eq 13 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 13"
 "$P" --db "$B" --help > "$W/help2" && cmp -s "$W/help" "$W/help2" || fail "--db F --help"
 ;;
 

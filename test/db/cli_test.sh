@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_test.sh SECTION PIANO_DB MAKE_FIXTURE WORKDIR
 # Runs piano-db against fixture databases with known figures and compares its
-# output exactly. Sections: report frames runs tags diff errors big.
+# output exactly. Sections: report frames runs tags diff errors big huge snapshots.
 set -u
 SECTION=$1 P=$2 FX=$3 W=$4
 export TZ=UTC NO_COLOR=1 LC_ALL=C
@@ -367,11 +367,13 @@ EOF
 errors)
 "$FX" junk "$W/junk.db" && "$FX" foreign "$W/foreign.db" && "$FX" v99 "$W/v99.db" && "$FX" empty "$W/empty.db" || exit 1
 cp "$W/junk.db" "$W/junk.copy"
+# this piano's schema version, as store/piano_schema.h defines it
+SCHEMA=$(sed -n 's/^#define PIANO_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$(dirname "$0")/../../store/piano_schema.h")
 for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 9: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's $SCHEMA: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"
@@ -403,6 +405,89 @@ PIANO_DB=$B "$P" runs > /dev/null || fail "PIANO_DB not used"
 "$P" report --db "$W/trunc.db" > "$W/out" 2> "$W/err"
 rc=$?
 [ $rc -ne 0 ] && { [ "$(wc -l < "$W/err")" -eq 1 ] && grep -q '^piano-db: ' "$W/err" || fail "truncated: $(cat "$W/err")"; }
+;;
+
+snapshots)
+# Snapshots (PIANO_INTERVAL) and windows of a run: make_fixture snaps says the figures.
+S=$W/snaps.db
+"$FX" snaps "$S" || exit 1
+expect snapshots_table "$P" snapshots --db "$S" 1 <<'EOF'
+Time      Function            Calls       Self   Allocs      Bytes
+------------------------------------------------------------------
+1.000s    parse                  10   100.00ms        0         0B
+1.000s    resolve                 5    50.00ms        2        64B
+2.000s    parse                  30   300.00ms        0         0B
+
+3 snapshots; figures are cumulative from the run's start; a function is listed at the snapshots in which its figures changed
+EOF
+expect snapshots_json "$P" snapshots --db "$S" 1 --json <<'EOF'
+[
+  {"t_ns": 1000000000, "functions": {"parse": {"calls": 10, "self_ns": 100000000, "allocs": 0, "alloc_bytes": 0}, "resolve": {"calls": 5, "self_ns": 50000000, "allocs": 2, "alloc_bytes": 64}}},
+  {"t_ns": 2000000000, "functions": {"parse": {"calls": 30, "self_ns": 300000000, "allocs": 0, "alloc_bytes": 0}, "resolve": {"calls": 5, "self_ns": 50000000, "allocs": 2, "alloc_bytes": 64}}},
+  {"t_ns": 2500000000, "functions": {"parse": {"calls": 30, "self_ns": 300000000, "allocs": 0, "alloc_bytes": 0}, "resolve": {"calls": 5, "self_ns": 50000000, "allocs": 2, "alloc_bytes": 64}}}
+]
+EOF
+expect snapshots_none "$P" snapshots --db "$S" 2 <<'EOF'
+run 2 has no snapshots (run the program with PIANO_INTERVAL=SECS)
+EOF
+expect snapshots_none_json "$P" snapshots --db "$S" 2 --json <<'EOF'
+[]
+EOF
+expect window_between "$P" report --db "$S" 1 --from 1 --to 2 <<'EOF'
+run 1, window 1.000 s (snapshot) .. 2.000 s (snapshot)
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+parse                  20   200.00ms          -          -        0         0B
+
+window: the difference of the two snapshots named above; p50/p99 are not kept per snapshot (-)
+EOF
+expect window_to_end "$P" report --db "$S" 1 --from 2 <<'EOF'
+run 1, window 2.000 s (snapshot) .. 3.000 s (end of the run)
+Function            Calls       Self        p50        p99   Allocs      Bytes
+------------------------------------------------------------------------------
+parse                  10   100.00ms          -          -        0         0B
+resolve                 3    30.00ms          -          -        1        32B
+
+window: the difference of the two snapshots named above; p50/p99 are not kept per snapshot (-)
+EOF
+# between snapshot times: the snapshots at or before them (2.5 s: nothing changed in it)
+expect window_json "$P" report --db "$S" 1 --from 1.5 --to 2.7 --json <<'EOF'
+[
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 20, "self_ns": 200000000, "total_ns": null, "p50_ns": null, "p99_ns": null, "p50_total_ns": null, "p99_total_ns": null, "allocs": 0, "alloc_bytes": 0, "frees": null, "free_bytes": null, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": null}
+]
+EOF
+expect window_from_start "$P" report --db "$S" 1 --to 1.2 --csv <<'EOF'
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,unfinished
+parse,parse.c,20,10,100000000,,,,,,0,0,,,,,,,,
+resolve,resolve.c,5,5,50000000,,,,,,2,64,,,,,,,,
+EOF
+expect diff_windows "$P" diff --db "$S" 1@..1 1@2.. <<'EOF'
+Function                 Before      After      Delta  C.Delta      p50   Per call   Allocs  A.Delta
+----------------------------------------------------------------------------------------------------
+resolve                 50.00ms    30.00ms   -20.00ms       -2        -          -        1       -1
+parse                  100.00ms   100.00ms    +0.00ns       +0        -          -        0       +0
+
+before: run 1, window 0.000 s (start of the run) .. 1.000 s (snapshot), after: run 1, window 2.000 s (snapshot) .. 3.000 s (end of the run)
+a window keeps no per-call times: its p50 and Per call are '-'
+Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
+change of one call's self time (median; significance test, see diff --help)
+EOF
+# a window against a whole run: no significance test on the window's side
+expect diff_window_run_json sh -c "'$P' diff --db '$S' 1@1..2 2 --json | jq -c '[.[] | [.function, .calls_a, .calls_b, .change]]'" <<'EOF'
+[["parse",20,4,"untested"]]
+EOF
+error window_no_snapshots "run 2 has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS" "$P" report --db "$S" 2 --from 0
+error window_diff_no_snapshots "run 2 has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS" "$P" diff --db "$S" 1 2@0..1
+error window_backwards "the window 2..1 s ends before it starts" "$P" report --db "$S" 1 --from 2 --to 1
+error window_bad_from "report: --from wants seconds from the run's start (>= 0), not 'soon'" "$P" report --db "$S" 1 --from soon
+error window_bad_diff "diff: '1@1..x' is not RUN@T1..T2 (seconds from the run's start; either may be left out)" "$P" diff --db "$S" 1@1..x 2
+error window_frames "report: --from/--to give the run's functions, threads merged (not with --frames, --threads or --thread)" "$P" report --db "$S" 1 --from 1 --frames
+error window_sort_p50 "report: --sort p50 is not available for a window (snapshots keep calls, self and allocations)" "$P" report --db "$S" 1 --from 1 --sort p50
+# rm takes a run's snapshots with it
+"$P" rm --db "$S" 1 > /dev/null || fail "rm"
+expect rm_snapshots sqlite3 "$S" 'SELECT (SELECT count(*) FROM snapshots) + (SELECT count(*) FROM snapshot_times)' <<'EOF'
+0
+EOF
 ;;
 
 big)

@@ -7,6 +7,7 @@
  *   make_fixture big FILE N      one run with N frames
  *   make_fixture huge FILE N     one run of 20 N frames, N kept (as the frame budget keeps them)
  *   make_fixture tree FILE       two runs with calling contexts and C++ names (flamegraph, export)
+ *   make_fixture snaps FILE      a run of 3 s with snapshots (PIANO_INTERVAL), one without
  *   make_fixture empty FILE      a piano database without runs
  *   make_fixture v99 FILE        a piano database with user_version 99
  *   make_fixture foreign FILE    an SQLite database that is not piano's
@@ -480,6 +481,34 @@ static void tree(void)
     exec("COMMIT");
 }
 
+/*
+ * Run 1 (3 s; ns_per_tick 1, overhead 0): snapshots at 1 s, 2 s and 2.5 s (in
+ * which nothing changed); parse 10 / 30 calls (100 / 300 ms) at the first
+ * two, 40 (400 ms) at the end; resolve 5 calls (50 ms, 2 allocations of
+ * 64 B) from 1 s, 8 (80 ms, 3 of 96 B) at the end. Run 2: no snapshots.
+ */
+static void snaps(void)
+{
+    exec("BEGIN");
+    run(1, "1000-1700000000000000000", NULL, 1000, "./server", 1700000000000000000LL, 3000000000LL, "complete",
+        1.0, 0);
+    fn(1, 2, "parse", "parse.c", 20);
+    fn(1, 3, "resolve", "resolve.c", 5);
+    thread(1, 0, 1000, "main");
+    stat1(1, 0, 2, 40, 400000000, 400000000, 0, 0, 10000000, 10000000);
+    stat1(1, 0, 3, 8, 80000000, 80000000, 3, 96, 10000000, 10000000);
+    exec("INSERT INTO snapshot_times(run, t_ns) VALUES(1, 1000000000), (1, 2000000000), (1, 2500000000);"
+         "INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes) VALUES"
+         "(1, 2, 1000000000, 10, 100000000, 0, 0, 0), (1, 3, 1000000000, 5, 50000000, 0, 2, 64),"
+         "(1, 2, 2000000000, 30, 300000000, 0, 0, 0)");
+    run(2, "1001-1700000100000000000", NULL, 1001, "./tool", 1700000100000000000LL, 1000000000LL, "complete", 1.0,
+        0);
+    fn(2, 2, "parse", "parse.c", 20);
+    thread(2, 0, 1001, "main");
+    stat1(2, 0, 2, 4, 40000000, 40000000, 0, 0, 10000000, 10000000);
+    exec("COMMIT");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -514,6 +543,8 @@ int main(int argc, char **argv)
         big(argc > 3 ? atoll(argv[3]) : 1000000);
     else if (!strcmp(kind, "tree"))
         tree();
+    else if (!strcmp(kind, "snaps"))
+        snaps();
     else if (!strcmp(kind, "v99"))
         exec("PRAGMA user_version=99");
     else if (strcmp(kind, "empty"))

@@ -1,6 +1,6 @@
 #!/bin/sh
 # render_test.sh PIANO_DB MAKE_FIXTURE WORKDIR
-# Renders the SVGs of flamegraph, flamegraph --diff and plot frames in headless
+# Renders the SVGs of flamegraph, flamegraph --diff, plot frames and plot timeline in headless
 # Chromium: the screenshots must not be blank, the DOM after the scripts ran
 # must hold the function names, and a click on a frame must zoom into it.
 # Exits 77 (ctest: skipped) when chromium or python3 is missing
@@ -50,13 +50,17 @@ T=$W/tree.db
 "$P" flamegraph --db "$T" -o "$W/flame.svg" || fail "flamegraph"
 "$P" flamegraph --db "$T" --diff -o "$W/diff.svg" || fail "flamegraph --diff"
 "$P" plot --db "$T" frames -o "$W/plot.svg" || fail "plot frames"
+"$FX" snaps "$W/snaps.db" || exit 1
+"$P" plot --db "$W/snaps.db" timeline 1 -o "$W/timeline.svg" || fail "plot timeline"
 
 shot flame "$W/flame.svg" 20 0.15
 shot diff "$W/diff.svg" 20 0.15
 shot plot "$W/plot.svg" 20 0.02
+shot timeline "$W/timeline.svg" 8 0.1
 dom flame "$W/flame.svg" 'ns::Parser&lt;std::vector&lt;int&gt;&gt;::parse(int&amp;)' 'resolve&lt;A&amp;B&gt;' '>main</text>' 'Hover a frame for details'
 dom diff "$W/diff.svg" 'Differential flame graph: run 1 -&gt; run 2' 'resolve&lt;A&amp;B&gt;'
 dom plot "$W/plot.svg" 'frame 3: 9.00us (spike)' '>frame time</text>'
+dom timeline "$W/timeline.svg" 'parse: 200.00ms in 1.000-2.000 s' '>self time in the interval</text>' '>resolve</text>'
 
 # Zoom: a copy of the flame graph that clicks the parse frame once loaded, then
 # hovers resolve. Parse then spans the full width, its ancestor main too (faded),

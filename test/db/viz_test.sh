@@ -1,6 +1,6 @@
 #!/bin/sh
 # viz_test.sh SECTION PIANO_DB MAKE_FIXTURE WORKDIR
-# flamegraph, plot frames and export against the 'tree' fixture (make_fixture.c),
+# flamegraph, plot frames, plot timeline and export against the 'tree' fixture (make_fixture.c),
 # checked exactly and, where Debian has one, with an independent reader:
 # protoc (pprof), callgrind_annotate (callgrind), jq or python3 (chrome JSON),
 # xmllint or python3 (SVG well-formedness). A section whose reader is missing
@@ -211,7 +211,17 @@ wellformed "$W/big.svg"
 eq "bucketed bars" "$(grep -c '^<rect class="[bs]"' "$W/big.svg")" 2000
 grep -q '<title>frames 1-500: max 16.00ms (frame 6), 0 spikes</title>' "$W/big.svg" || fail "bucket title: $(grep -m1 -o '<title>frames[^<]*' "$W/big.svg")"
 [ "$(wc -c < "$W/big.svg")" -lt 400000 ] || fail "plot of a million frames is $(wc -c < "$W/big.svg") bytes"
-error plot_what 2 "plot: what to plot? (plot frames [RUN|TAG])" "$P" plot --db "$T"
+error plot_what 2 "plot: what to plot? (plot frames [RUN|TAG], plot timeline [RUN|TAG])" "$P" plot --db "$T"
+# plot timeline: self time per interval between snapshots, stacked (make_fixture snaps)
+S=$W/snaps.db
+"$FX" snaps "$S" || exit 1
+"$P" plot --db "$S" timeline 1 -o "$W/tl.svg" || fail "plot timeline"
+wellformed "$W/tl.svg"
+eq "timeline rects" "$(grep -o '<title>[^<]*</title>' "$W/tl.svg" | tr '\n' '|')" "<title>parse: 100.00ms in 0.000-1.000 s</title>|<title>resolve: 50.00ms in 0.000-1.000 s</title>|<title>parse: 200.00ms in 1.000-2.000 s</title>|<title>parse: 100.00ms in 2.500-3.000 s</title>|<title>resolve: 30.00ms in 2.500-3.000 s</title>|"
+eq "timeline legend" "$(sed -n '/<g id="legend">/,/<\/g>/p' "$W/tl.svg" | grep -o '>[a-z]*</text>' | tr '\n' ' ')" ">parse</text> >resolve</text> "
+grep -q '4 bars over 3 s' "$W/tl.svg" || fail "timeline subtitle: $(grep -o '<text id="sub"[^<]*' "$W/tl.svg")"
+error plot_timeline_none 1 "run 2 has no snapshots: plot timeline needs a run made with PIANO_INTERVAL=SECS" "$P" plot --db "$S" timeline 2
+error plot_timeline_thread 2 "plot timeline: snapshots sum the threads: no --thread" "$P" plot --db "$S" timeline 1 --thread 0
 "$P" plot --help | grep -q '^usage: piano-db plot frames' || fail "plot --help"
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;

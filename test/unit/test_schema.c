@@ -135,6 +135,8 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
     "ALTER TABLE " table " DROP COLUMN cpu_ns;"
 #define UNDO_9 \
     "ALTER TABLE runs DROP COLUMN cpu_mode; ALTER TABLE frames DROP COLUMN cpu_ns;" UNDO_CPU("stats") UNDO_CPU("contexts")
+/* What schema 10 added (snapshots). */
+#define UNDO_10 "DROP TABLE snapshots; DROP TABLE snapshot_times;"
 /* What schema 8 changed: functions was a table of its own. */
 #define UNDO_8 \
     "DROP VIEW functions; DROP TABLE run_functions; DROP TABLE names;" \
@@ -142,11 +144,11 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
     " name TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY(run, id)) WITHOUT ROWID;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -259,7 +261,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -272,7 +274,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -289,7 +291,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -316,7 +318,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -339,6 +341,27 @@ static void upgrades_version_8(void **state)
     st = first_upgraded_row(db, "(SELECT cpu_ns FROM frames), (SELECT cpu_user_ns + cpu_sys_ns FROM stats)");
     assert_int_equal(sqlite3_column_int(st, 1), 7);
     assert_int_equal(sqlite3_column_int(st, 2), 4);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A version-9 database (before snapshots) gets the two tables, empty, that
+ * take rows and go with their run; its runs are kept. */
+static void upgrades_version_9(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v9.db", UNDO_10, "PRAGMA user_version=9");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON; INSERT INTO snapshot_times VALUES(1, 5);"
+                                      "INSERT INTO snapshots VALUES(1, 2, 5, 3, 40, 1, 0, 0);"
+                                      "DELETE FROM runs WHERE id = 1", NULL, NULL, NULL),
+                     SQLITE_OK);
+    st = first_upgraded_row(db, "(SELECT count(*) FROM snapshot_times), (SELECT count(*) FROM snapshots)");
+    assert_int_equal(sqlite3_column_int(st, 1), 0);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
     sqlite3_finalize(st);
     sqlite3_close(db);
 }
@@ -381,6 +404,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_6),
         cmocka_unit_test(upgrades_version_7),
         cmocka_unit_test(upgrades_version_8),
+        cmocka_unit_test(upgrades_version_9),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

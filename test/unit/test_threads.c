@@ -5,7 +5,9 @@
  * unregistered, so the threads also race to register them. A child forked
  * while threads run dies with _exit and its spool is recovered the way
  * piano-db does it. At exit the runtime imports every thread's spool into
- * $PIANO_DB. */
+ * $PIANO_DB. PIANO_INTERVAL=0.01 (set by ctest) runs the snapshot thread
+ * meanwhile: its last snapshot, taken after the threads ended, holds their
+ * exact totals. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
@@ -21,6 +23,10 @@
 #include "store.h"
 #include "piano_abi.h"
 #include "runtime.h"
+#include "internal.h"
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
 
 #define THREADS 8
 #define ROUNDS 2000
@@ -131,6 +137,52 @@ static void threads_record_apart(void **state)
     assert_true(site_outer.id != site_leaf.id && site_leaf.id != site_rec.id);
 }
 
+/* The snaps file of this run, read: each function's cumulative calls after
+ * every record must only grow, and after the threads above ended and two
+ * intervals passed, equal their totals (ended threads included). */
+static void snapshots_sum_every_thread(void **state)
+{
+    (void)state;
+    const char *iv = getenv("PIANO_INTERVAL");
+    if (!iv || strcmp(iv, "0.01") != 0)
+        skip();
+    struct timespec pause = { 0, 60000000 };   /* a few intervals: the threads ended before */
+    nanosleep(&pause, NULL);
+    char path[PIANO_PATH_MAX + 8];
+    snprintf(path, sizeof path, "%s/" PIANO_SPOOL_SNAPS, g.dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char buf[1 << 22];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    static int64_t cum[64][PIANO_SNAP_N];
+    memset(cum, 0, sizeof cum);
+    const unsigned char *p = buf, *end = buf + len, *next, *e;
+    struct piano_snap_hdr h;
+    int records = 0;
+    while ((next = piano_snap_read(p, end, &h, &e)) != NULL) {
+        uint32_t id = 0;
+        for (uint32_t k = 0; k < h.nfns; k++) {
+            int64_t d[PIANO_SNAP_N];
+            e = piano_snap_entry(e, next, &id, d);
+            assert_non_null(e);
+            assert_true(id < 64);
+            for (int c = 0; c < PIANO_SNAP_N; c++) {
+                assert_true(d[c] >= 0);   /* cumulative: never less than before */
+                cum[id][c] += d[c];
+            }
+        }
+        records++;
+        p = next;
+    }
+    assert_true(records >= 2);
+    assert_int_equal(cum[id_of(&site_outer)][PIANO_SNAP_calls], (int64_t)THREADS * ROUNDS);
+    assert_int_equal(cum[id_of(&site_leaf)][PIANO_SNAP_calls], (int64_t)THREADS * 2 * ROUNDS);
+    assert_int_equal(cum[id_of(&site_rec)][PIANO_SNAP_calls], (int64_t)THREADS * 3 * ROUNDS);
+    /* outer's instrumented children: leaf, the outermost rec and jump, each round */
+    assert_int_equal(cum[id_of(&site_outer)][PIANO_SNAP_child_calls], (int64_t)THREADS * 3 * ROUNDS);
+}
+
 static void *spinner(void *arg)
 {
     volatile int *stop = arg;
@@ -186,6 +238,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_record_apart),
+        cmocka_unit_test(snapshots_sum_every_thread),
         cmocka_unit_test(forked_child_is_recovered),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);

@@ -113,7 +113,6 @@ static void add_cpu(fnrow *row, sqlite3_stmt *st, int col)
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
-    int by_line = (flags & AGG_BY_LINE) != 0;
     char sql[640];
     snprintf(sql, sizeof sql,
              "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
@@ -127,6 +126,13 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
+    pdb_load_rows(p, r, st, flags, out);
+}
+
+void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out)
+{
+    memset(out, 0, sizeof *out);
+    int by_line = (flags & AGG_BY_LINE) != 0;
     merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0};
     fnrow *cur = NULL;
     while (pdb_step(p, st) == SQLITE_ROW) {

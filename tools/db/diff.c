@@ -104,6 +104,7 @@ static void diff_values(const drow *d, emit_val v[NDIFF])
     const fnrow *a = d->a ? d->a : &none, *b = d->b ? d->b : &none, *any = d->a ? d->a : d->b;
     int both = d->a && d->b, valid = d->sig.valid;
     const char *change = !d->a ? "added" : !d->b ? "removed"
+                         : d->a->window || d->b->window ? "untested"   /* a window keeps no per-call times */
                          : d->sig.significant ? (d->sig.z > 0 ? "slower" : "faster") : "same";
     emit_val t[NDIFF] = {
         {.s = d->label}, {.s = any->name}, {.s = any->file},
@@ -188,19 +189,65 @@ static int report_flagged(const pdb_opts *o, const drow *rows, size_t n)
     return flagged;
 }
 
+/* RUN@T1..T2: the run is what comes before the last '@' when what follows
+ * is a window (pdb_window_parse); then the argument's copy in runs[i] is
+ * cut there. */
+static void split_windows(const pdb_opts *o, pdb_opts *cut, char **runs, pdb_window w[2])
+{
+    *cut = *o;
+    cut->pos = (const char **)runs;
+    for (int i = 0; i < o->npos && i < 2; i++) {
+        runs[i] = xstrdup(o->pos[i]);
+        char *at = strrchr(runs[i], '@');
+        if (!at || !strstr(at, ".."))
+            continue;
+        if (pdb_window_parse(at + 1, &w[i]) != 0 || at == runs[i])
+            pdb_usage_die("diff: '%s' is not RUN@T1..T2 (seconds from the run's start; either may be left out)",
+                          o->pos[i]);
+        *at = 0;
+        if (o->thread_set)
+            pdb_usage_die("diff: a window (%s) merges the threads: not with --thread", o->pos[i]);
+    }
+}
+
+/* One side's figures: the run's, or its window's. */
+static void load_side(pdb *p, run_info *r, pdb_window *w, long thread, int flags, fnset *s)
+{
+    if (!w->set) {
+        pdb_load_functions(p, r, thread, flags, s);
+        return;
+    }
+    pdb_window_resolve(p, r, w);
+    pdb_load_window(p, r, w, flags, s);
+}
+
+static void side_line(FILE *f, const char *what, const run_info *r, const pdb_window *w)
+{
+    fprintf(f, "%s: run %lld", what, (long long)r->id);
+    if (w->set) {
+        char desc[160];
+        pdb_window_describe(w, desc, sizeof desc);
+        fprintf(f, ", window %s", desc);
+    }
+}
+
 int cmd_diff(pdb *p, const pdb_opts *o)
 {
     if (o->json && o->csv)
         pdb_usage_die("diff: --json and --csv exclude each other");
     int64_t ab[2];
-    pdb_pick_runs(p, o, 0, 2, "diff [A B]", ab);
+    pdb_opts cut;
+    char *runs[2] = { NULL, NULL };
+    pdb_window w[2] = { { 0 }, { 0 } };
+    split_windows(o, &cut, runs, w);
+    pdb_pick_runs(p, &cut, 0, 2, "diff [A B]", ab);
     run_info ra, rb;
     pdb_run_load(p, ab[0], &ra);
     pdb_run_load(p, ab[1], &rb);
     int flags = AGG_KEEP_HIST | (o->uncorrected ? 0 : AGG_CORRECTED);
     fnset sa, sb;
-    pdb_load_functions(p, &ra, o->thread_set ? o->thread : -1, flags, &sa);
-    pdb_load_functions(p, &rb, o->thread_set ? o->thread : -1, flags, &sb);
+    load_side(p, &ra, &w[0], o->thread_set ? o->thread : -1, flags, &sa);
+    load_side(p, &rb, &w[1], o->thread_set ? o->thread : -1, flags, &sb);
     size_t n;
     drow *rows = diff_rows(o, &sa, &sb, &ra, &rb, &n);
     qsort(rows, n, sizeof *rows, cmp_drow);
@@ -220,7 +267,12 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     if (mode == EMIT_TABLE) {
         if (shown < n)
             fprintf(f, "(%zu more function%s hidden: --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
-        fprintf(f, "\nbefore: run %lld, after: run %lld\n", (long long)ra.id, (long long)rb.id);
+        fputc('\n', f);
+        side_line(f, "before", &ra, &w[0]);
+        side_line(f, ", after", &rb, &w[1]);
+        fputc('\n', f);
+        if (w[0].set || w[1].set)
+            fputs("a window keeps no per-call times: its p50 and Per call are '-'\n", f);
         fputs("Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:\n"
               "change of one call's self time (median; significance test, see diff --help)\n", f);
     }
@@ -232,5 +284,7 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     fnset_free(&sb);
     pdb_run_free(&ra);
     pdb_run_free(&rb);
+    free(runs[0]);
+    free(runs[1]);
     return flagged ? EXIT_REGRESSION : 0;
 }

@@ -46,6 +46,11 @@ static const char *help_report =
     "  --thread T       only thread T\n"
     "  --uncorrected    raw self times, without the overhead correction\n"
     "  --frames         one row per frame instead (see below)\n"
+    "  --from T1, --to T2  the figures of a window of the run (seconds from its start; either\n"
+    "                   may be left out): the difference of the snapshots (PIANO_INTERVAL) at or\n"
+    "                   before T1 and T2, the end of the run counting as the last one; the table's\n"
+    "                   first line names the snapshots used. p50/p99, inclusive times and frees\n"
+    "                   are not kept per snapshot: shown '-' (JSON null)\n"
     "  --spikes         with --frames: only frames over 2x the median total\n"
     "\n"
     "--frames lists frames in order: the first 100 (--top N: the first N) and every\n"
@@ -58,6 +63,20 @@ static const char *help_report =
     "(default 1000000), then spikes and a sample: the footer then says 'M kept'; frame\n"
     "numbers count the kept frames. JSON: [{frame, thread, start_ns, total_ns, allocs,\n"
     "alloc_bytes, functions: {name: self_ns}, spike}]. Not overhead-corrected.\n";
+
+static const char *help_snapshots =
+    "usage: piano-db snapshots [RUN|TAG] [--db FILE] [--json]\n"
+    "\n"
+    "The snapshots of a run that ran with PIANO_INTERVAL=SECS (a live run's so far): per\n"
+    "snapshot, the functions whose figures changed in it, with their figures then, counted\n"
+    "from the run's start (calls, self time, allocations, bytes allocated; self time as\n"
+    "measured, not overhead-corrected).\n"
+    "\n"
+    "Options:\n"
+    "  --db FILE   the database\n"
+    "  --json      array of {t_ns, functions: {name: {calls, self_ns, allocs, alloc_bytes}}}, one\n"
+    "              element per snapshot with every function's figures so far (t_ns: since the\n"
+    "              run's start)\n";
 
 static const char *help_runs =
     "usage: piano-db runs [--db FILE] [--json]\n"
@@ -148,8 +167,14 @@ static const char *help_flamegraph =
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
+    "       piano-db plot timeline [RUN|TAG] [-o FILE]\n"
     "\n"
-    "Writes an SVG chart of the run's frame times in order: one bar per frame, or with\n"
+    "timeline: an SVG chart of the run's self time per interval between its snapshots\n"
+    "(PIANO_INTERVAL), stacked by the 8 functions with the most self time and 'other';\n"
+    "a run without snapshots is an error.\n"
+    "\n"
+    "frames: "
+    "an SVG chart of the run's frame times in order: one bar per frame, or with\n"
     "more than 2000 frames one bar per bucket of consecutive frames showing the\n"
     "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
     "the median is a dashed line. Axes in frame numbers and human time units.\n"
@@ -200,6 +225,7 @@ static const char *help_top =
 
 static const char *help_push =
     "usage: piano-db push URL [RUN|TAG] [--app NAME] [--label KEY=VALUE]... [options]\n"
+    "       piano-db push URL [RUN] --follow [options]\n"
     "       piano-db push URL --follow-all [--count N] [options]\n"
     "       piano-db push URL --kept\n"
     "\n"
@@ -225,6 +251,10 @@ static const char *help_push =
     "  --tenant ID         the X-Scope-OrgID header (a multi-tenant Pyroscope)\n"
     "  --timeout SECS      the limit of one try (default 10)\n"
     "  --kept              only send what earlier pushes to URL kept\n"
+    "  --follow            a live run (RUN, default the latest): push each new snapshot's\n"
+    "                      window (PIANO_INTERVAL) as it appears, from/until its times,\n"
+    "                      until the run ends, then the rest up to its end; SIGINT or\n"
+    "                      SIGTERM stop it (what is unsent is kept)\n"
     "  --follow-all        push each run stored from now on (complete or recovered),\n"
     "                      until SIGINT or SIGTERM\n"
     "  --count N           with --follow-all: stop after N runs\n";
@@ -242,8 +272,10 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected cpu ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu from to ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
+    {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
+     &help_snapshots, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
@@ -252,13 +284,13 @@ static const command commands[] = {
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff metric ", &help_flamegraph, 0},
-    {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
+    {"plot", "frames|timeline [RUN|TAG]", "frame times, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all metric ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
-    {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
-     " db app label tenant timeout kept follow-all count ", &help_push, 1},
+    {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow: a live run's snapshots)", cmd_push,
+     " db app label tenant timeout kept follow follow-all count ", &help_push, 1},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
@@ -342,7 +374,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
                                                 "output", "format", "app", "label", "tenant", "timeout", "count", "metric",
-                                                "interval"};
+                                                "interval", "from", "to"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -369,6 +401,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
+        {"follow", offsetof(pdb_opts, follow)},
         {"cpu", offsetof(pdb_opts, cpu)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
@@ -416,6 +449,15 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         if (o->interval == 0)
             pdb_usage_die("%s: --interval wants at least 1 second", c->name);
         o->interval_set = 1;
+    } else if (!strcmp(name, "from") || !strcmp(name, "to")) {
+        char *end;
+        double v = strtod(val, &end);
+        if (!*val || *end || !(v >= 0) || v > 1e9)
+            pdb_usage_die("%s: --%s wants seconds from the run's start (>= 0), not '%s'", c->name, name, val);
+        if (!strcmp(name, "from"))
+            o->from = val;
+        else
+            o->to = val;
     } else if (!strcmp(name, "count")) {
         o->count = (long)parse_uint(c->name, "--count", val, LONG_MAX);
         o->count_set = 1;
@@ -533,6 +575,9 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
     if (o.json && o.csv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
+    if ((o.from || o.to) && (o.frames || o.threads || o.thread_set))
+        pdb_usage_die("report: --from/--to give the run's functions, threads merged (not with --frames, --threads "
+                      "or --thread)");
 
     pdb p;
     pdb_open(&p, o.db, c->writes == 1 || (c->writes == 2 && o.npos > 0));

@@ -49,7 +49,8 @@ typedef struct {
     long timeout, count;        /* push --timeout SECS, --count N (also top's) */
     long interval;              /* top --interval SECS */
     int interval_set;
-    int timeout_set, count_set, follow_all, kept;
+    int timeout_set, count_set, follow_all, follow, kept;
+    const char *from, *to;      /* report --from T1, --to T2 (seconds from the run's start) */
     const char **pos;
     int npos;
 } pdb_opts;
@@ -225,6 +226,7 @@ typedef struct {
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
     int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
+    int window;      /* figures of a window: no quantiles, inclusive times or frees (pdb_load_window) */
     /* CPU time (stats.cpu_*): self, inclusive, its user and system parts,
      * inclusive off-CPU; known only when every thread's row measured it. */
     int cpu_known;
@@ -245,6 +247,9 @@ enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4 };
  * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
+/* The rows of st (bound, in pdb_load_functions' columns, sorted by name,
+ * file, line), merged per key into out (zeroed); st is finalized. */
+void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out);
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
 /* Whether stats has the CPU columns (schema 9 on). */
@@ -423,6 +428,37 @@ int cmd_export(pdb *p, const pdb_opts *o);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
 int cmd_push(pdb *p, const pdb_opts *o);
 int cmd_top(pdb *p, const pdb_opts *o);
+int cmd_snapshots(pdb *p, const pdb_opts *o);
+
+/* ---- snapshots over time (snapshots.c, window.c) ---- */
+/* Whether the database has the snapshot tables (schema 10 on). */
+int pdb_has_snapshots(pdb *p);
+/* The run's snapshots (0 for a database without them). */
+int64_t pdb_snapshot_count(pdb *p, int64_t run);
+/* A window of a run: its figures between two snapshots. Asked as seconds
+ * from the run's start (either side may be open); resolved to the snapshots
+ * at or before them: the start (0, every figure 0) and the end of the run
+ * count as snapshots. */
+typedef struct {
+    int set;                   /* a window was asked for */
+    int from_set, to_set;
+    double from_s, to_s;       /* as asked */
+    int64_t a_ns, b_ns;        /* the snapshots used */
+    int b_end;                 /* b is the end of the run (its stored figures) */
+} pdb_window;
+/* Parses "T1..T2" (either may be empty) into w; 0, or -1 when it is not one. */
+int pdb_window_parse(const char *s, pdb_window *w);
+/* Resolves w for run r; dies with one line when the run has no snapshots. */
+void pdb_window_resolve(pdb *p, const run_info *r, pdb_window *w);
+/* "0.200 s (snapshot) .. 1.402 s (end of the run)" into buf. */
+void pdb_window_describe(const pdb_window *w, char *buf, size_t n);
+/* pdb_load_functions for a window (threads merged): calls, self, child calls
+ * and allocations as differences; p50/p99, inclusive times and frees are not
+ * kept per snapshot (fnrow.window: shown empty). */
+void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out);
+struct ctree_s;
+/* The window's figures as a flat ctree (each function a root), for pprof_build. */
+void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, struct ctree_s *t);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other
@@ -435,7 +471,7 @@ typedef struct {
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
     int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
 } cnode;
-typedef struct {
+typedef struct ctree_s {
     fkeys keys;
     cnode *v;
     size_t n, cap;
@@ -476,6 +512,14 @@ typedef struct {
 /* The contexts of t (run r's) as a gzipped profile.proto of shape s: a new
  * buffer of *len bytes; NULL when skip_zero left no sample. */
 unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape *s, size_t *len);
+
+/* ---- charts (plot.c, timeline.c) ---- */
+/* A round step near range/target: 1, 2 or 5 times a power of ten. */
+double nice_step(double range, int target);
+/* Axis label for a time: 0, 250us, 1.5ms, 2s. */
+void axis_ns(char *buf, size_t n, double ns);
+/* plot timeline: self time per interval between snapshots, stacked. */
+int plot_timeline(pdb *p, const pdb_opts *o);
 
 /* ---- output files and SVG (svg.c) ---- */
 /* Opens o->output for writing ("-" or NULL: stdout); dies with one line. */

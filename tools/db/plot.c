@@ -24,7 +24,7 @@
 #define MB 52
 
 /* A round step near range/target: 1, 2 or 5 times a power of ten. */
-static double nice_step(double range, int target)
+double nice_step(double range, int target)
 {
     if (range <= 0)
         return 1;
@@ -33,7 +33,7 @@ static double nice_step(double range, int target)
 }
 
 /* Axis label for a time: 0, 250us, 1.5ms, 2s (no trailing zeros). */
-static void axis_ns(char *buf, size_t n, double ns)
+void axis_ns(char *buf, size_t n, double ns)
 {
     static const struct { double div; const char *unit; } u[] = {
         {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
@@ -206,8 +206,10 @@ static void plot_bars(pdb *p, FILE *f, const plot *pl)
 
 int cmd_plot(pdb *p, const pdb_opts *o)
 {
+    if (o->npos >= 1 && !strcmp(o->pos[0], "timeline"))
+        return plot_timeline(p, o);
     if (o->npos < 1 || strcmp(o->pos[0], "frames"))
-        pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG])");
+        pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG], plot timeline [RUN|TAG])");
     int64_t id;
     pdb_pick_runs(p, o, 1, 1, "plot frames [RUN|TAG]", &id);
     run_info r;

@@ -77,6 +77,8 @@ static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[
     v[2].s = r->file;
     snprintf(calls_shown, 32, "%lld%s", (long long)r->calls, r->unfinished > 0 ? "*" : marked ? " " : "");
     v[4].shown = calls_shown;
+    if (r->window)   /* not kept per snapshot: empty, never a wrong figure (total, p50, p99, frees, unfinished) */
+        v[6].null = v[7].null = v[8].null = v[9].null = v[10].null = v[13].null = v[14].null = v[NREPORT - 1].null = 1;
 }
 
 /* The rows of s (shown of them) as a table, JSON or CSV; returns the calls
@@ -280,6 +282,32 @@ static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
     run_footer(f, p, r, marked);
 }
 
+/* report --from/--to: the figures of a window of the run, threads merged;
+ * the table's first line says which snapshots made it. */
+static void report_window(pdb *p, const pdb_opts *o, const run_info *r)
+{
+    pdb_window w = { .set = 1, .from_set = o->from != NULL, .to_set = o->to != NULL };
+    w.from_s = o->from ? strtod(o->from, NULL) : 0;
+    w.to_s = o->to ? strtod(o->to, NULL) : 0;
+    pdb_window_resolve(p, r, &w);
+    const char *sort = o->sort ? o->sort : "self";
+    if (!strcmp(sort, "p50") || !strcmp(sort, "p99") || !strcmp(sort, "total"))
+        pdb_usage_die("report: --sort %s is not available for a window (snapshots keep calls, self and allocations)",
+                      sort);
+    fnset s;
+    pdb_load_window(p, r, &w, AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED), &s);
+    fnset_sort(&s, sort);
+    emit_mode mode = emit_mode_of(o);
+    char what[160];
+    pdb_window_describe(&w, what, sizeof what);
+    if (mode == EMIT_TABLE)
+        printf("run %lld, window %s\n", (long long)r->id, what);
+    emit_functions(stdout, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu);
+    if (mode == EMIT_TABLE)
+        puts("\nwindow: the difference of the two snapshots named above; p50/p99 are not kept per snapshot (-)");
+    fnset_free(&s);
+}
+
 int cmd_report(pdb *p, const pdb_opts *o)
 {
     if (o->json && o->csv)
@@ -288,7 +316,9 @@ int cmd_report(pdb *p, const pdb_opts *o)
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
-    if (o->frames)
+    if (o->from || o->to)
+        report_window(p, o, &r);
+    else if (o->frames)
         cmd_frames(p, o, &r);
     else if (o->threads)
         report_threads(p, o, &r);

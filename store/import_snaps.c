@@ -1,0 +1,86 @@
+/*
+ * import_snaps.c - phase 2 of the import, for runs with PIANO_INTERVAL: the
+ * snaps file's records (spool.h), turned into snapshot_times and snapshots
+ * rows with each function's cumulative figures in ns. Read up to the first
+ * record that is cut or malformed (a crash during the last write, a live
+ * run's record being written).
+ */
+#include "import_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of the snaps file read at most: 1 GiB, days of snapshots of a
+ * thousand changing functions every second. */
+#define SNAPS_READ_MAX ((size_t)1 << 30)
+
+/* Stores the snapshots of the run. Returns 0, or -1 on a database error. */
+int import_snapshots(struct job *j)
+{
+    struct mapping m = { 0 };
+    if (spool_map_at(j->dfd, PIANO_SPOOL_SNAPS, SNAPS_READ_MAX, &m) != 0)
+        return 0;   /* no snapshots */
+    int64_t (*cum)[PIANO_SNAP_N] = calloc(PIANO_FN_CAP, sizeof *cum);
+    sqlite3_stmt *t_st = NULL, *s_st = NULL;
+    int rc = -1;
+    if (!cum) {
+        import_note(j, "no memory for its snapshots");
+        rc = 0;
+        goto out;
+    }
+    if (sqlite3_prepare_v2(j->db, "INSERT OR IGNORE INTO snapshot_times(run, t_ns) VALUES(?,?)", -1, &t_st, NULL) ||
+        sqlite3_prepare_v2(j->db,
+                           "INSERT OR REPLACE INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, "
+                           "alloc_bytes) VALUES(?,?,?,?,?,?,?,?)",
+                           -1, &s_st, NULL))
+        goto out;
+    const unsigned char *p = m.p, *end = m.p + m.len, *next;
+    struct piano_snap_hdr h;
+    const unsigned char *e;
+    uint64_t last_tick = 0;
+    while ((next = piano_snap_read(p, end, &h, &e)) != NULL) {
+        if (h.tick < last_tick || h.tick < j->run->tick0)
+            break;   /* time runs forwards: this is damage */
+        last_tick = h.tick;
+        int64_t t_ns = since(h.tick, j->run->tick0, j->npt);
+        sqlite3_bind_int64(t_st, 1, j->run_id);
+        sqlite3_bind_int64(t_st, 2, t_ns);
+        if (STEP(t_st))
+            goto out;
+        uint32_t id = 0;
+        for (uint32_t k = 0; k < h.nfns; k++) {
+            int64_t d[PIANO_SNAP_N];
+            if (!(e = piano_snap_entry(e, next, &id, d))) {
+                import_note(j, PIANO_SPOOL_SNAPS ": a damaged snapshot; the later ones are not read");
+                rc = 0;
+                goto out;
+            }
+            int64_t *c = cum[id];
+            for (int i = 0; i < PIANO_SNAP_N; i++)
+                c[i] += d[i];
+            use_fn(j, id);
+            sqlite3_bind_int64(s_st, 1, j->run_id);
+            sqlite3_bind_int64(s_st, 2, id);
+            sqlite3_bind_int64(s_st, 3, t_ns);
+            sqlite3_bind_int64(s_st, 4, c[PIANO_SNAP_calls]);
+            sqlite3_bind_int64(s_st, 5, c[PIANO_SNAP_self] > 0 ? to_ns((uint64_t)c[PIANO_SNAP_self], j->npt) : 0);
+            sqlite3_bind_int64(s_st, 6, c[PIANO_SNAP_child_calls]);
+            sqlite3_bind_int64(s_st, 7, c[PIANO_SNAP_allocs]);
+            sqlite3_bind_int64(s_st, 8, c[PIANO_SNAP_alloc_bytes]);
+            if (STEP(s_st))
+                goto out;
+        }
+        p = next;
+    }
+    /* The process was alive at its last snapshot: a run that died lasts at
+     * least until then (its calls may all have ended before). */
+    if (last_tick > j->seen)
+        j->seen = last_tick;
+    rc = 0;
+out:
+    sqlite3_finalize(t_st);
+    sqlite3_finalize(s_st);
+    free(cum);
+    spool_unmap(&m);
+    return rc;
+}

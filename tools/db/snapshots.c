@@ -1,0 +1,150 @@
+/*
+ * snapshots.c - `piano-db snapshots [RUN|TAG]`: a run's snapshots over time
+ * (PIANO_INTERVAL). The table lists, per snapshot, the functions whose
+ * figures changed in it, with their figures then (cumulative from the
+ * start); --json gives every function's cumulative figures at each snapshot.
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* The figures a snapshot holds per function, as the schema names them. */
+static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes" };
+enum { NSNAP = sizeof snap_keys / sizeof *snap_keys };
+
+int pdb_has_snapshots(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM sqlite_master WHERE name = 'snapshot_times'");
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return has;
+}
+
+int64_t pdb_snapshot_count(pdb *p, int64_t run)
+{
+    if (!pdb_has_snapshots(p))
+        return 0;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM snapshot_times WHERE run = ?");
+    sqlite3_bind_int64(st, 1, run);
+    int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Where function id's figures are in cum (the index of id in k->ids). */
+static size_t id_slot(const fkeys *k, int64_t id)
+{
+    size_t lo = 0, hi = k->nids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (k->ids[mid] < id)
+            lo = mid + 1;
+        else if (k->ids[mid] > id)
+            hi = mid;
+        else
+            return mid;
+    }
+    return k->nids;   /* not named: the spare slot */
+}
+
+/* One snapshot in JSON: every function (key) with figures so far. */
+static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first)
+{
+    fprintf(f, "%s\n  {\"t_ns\": %lld, \"functions\": {", first ? "" : ",", (long long)t_ns);
+    int any = 0;
+    for (int key = 0; key < k->nkeys; key++) {
+        const int64_t *v = by_key + (size_t)key * NSNAP;
+        if (!v[0] && !v[1] && !v[2] && !v[3])
+            continue;
+        fputs(any ? ", " : "", f);
+        json_str(f, k->labels[key]);
+        fputs(": {", f);
+        for (int c = 0; c < NSNAP; c++)
+            fprintf(f, "%s\"%s\": %lld", c ? ", " : "", snap_keys[c], (long long)v[c]);
+        fputc('}', f);
+        any = 1;
+    }
+    fputs("}}", f);
+}
+
+static const emit_col snap_cols[] = {
+    {.head = "Time", .type = COL_TEXT, .minw = 8},
+    {.head = "Function", .type = COL_TEXT, .flags = COL_LEFT | COL_FIT_NAMES, .minw = 20},
+    {.head = "Calls", .type = COL_INT, .minw = 5},
+    {.head = "Self", .type = COL_NS, .minw = 11},
+    {.head = "Allocs", .type = COL_INT, .minw = 9},
+    {.head = "Bytes", .type = COL_BYTES, .minw = 11},
+};
+enum { NCOLS = sizeof snap_cols / sizeof *snap_cols };
+
+int cmd_snapshots(pdb *p, const pdb_opts *o)
+{
+    if (o->csv)
+        pdb_usage_die("snapshots: --csv is not supported (--json is)");
+    int64_t id;
+    pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
+    int64_t n = pdb_snapshot_count(p, id);
+    if (n == 0) {
+        if (o->json)
+            puts("[]");
+        else
+            printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
+        return 0;
+    }
+    fkeys k;
+    fkeys_load(p, id, &k);
+    int64_t *cum = xcalloc((k.nids + 1) * NSNAP, sizeof *cum);          /* per id */
+    int64_t *by_key = xcalloc(((size_t)k.nkeys + 1) * NSNAP, sizeof *by_key);
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes FROM snapshot_times t "
+        "LEFT JOIN snapshots s ON s.run = t.run AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.fn");
+    sqlite3_bind_int64(st, 1, id);
+    emitter e;
+    if (o->json)
+        fputc('[', stdout);
+    else
+        emit_begin(&e, stdout, EMIT_TABLE, snap_cols, NCOLS, 0);
+    int64_t cur_t = -1;
+    int first = 1;
+    char when[32];
+    int rc = pdb_step(p, st);
+    while (rc == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0);
+        cur_t = t;
+        for (; rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == cur_t; rc = pdb_step(p, st)) {
+            if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+                continue;   /* a snapshot in which nothing changed */
+            int64_t fn = sqlite3_column_int64(st, 1);
+            size_t slot = id_slot(&k, fn);
+            int key = fkeys_find(&k, fn);
+            for (int c = 0; c < NSNAP; c++) {
+                int64_t v = sqlite3_column_int64(st, 2 + c);
+                by_key[(size_t)key * NSNAP + c] = sat_add(by_key[(size_t)key * NSNAP + c], v - cum[slot * NSNAP + c]);
+                cum[slot * NSNAP + c] = v;
+            }
+            if (!o->json) {
+                const int64_t *v = by_key + (size_t)key * NSNAP;
+                snprintf(when, sizeof when, "%.3fs", (double)t / 1e9);
+                emit_val row[NCOLS] = {{.s = when}, {.s = k.labels[key]}, {.i = v[0]}, {.i = v[1]}, {.i = v[2]},
+                                       {.i = v[3]}};
+                emit_row(&e, row, NULL);
+            }
+        }
+        if (o->json) {
+            json_snapshot(stdout, &k, by_key, t, first);
+            first = 0;
+        }
+    }
+    sqlite3_finalize(st);
+    if (o->json) {
+        fputs("\n]\n", stdout);
+    } else {
+        emit_end(&e, NULL);
+        printf("\n%lld snapshots; figures are cumulative from the run's start; a function is listed at the "
+               "snapshots in which its figures changed\n", (long long)n);
+    }
+    free(cum);
+    free(by_key);
+    fkeys_free(&k);
+    return 0;
+}

@@ -1,0 +1,141 @@
+/*
+ * window.c - a window of a run (report --from/--to, diff RUN@T1..T2): its
+ * per-function figures as the difference of two snapshots (PIANO_INTERVAL).
+ * A snapshot holds each function's cumulative calls, self time, child calls
+ * and allocations (schema: snapshots); the run's start counts as a snapshot
+ * of zeros, and its end (the stored figures, threads summed) as the last.
+ */
+#include "piano_db.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_secs(const char *s, const char *end, double *v)
+{
+    char buf[64];
+    size_t n = (size_t)(end - s);
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *e;
+    *v = strtod(buf, &e);
+    return *e || !(*v >= 0) || *v > 1e9 ? -1 : 0;
+}
+
+int pdb_window_parse(const char *s, pdb_window *w)
+{
+    memset(w, 0, sizeof *w);
+    const char *dots = strstr(s, "..");
+    if (!dots)
+        return -1;
+    w->set = 1;
+    w->from_set = dots > s;
+    w->to_set = dots[2] != 0;
+    if (w->from_set && parse_secs(s, dots, &w->from_s))
+        return -1;
+    if (w->to_set && parse_secs(dots + 2, dots + 2 + strlen(dots + 2), &w->to_s))
+        return -1;
+    return 0;
+}
+
+/* The latest snapshot of run at or before t_ns; 0 (the start) when none. */
+static int64_t snapshot_at(pdb *p, int64_t run, int64_t t_ns)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT coalesce(max(t_ns), 0) FROM snapshot_times WHERE run = ? AND t_ns <= ?");
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, t_ns);
+    int64_t t = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return t;
+}
+
+void pdb_window_resolve(pdb *p, const run_info *r, pdb_window *w)
+{
+    if (pdb_snapshot_count(p, r->id) == 0)
+        pdb_die("run %lld has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS", (long long)r->id);
+    if (w->from_set && w->to_set && w->from_s > w->to_s)
+        pdb_usage_die("the window %g..%g s ends before it starts", w->from_s, w->to_s);
+    int64_t from = w->from_set ? (int64_t)(w->from_s * 1e9 + 0.5) : 0;
+    w->a_ns = from > 0 ? snapshot_at(p, r->id, from) : 0;
+    w->b_end = !w->to_set || w->to_s * 1e9 >= (double)r->duration_ns;
+    w->b_ns = w->b_end ? r->duration_ns : snapshot_at(p, r->id, (int64_t)(w->to_s * 1e9 + 0.5));
+}
+
+void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.3f s (%s) .. %.3f s (%s)", (double)w->a_ns / 1e9, w->a_ns ? "snapshot" : "start of the run",
+             (double)w->b_ns / 1e9, w->b_end ? "end of the run" : w->b_ns ? "snapshot" : "start of the run");
+}
+
+/* The figures of run ?1 at snapshot ?2, per function id: the rows of the
+ * latest snapshot at or before it that lists the function. */
+#define AT_SNAPSHOT(t)                                                                                           \
+    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes FROM snapshots x WHERE run = ?1 AND t_ns = "   \
+    "(SELECT max(t_ns) FROM snapshots y WHERE y.run = ?1 AND y.fn = x.fn AND y.t_ns <= " t ")"
+#define AT_END                                                                                                   \
+    "SELECT fn, sum(calls) AS calls, sum(self_ns) AS self_ns, sum(%s) AS child_calls, sum(allocs) AS allocs, "  \
+    "sum(alloc_bytes) AS alloc_bytes FROM stats WHERE run = ?1 GROUP BY fn"
+
+void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
+{
+    char sql[2048];
+    char end_sql[512];
+    snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
+    snprintf(sql, sizeof sql,
+             "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
+             "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
+             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
+             "b.child_calls - coalesce(a.child_calls, 0), 0, NULL, NULL, NULL, NULL, NULL "
+             "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
+             "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
+             "ORDER BY f.name, f.file, f.line",
+             w->b_end ? end_sql : AT_SNAPSHOT("?3"));
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, w->a_ns);
+    if (!w->b_end)
+        sqlite3_bind_int64(st, 3, w->b_ns);
+    pdb_load_rows(p, r, st, flags & ~AGG_KEEP_HIST, out);
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].window = 1;
+}
+
+/* The figures of the window's functions as a flat tree (each function a root
+ * of its own), for pprof_build: a window has no calling contexts. Self times
+ * as measured (not overhead-corrected), as push sends a run's. */
+void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
+{
+    memset(t, 0, sizeof *t);
+    fkeys_load(p, r->id, &t->keys);
+    t->n = (size_t)t->keys.nkeys + 1;
+    t->cap = t->n;
+    t->v = xcalloc(t->cap, sizeof *t->v);
+    for (size_t i = 0; i < t->n; i++) {
+        t->v[i].key = (int)i - 1;
+        t->v[i].parent = i ? 0 : -1;
+        t->v[i].depth = i ? 1 : 0;
+        t->v[i].first_child = t->v[i].last_child = t->v[i].next_sibling = -1;
+    }
+    char sql[2048], end_sql[512];
+    snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
+    snprintf(sql, sizeof sql,
+             "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
+             "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
+             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0) "
+             "FROM b LEFT JOIN a ON a.fn = b.fn",
+             w->b_end ? end_sql : AT_SNAPSHOT("?3"));
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, w->a_ns);
+    if (!w->b_end)
+        sqlite3_bind_int64(st, 3, w->b_ns);
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        cnode *c = &t->v[fkeys_find(&t->keys, sqlite3_column_int64(st, 0)) + 1];
+        c->calls = sat_add(c->calls, sqlite3_column_int64(st, 1));
+        c->self_ns = sat_add(c->self_ns, sqlite3_column_int64(st, 2));
+        c->total_ns = c->self_ns;
+        c->allocs = sat_add(c->allocs, sqlite3_column_int64(st, 3));
+        c->alloc_bytes = sat_add(c->alloc_bytes, sqlite3_column_int64(st, 4));
+    }
+    sqlite3_finalize(st);
+}
