@@ -93,10 +93,25 @@ void snap_init(void)
 
 /* Adds the figures of the state mapped at slot (its contexts, then its
  * orphan contexts) to out, for functions below nfn. */
+/* Adds a context's figures but its calls (which also count as its parent's
+ * child calls) to its function's sums o. */
+static void node_add(uint64_t *o, const struct piano_node *x, int cpu)
+{
+    uint64_t self = __atomic_load_n(&x->self, __ATOMIC_RELAXED);
+    o[PIANO_SNAP_self] += self;
+    o[PIANO_SNAP_allocs] += __atomic_load_n(&x->allocs, __ATOMIC_RELAXED);
+    o[PIANO_SNAP_alloc_bytes] += __atomic_load_n(&x->alloc_bytes, __ATOMIC_RELAXED);
+    if (cpu) {
+        o[PIANO_SNAP_cpu_self] += self;
+        o[PIANO_SNAP_off] += __atomic_load_n(&x->off, __ATOMIC_RELAXED);
+    }
+}
+
 static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
 {
     const struct piano_thread *h = (const void *)slot;
     const struct piano_node *nodes = (const void *)(slot + PIANO_OFF_NODES);
+    int cpu = __atomic_load_n(&h->cpu_ok, __ATOMIC_RELAXED) != 0;
     uint32_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE);
     if (n > PIANO_NODE_CAP)
         n = PIANO_NODE_CAP;
@@ -108,9 +123,7 @@ static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
         uint64_t calls = __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
         uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
         o[PIANO_SNAP_calls] += calls;
-        o[PIANO_SNAP_self] += __atomic_load_n(&x->self, __ATOMIC_RELAXED);
-        o[PIANO_SNAP_allocs] += __atomic_load_n(&x->allocs, __ATOMIC_RELAXED);
-        o[PIANO_SNAP_alloc_bytes] += __atomic_load_n(&x->alloc_bytes, __ATOMIC_RELAXED);
+        node_add(o, x, cpu);
         uint32_t pfn = up && up < i ? __atomic_load_n(&nodes[up].fn, __ATOMIC_RELAXED) : 0;
         if (pfn && pfn < nfn)
             out[(size_t)pfn * PIANO_SNAP_N + PIANO_SNAP_child_calls] += calls;
@@ -123,9 +136,7 @@ static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
             continue;
         uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
         o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
-        o[PIANO_SNAP_self] += __atomic_load_n(&x->self, __ATOMIC_RELAXED);
-        o[PIANO_SNAP_allocs] += __atomic_load_n(&x->allocs, __ATOMIC_RELAXED);
-        o[PIANO_SNAP_alloc_bytes] += __atomic_load_n(&x->alloc_bytes, __ATOMIC_RELAXED);
+        node_add(o, x, cpu);
     }
 }
 

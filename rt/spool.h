@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 9   /* 9: snapshots (the snaps file); 8: CPU time (off-CPU and system ns per context, frame and thread) */
+#define PIANO_SPOOL_VERSION 10  /* 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time (off-CPU and system ns per context, frame and thread) */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -337,7 +337,9 @@ static inline const unsigned char *piano_frame_read(const unsigned char *p, cons
     X(self)         /* self ticks */                                                                             \
     X(child_calls)  /* instrumented calls it made directly (the overhead correction) */                        \
     X(allocs)                                                                                                    \
-    X(alloc_bytes)
+    X(alloc_bytes)                                                                                               \
+    X(cpu_self)     /* self ticks on threads that measured CPU time (cpu_ok) */                                  \
+    X(off)          /* self off-CPU ns on those threads: their CPU is cpu_self in ns minus this */
 enum {
 #define PIANO_SNAP_ENUM(name) PIANO_SNAP_##name,
     PIANO_SNAP_COUNTERS(PIANO_SNAP_ENUM)

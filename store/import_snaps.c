@@ -31,7 +31,7 @@ int import_snapshots(struct job *j)
     if (sqlite3_prepare_v2(j->db, "INSERT OR IGNORE INTO snapshot_times(run, t_ns) VALUES(?,?)", -1, &t_st, NULL) ||
         sqlite3_prepare_v2(j->db,
                            "INSERT OR REPLACE INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, "
-                           "alloc_bytes) VALUES(?,?,?,?,?,?,?,?)",
+                           "alloc_bytes, cpu_ns) VALUES(?,?,?,?,?,?,?,?,?)",
                            -1, &s_st, NULL))
         goto out;
     const unsigned char *p = m.p, *end = m.p + m.len, *next;
@@ -67,6 +67,13 @@ int import_snapshots(struct job *j)
             sqlite3_bind_int64(s_st, 6, c[PIANO_SNAP_child_calls]);
             sqlite3_bind_int64(s_st, 7, c[PIANO_SNAP_allocs]);
             sqlite3_bind_int64(s_st, 8, c[PIANO_SNAP_alloc_bytes]);
+            if (j->run->cpu_mode == PIANO_CPU_PERF) {
+                int64_t cpu_self = c[PIANO_SNAP_cpu_self] > 0 ? to_ns((uint64_t)c[PIANO_SNAP_cpu_self], j->npt) : 0;
+                int64_t cpu = cpu_self - c[PIANO_SNAP_off];
+                sqlite3_bind_int64(s_st, 9, cpu > 0 ? cpu : 0);
+            } else {
+                sqlite3_bind_null(s_st, 9);
+            }
             if (STEP(s_st))
                 goto out;
         }

@@ -91,6 +91,7 @@
 "  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL,\n" \
 "  child_calls INTEGER NOT NULL,       -- instrumented calls made directly by it (overhead correction)\n" \
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  cpu_ns INTEGER,                     -- self CPU time (NULL when the run did not measure it: runs.cpu_mode)\n" \
 "  PRIMARY KEY(run, fn, t_ns)\n" \
 ") WITHOUT ROWID;\n"
 

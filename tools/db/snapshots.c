@@ -9,7 +9,8 @@
 #include <string.h>
 
 /* The figures a snapshot holds per function, as the schema names them. */
-static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes" };
+/* cpu_ns last: only a run that measured CPU time (PIANO_CPU) has it. */
+static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes", "cpu_ns" };
 enum { NSNAP = sizeof snap_keys / sizeof *snap_keys };
 
 int pdb_has_snapshots(pdb *p)
@@ -48,7 +49,7 @@ static size_t id_slot(const fkeys *k, int64_t id)
 }
 
 /* One snapshot in JSON: every function (key) with figures so far. */
-static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first)
+static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first, int nkeys)
 {
     fprintf(f, "%s\n  {\"t_ns\": %lld, \"functions\": {", first ? "" : ",", (long long)t_ns);
     int any = 0;
@@ -59,7 +60,7 @@ static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_
         fputs(any ? ", " : "", f);
         json_str(f, k->labels[key]);
         fputs(": {", f);
-        for (int c = 0; c < NSNAP; c++)
+        for (int c = 0; c < nkeys; c++)
             fprintf(f, "%s\"%s\": %lld", c ? ", " : "", snap_keys[c], (long long)v[c]);
         fputc('}', f);
         any = 1;
@@ -74,6 +75,7 @@ static const emit_col snap_cols[] = {
     {.head = "Self", .type = COL_NS, .minw = 11},
     {.head = "Allocs", .type = COL_INT, .minw = 9},
     {.head = "Bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "CPU", .type = COL_NS, .minw = 11},   /* last: a run that measured CPU time */
 };
 enum { NCOLS = sizeof snap_cols / sizeof *snap_cols };
 
@@ -91,19 +93,23 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
         return 0;
     }
+    sqlite3_stmt *mode = pdb_prepare(p, "SELECT cpu_mode = 'perf' FROM runs WHERE id = ?");
+    sqlite3_bind_int64(mode, 1, id);
+    int nfig = pdb_step(p, mode) == SQLITE_ROW && sqlite3_column_int(mode, 0) ? NSNAP : NSNAP - 1;
+    sqlite3_finalize(mode);
     fkeys k;
     fkeys_load(p, id, &k);
     int64_t *cum = xcalloc((k.nids + 1) * NSNAP, sizeof *cum);          /* per id */
     int64_t *by_key = xcalloc(((size_t)k.nkeys + 1) * NSNAP, sizeof *by_key);
     sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes FROM snapshot_times t "
+        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes, coalesce(s.cpu_ns, 0) FROM snapshot_times t "
         "LEFT JOIN snapshots s ON s.run = t.run AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.fn");
     sqlite3_bind_int64(st, 1, id);
     emitter e;
     if (o->json)
         fputc('[', stdout);
     else
-        emit_begin(&e, stdout, EMIT_TABLE, snap_cols, NCOLS, 0);
+        emit_begin(&e, stdout, EMIT_TABLE, snap_cols, nfig + 2, 0);
     int64_t cur_t = -1;
     int first = 1;
     char when[32];
@@ -126,12 +132,12 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
                 const int64_t *v = by_key + (size_t)key * NSNAP;
                 snprintf(when, sizeof when, "%.3fs", (double)t / 1e9);
                 emit_val row[NCOLS] = {{.s = when}, {.s = k.labels[key]}, {.i = v[0]}, {.i = v[1]}, {.i = v[2]},
-                                       {.i = v[3]}};
+                                       {.i = v[3]}, {.i = v[4]}};
                 emit_row(&e, row, NULL);
             }
         }
         if (o->json) {
-            json_snapshot(stdout, &k, by_key, t, first);
+            json_snapshot(stdout, &k, by_key, t, first, nfig);
             first = 0;
         }
     }
