@@ -209,6 +209,13 @@ void atfork_prepare(void);
 void atfork_parent(void);
 void atfork_child(void);
 
+/* ---------------------------------------------------------------- heap.c */
+
+void heap_init(void);
+void heap_finish(void);
+int heap_keep_state(struct piano_thread *ts);
+void heap_atfork_child(void);
+
 /* ---------------------------------------------------------------- allocator.c */
 
 /* Names into out an allocator piano's malloc does not see ("" when none). */

@@ -109,12 +109,14 @@ void refresh_name(struct piano_thread *ts, int self)
 /* The end of one state (a thread's, or its signal handlers'): calls still
  * in flight (left by pthread_exit, cancellation, or a longjmp nothing
  * reconciled) end now, an anonymous state and its frames go to files. */
-static void state_end(struct piano_thread *ts)
+static void state_end(struct piano_thread *ts, int keep_mapped)
 {
     close_all(ts, piano_now());
     ts->dead = 1;
     chunk_finish(ts);
-    if (ts->anon && dump_anon(ts) != 0) {
+    /* keep_mapped: the state is on heap.c's list (its contexts own live
+     * blocks); an anonymous one whose file could not be written is lost then. */
+    if (ts->anon && dump_anon(ts) != 0 && !keep_mapped) {
         /* Kept for the import at exit, which reads it from memory. */
         pthread_mutex_lock(&g.threads_lock);
         ts->next = g.kept;
@@ -122,7 +124,8 @@ static void state_end(struct piano_thread *ts)
         pthread_mutex_unlock(&g.threads_lock);
         return;
     }
-    munmap(ts, PIANO_SLOT_SIZE);
+    if (!keep_mapped)
+        munmap(ts, PIANO_SLOT_SIZE);
 }
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
@@ -163,12 +166,15 @@ static void thread_ended(void *arg)
             *p = ts->next;
             break;
         }
+    /* Blocks it allocated and still live: other threads' frees reach its
+     * contexts, so its states stay mapped. */
+    int keep = !g.finished && heap_keep_state(ts);
     pthread_mutex_unlock(&g.threads_lock);
     if (!g.finished) {   /* else the run is stored: the process is exiting */
         refresh_name(ts, 1);
         if (ts->sig)
-            state_end(ts->sig);
-        state_end(ts);
+            state_end(ts->sig, keep);
+        state_end(ts, keep);
     }
     signals_release(&old);
     errno = saved;
@@ -208,8 +214,10 @@ static void piano_start(void)
         say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
         g.frame_pattern = NULL;
     }
-    if (!g.off)
+    if (!g.off) {
         frames_budget_init();
+        heap_init();
+    }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {

@@ -31,7 +31,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 7   /* 7: every thread's state and frame buffer in one file, states */
+#define PIANO_SPOOL_VERSION 8   /* 8: heap in use (piano_node owned_*, peak_*; heap_* of thread and run) */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -64,6 +64,12 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* Heap in use (PIANO_HEAP): frees of this context's own allocations, by
+     * whichever thread made them (added atomically), so in use = allocs -
+     * owned_frees; and the bytes in use at the run's latest heap peak copy
+     * (heap.c), valid when peak_gen is the run's last copy. */
+    uint64_t owned_frees, owned_free_bytes, peak_bytes;
+    uint32_t peak_gen, pad;
 };
 
 /* 64-byte aligned (192 bytes): the fields above the page indices and the
@@ -134,6 +140,11 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint32_t frame_pad;
     uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
                                                 * 'total' words; 0 = none): the distribution is exact */
+    /* Heap in use: the run's heap peak as this thread last raised it, and the
+     * number of the latest peak copy this thread made (heap.c): the import
+     * takes the largest of every thread's, so they survive a crash. */
+    uint64_t heap_peak;
+    uint32_t heap_gen, heap_pad;
 };
 _Static_assert(sizeof(struct piano_thread) <= 4096, "the thread header fits its page");
 
@@ -314,6 +325,8 @@ struct piano_spool_run {
     /* An allocator piano's malloc does not see, found at exit (allocator.c):
      * "je_malloc", "malloc in libjemalloc.so.2"...; "" when none. */
     char allocator[64];
+    uint32_t heap;           /* 1: heap in use is tracked (PIANO_HEAP) */
+    uint32_t pad3;
 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 

@@ -30,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 8
+#define PIANO_SCHEMA_VERSION 9
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -74,6 +74,14 @@
 "  error   TEXT                        -- why the last one failed\n" \
 ");\n"
 
+/* Heap in use (PIANO_HEAP), per function (stats) and per context: the
+ * allocations made there still live at the run's end, and the bytes they held
+ * when the run's heap peaked (within 1/64: rt/heap.c). NULL: not tracked. */
+#define PIANO_SCHEMA_INUSE \
+"  inuse_objects INTEGER,              -- live at the end\n" \
+"  inuse_bytes INTEGER,                -- their bytes as asked\n" \
+"  peak_inuse_bytes INTEGER,           -- bytes live at the run's heap peak\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -94,7 +102,8 @@
 "  frames_kept INTEGER,                -- the rows of the frames table (PIANO_FRAMES: the budget, spikes, a sample)\n" \
 "  frame_hist  BLOB,                   -- histogram of every frame's total (ticks); NULL before schema 5\n" \
 "  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
-"  allocator   TEXT                    -- an allocator whose calls piano does not see (je_malloc, or malloc in libjemalloc.so.2), NULL if none\n" \
+"  allocator   TEXT,                   -- an allocator whose calls piano does not see (je_malloc or malloc in libjemalloc.so.2); NULL if none\n" \
+"  heap_peak_bytes INTEGER             -- the heap in use at its peak (PIANO_HEAP); NULL: not tracked\n" \
 ");\n" \
 PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS threads(\n" \
@@ -115,7 +124,8 @@ PIANO_SCHEMA_FUNCTIONS \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
 "  hist_self BLOB, hist_total BLOB,\n" \
 "  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
-"  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended, timed to its end: included in calls\n" \
+"  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended (timed to its end): included in calls\n" \
+PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \
@@ -126,6 +136,7 @@ PIANO_SCHEMA_FUNCTIONS \
 "  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,\n" \
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, id)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS frames(\n" \
@@ -204,5 +215,15 @@ PIANO_SCHEMA_FUNCTIONS \
 "INSERT INTO run_functions(run, id, name) SELECT f.run, f.id, n.id FROM functions_v7 f\n" \
 "  JOIN names n ON n.name = f.name AND n.file = f.file AND n.line = f.line;\n" \
 "DROP TABLE functions_v7;\n"
+
+/* From version 8 to 9: heap in use (runs stored before: NULL, not tracked). */
+#define PIANO_SCHEMA_MIGRATE_8 \
+"ALTER TABLE runs ADD COLUMN heap_peak_bytes INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN inuse_objects INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN inuse_bytes INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN peak_inuse_bytes INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN inuse_objects INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN inuse_bytes INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN peak_inuse_bytes INTEGER;\n"
 
 #endif

@@ -498,6 +498,8 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_6) == SQLITE_OK;
     if (ok && version <= 7)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_7) == SQLITE_OK;
+    if (ok && version <= 8)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_8) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
