@@ -33,9 +33,15 @@ static const char *help_report =
     "Options:\n"
     "  --db FILE        the database\n"
     "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
-    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes}\n"
+    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes,\n"
+    "                   inuse_objects, inuse_bytes, peak_inuse_bytes, unfinished}\n"
+    "                   (inuse_*: null when the run did not track heap in use: PIANO_HEAP=1)\n"
     "  --csv            the same columns, with a header line\n"
-    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes (descending)\n"
+    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, inuse, peak\n"
+    "                   (descending)\n"
+    "  --heap           heap in use (PIANO_HEAP=1 runs): functions that allocated, by bytes\n"
+    "                   still in use at the end (leaks, marked), with their objects, the\n"
+    "                   bytes they held at the run's heap peak, and that peak in the header\n"
     "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
     "  --all            show every row\n"
     "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
@@ -230,7 +236,7 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected heap ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
@@ -357,6 +363,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
+        {"heap", offsetof(pdb_opts, heap)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))
@@ -514,6 +521,8 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --spikes goes with --frames");
     if (o.frames && o.threads)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
+    if (o.heap && (o.frames || o.threads))
+        pdb_usage_die("report: --heap goes without --frames and --threads (use --heap --thread T)");
     if (o.json && o.csv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
 

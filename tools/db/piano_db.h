@@ -29,7 +29,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected;
+    int json, csv, all, threads, frames, spikes, uncorrected, heap;
     const char *sort;
     long top;
     int top_set;
@@ -59,6 +59,7 @@ typedef struct {
     char path[4096];
     int color; /* stdout is a TTY and NO_COLOR is unset */
     int has_child_calls; /* stats.child_calls exists (databases made before it lack it) */
+    int has_inuse;       /* stats.inuse_bytes and runs.heap_peak_bytes exist (schema 9) */
 } pdb;
 
 typedef struct {
@@ -69,6 +70,7 @@ typedef struct {
     /* The frame budget (schema 5): every frame counted, the rows kept (-1: not
      * stored: count the frames table), spikes past the spike limit. */
     int64_t frames, frames_kept, spikes_unkept;
+    int64_t heap_peak_bytes;   /* the run's heap peak (PIANO_HEAP); -1: not tracked */
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -222,6 +224,10 @@ typedef struct {
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
     int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
+    /* Heap in use (PIANO_HEAP): live at the end, and bytes at the run's heap
+     * peak; inuse_known 0 when the run did not track it (JSON null). */
+    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
+    int inuse_known;
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
@@ -238,6 +244,7 @@ enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4 };
  * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
+void fnset_row_free(fnrow *r);   /* one row's strings and histogram */
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
