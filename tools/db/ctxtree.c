@@ -91,9 +91,13 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     t->v[0].parent = -1;
     t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
 
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, "
-                                      "alloc_bytes, frees, free_bytes FROM contexts "
-                                      "WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY thread, id");
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, %s "
+             "FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY thread, id",
+             p->has_inuse ? "coalesce(inuse_objects, 0), coalesce(inuse_bytes, 0), coalesce(peak_inuse_bytes, 0)"
+                          : "0, 0, 0");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, thread);
     /* Per thread: context id -> merged node, in id order (binary search). */
@@ -131,6 +135,9 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
         c->alloc_bytes += sqlite3_column_int64(st, 8);
         c->frees += sqlite3_column_int64(st, 9);
         c->free_bytes += sqlite3_column_int64(st, 10);
+        c->inuse_objects += sqlite3_column_int64(st, 11);
+        c->inuse_bytes += sqlite3_column_int64(st, 12);
+        c->peak_inuse_bytes += sqlite3_column_int64(st, 13);
         if (nids == cap) {
             cap = cap ? cap * 2 : 1024;
             ids = xrealloc(ids, cap * sizeof *ids);

@@ -431,6 +431,7 @@ typedef struct {
     int key, parent, depth;
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;   /* 0 when not tracked */
 } cnode;
 typedef struct {
     fkeys keys;
@@ -449,7 +450,7 @@ char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES };
 typedef struct {
     const char *type, *unit;
     int field;

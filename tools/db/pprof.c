@@ -8,7 +8,8 @@
  * from zlib.
  *
  * Contents: sample types calls/count, self/nanoseconds, alloc_space/bytes,
- * alloc_objects/count (default: self). One Sample per context path of the
+ * alloc_objects/count, and for runs that tracked heap in use (PIANO_HEAP)
+ * inuse_space/bytes, inuse_objects/count (default: self). One Sample per context path of the
  * merged calling-context tree, its location ids leaf first, its values that
  * context's own figures; so summing a function's flat values gives the
  * report's (uncorrected) calls, self time and allocations. One Function and
@@ -133,6 +134,8 @@ static int64_t pprof_field(const cnode *c, int field)
     case PPROF_CALLS: return c->calls;
     case PPROF_SELF_NS: return c->self_ns;
     case PPROF_ALLOC_BYTES: return c->alloc_bytes;
+    case PPROF_INUSE_OBJECTS: return c->inuse_objects;
+    case PPROF_INUSE_BYTES: return c->inuse_bytes;
     default: return c->allocs;
     }
 }
@@ -256,8 +259,12 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
         {"self", "nanoseconds", PPROF_SELF_NS},
         {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
         {"alloc_objects", "count", PPROF_ALLOCS},
+        {"inuse_space", "bytes", PPROF_INUSE_BYTES},
+        {"inuse_objects", "count", PPROF_INUSE_OBJECTS},
     };
-    static const pprof_shape all = {values, 4, NULL, NULL, "self", 0};
+    /* pprof's names: `pprof -sample_index=inuse_space` reads them as Go's heap
+     * profiles; only when the run tracked heap in use (else they would say 0). */
+    const pprof_shape all = {values, r->heap_peak_bytes >= 0 ? 6 : 4, NULL, NULL, "self", 0};
     ctree t;
     ctree_load(p, r->id, thread, &t);
     size_t len;
