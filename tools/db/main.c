@@ -126,7 +126,7 @@ static const char *help_gc =
     "usage: piano-db gc --keep N [--db FILE]\n\nDeletes every run but the N newest and the tagged ones.\n";
 
 static const char *help_flamegraph =
-    "usage: piano-db flamegraph [RUN|TAG] [-o FILE] [--thread T]\n"
+    "usage: piano-db flamegraph [RUN|TAG] [-o FILE] [--thread T] [--metric M]\n"
     "       piano-db flamegraph --diff [A [B]] [-o FILE] [--thread T]\n"
     "\n"
     "Writes a self-contained interactive SVG flame graph (no external script or style)\n"
@@ -141,7 +141,9 @@ static const char *help_flamegraph =
     "of the same context path from A to B (functions matched by name and file): red\n"
     "slower, blue faster, grey unchanged. Paths only in A are not drawn.\n"
     "\n"
-    "  -o, --output FILE   where to write (default: standard output)\n";
+    "  -o, --output FILE   where to write (default: standard output)\n"
+    "  --metric M          what widths mean: wall (default: inclusive time), alloc (bytes\n"
+    "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n";
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
@@ -245,7 +247,7 @@ static const command commands[] = {
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
-     " db output thread diff ", &help_flamegraph, 0},
+     " db output thread diff metric ", &help_flamegraph, 0},
     {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all ", &help_export, 0},
@@ -336,7 +338,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
                                                 "output", "format", "app", "label", "tenant", "timeout", "count",
-                                                "interval"};
+                                                "interval", "metric"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -392,6 +394,10 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
     } else if (!strcmp(name, "keep")) {
         o->keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
         o->keep_set = 1;
+    } else if (!strcmp(name, "metric")) {
+        if (!flame_metric_known(val))
+            pdb_usage_die("%s: unknown metric '%s' (%s)", c->name, val, flame_metric_names());
+        o->metric = val;
     } else if (!strcmp(name, "app")) {
         o->app = val;
     } else if (!strcmp(name, "tenant")) {

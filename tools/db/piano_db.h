@@ -41,6 +41,7 @@ typedef struct {
     int keep_set;
     const char *output; /* -o/--output FILE (NULL or "-": stdout) */
     const char *format; /* export --format */
+    const char *metric; /* flamegraph --metric (NULL: wall) */
     int diff;           /* flamegraph --diff */
     const char *app, *tenant;   /* push --app, --tenant */
     const char **labels;        /* push --label KEY=VALUE, in order */
@@ -418,6 +419,9 @@ int cmd_gc(pdb *p, const pdb_opts *o);
 int cmd_flamegraph(pdb *p, const pdb_opts *o);
 int cmd_plot(pdb *p, const pdb_opts *o);
 int cmd_export(pdb *p, const pdb_opts *o);
+/* flamegraph --metric: whether name is one; the names as "wall|alloc|...". */
+int flame_metric_known(const char *name);
+const char *flame_metric_names(void);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
 int cmd_push(pdb *p, const pdb_opts *o);
 int cmd_top(pdb *p, const pdb_opts *o);
