@@ -76,6 +76,8 @@ static const emit_col diff_cols[] = {
     {.key = "allocs_b", .type = COL_INT},
     {.key = "alloc_bytes_a", .type = COL_INT},
     {.key = "alloc_bytes_b", .type = COL_INT},
+    {.key = "inuse_bytes_a", .type = COL_INT},   /* null: the function is not in that run, or */
+    {.key = "inuse_bytes_b", .type = COL_INT},   /* the run did not track heap in use */
     {.key = "change", .type = COL_TEXT},
     {.key = "significant", .type = COL_BOOL},
     {.key = "p_value", .type = COL_REAL, .fmt = "%.3g"},
@@ -101,6 +103,7 @@ static void diff_values(const drow *d, emit_val v[NDIFF])
          .null = !(both && valid && d->sig.median_a_ns > 0)},
         {.s = verdict(d)}, {.i = b->allocs, .null = !d->b}, {.i = b->allocs - a->allocs},
         {.i = a->allocs}, {.i = b->allocs}, {.i = a->alloc_bytes}, {.i = b->alloc_bytes},
+        {.i = a->inuse_bytes, .null = !a->inuse_known}, {.i = b->inuse_bytes, .null = !b->inuse_known},
         {.s = change}, {.i = d->sig.significant},
         {.d = d->sig.p_value, .null = !valid}, {.d = d->sig.median_a_ns, .null = !valid},
         {.d = d->sig.median_b_ns, .null = !valid},
