@@ -53,7 +53,7 @@ static inline void count_free(void *p)
     /* Any thread's free ends a tracked block's life, even one piano records
      * nothing of (no instrumented call yet, or ended). */
     if (g_heap_on && !(ts && ts->busy))
-        heap_untrack(p);
+        heap_untrack(ts, p);
     if (!ts || ts->busy)
         return;
     size_t n = malloc_usable_size(p);
@@ -104,7 +104,7 @@ PIANO_API void *realloc(void *old, size_t n)
         return p;
     }
     if (owned)
-        heap_realloc_freed(owned_size, owner);
+        heap_realloc_freed(ts, owned_size, owner);
     /* realloc is one free (when there was a block) plus one allocation */
     if (old && ts && !ts->busy) {
         struct piano_node *node = charged_node(ts);

@@ -45,7 +45,11 @@ struct __attribute__((aligned(64))) heap_shard {
 
 static struct heap_shard shards[HEAP_SHARDS];
 int g_heap_on;
-static _Atomic uint64_t heap_now, heap_max, heap_copied;
+/* heap_now is written by every tracked malloc and free; the others are read
+ * by every free and rarely written: a cache line each, so the reads do not
+ * miss on every other thread's writes. */
+static _Atomic uint64_t heap_now __attribute__((aligned(64)));
+static _Atomic uint64_t heap_max __attribute__((aligned(64))), heap_copied;
 static _Atomic uint32_t heap_gen;
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Ended threads whose contexts still own live blocks: their states stay
@@ -115,9 +119,16 @@ static int shard_grow(struct heap_shard *s)
     return 0;
 }
 
-/* Adds a free of `size` bytes to the owning context. */
-static inline void owner_freed(struct piano_node *node, uint64_t size)
+/* Adds a free of `size` bytes to the owning context; ts: the freeing
+ * thread's state, or NULL. Most frees are the owner thread's own: plain adds
+ * to fields only it writes; another thread's are atomic, to fields of their own. */
+static inline void owner_freed(struct piano_thread *ts, struct piano_node *node, uint64_t size)
 {
+    if (ts && (uintptr_t)node - (uintptr_t)PIANO_NODES(ts) < PIANO_NODES_TOTAL * sizeof *node) {
+        node->own_frees++;
+        node->own_free_bytes += size;
+        return;
+    }
     __atomic_fetch_add(&node->owned_frees, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&node->owned_free_bytes, size, __ATOMIC_RELAXED);
 }
@@ -137,6 +148,7 @@ static void peak_copy_states(struct piano_thread *t, uint32_t gen, uint64_t max)
             for (uint32_t i = lo; i < hi; i++) {
                 struct piano_node *node = &nodes[i];
                 uint64_t in = __atomic_load_n(&node->alloc_bytes, __ATOMIC_RELAXED) -
+                              __atomic_load_n(&node->own_free_bytes, __ATOMIC_RELAXED) -
                               __atomic_load_n(&node->owned_free_bytes, __ATOMIC_RELAXED);
                 if (in || node->peak_bytes) {
                     node->peak_bytes = in;
@@ -175,7 +187,7 @@ void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_
     shard_lock(s);
     if (UNLIKELY(2 * (s->used + 1) > s->mask + 1ull) && shard_grow(s) != 0) {
         shard_unlock(s);
-        owner_freed(node, n);   /* not tracked: never in use */
+        owner_freed(ts, node, n);   /* not tracked: never in use */
         return;
     }
     uint64_t i = slot_of(h, s->mask);
@@ -186,7 +198,7 @@ void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_
     s->used += !old.key;
     shard_unlock(s);
     if (UNLIKELY(old.key)) {   /* freed where piano could not see it (a raw __libc_free) */
-        owner_freed(old.node, old.size);
+        owner_freed(NULL, old.node, old.size);
         atomic_fetch_sub_explicit(&heap_now, old.size, memory_order_relaxed);
     }
     uint64_t now = atomic_fetch_add_explicit(&heap_now, n, memory_order_relaxed) + n;
@@ -233,7 +245,7 @@ static int heap_take(void *p, struct heap_entry *out)
 }
 
 /* The block p is being freed (by any thread, with or without a state). */
-void heap_untrack(void *p)
+void heap_untrack(struct piano_thread *ts, void *p)
 {
     struct heap_entry e;
     if (!heap_take(p, &e))
@@ -242,7 +254,7 @@ void heap_untrack(void *p)
     uint64_t copied = atomic_load_explicit(&heap_copied, memory_order_relaxed);
     if (UNLIKELY(max > copied + copied / 64))
         peak_copy(max);   /* the heap goes down from a new peak: before this free */
-    owner_freed(e.node, e.size);
+    owner_freed(ts, e.node, e.size);
     atomic_fetch_sub_explicit(&heap_now, e.size, memory_order_relaxed);
 }
 
@@ -266,7 +278,7 @@ void heap_put_back(void *p, uint64_t size, struct piano_node *node)
     shard_lock(s);
     if (2 * (s->used + 1) > s->mask + 1ull && shard_grow(s) != 0) {
         shard_unlock(s);
-        owner_freed(node, size);
+        owner_freed(NULL, node, size);
         atomic_fetch_sub_explicit(&heap_now, size, memory_order_relaxed);
         return;
     }
@@ -277,13 +289,13 @@ void heap_put_back(void *p, uint64_t size, struct piano_node *node)
 
 /* realloc moved (or freed) a tracked block: the old one's free, after the
  * peak check a free makes. */
-void heap_realloc_freed(uint64_t size, struct piano_node *node)
+void heap_realloc_freed(struct piano_thread *ts, uint64_t size, struct piano_node *node)
 {
     uint64_t max = atomic_load_explicit(&heap_max, memory_order_relaxed);
     uint64_t copied = atomic_load_explicit(&heap_copied, memory_order_relaxed);
     if (UNLIKELY(max > copied + copied / 64))
         peak_copy(max);
-    owner_freed(node, size);
+    owner_freed(ts, node, size);
     atomic_fetch_sub_explicit(&heap_now, size, memory_order_relaxed);
 }
 
@@ -311,7 +323,7 @@ static int owns_live(struct piano_thread *ts)
         uint32_t lo = pass ? PIANO_NODE_CAP : 0;
         uint32_t hi = pass ? (ts->contexts_truncated ? PIANO_NODES_TOTAL : 0) : ts->n_nodes;
         for (uint32_t i = lo; i < hi; i++)
-            if (nodes[i].allocs != __atomic_load_n(&nodes[i].owned_frees, __ATOMIC_ACQUIRE))
+            if (nodes[i].allocs != piano_node_freed(&nodes[i], 0))
                 return 1;
     }
     return 0;

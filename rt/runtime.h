@@ -27,9 +27,9 @@ void piano_jumped_to(uint32_t depth);
 /* Heap in use (heap.c), when g_heap_on (PIANO_HEAP=1). */
 extern int g_heap_on;
 void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_t n);
-void heap_untrack(void *p);
+void heap_untrack(struct piano_thread *ts, void *p);
 int heap_take_for_realloc(void *p, uint64_t *size, struct piano_node **node);
 void heap_put_back(void *p, uint64_t size, struct piano_node *node);
-void heap_realloc_freed(uint64_t size, struct piano_node *node);
+void heap_realloc_freed(struct piano_thread *ts, uint64_t size, struct piano_node *node);
 
 #endif

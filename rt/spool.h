@@ -64,13 +64,20 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
-    /* Heap in use (PIANO_HEAP): frees of this context's own allocations, by
-     * whichever thread made them (added atomically), so in use = allocs -
-     * owned_frees; and the bytes in use at the run's latest heap peak copy
-     * (heap.c), valid when peak_gen is the run's last copy. */
-    uint64_t owned_frees, owned_free_bytes, peak_bytes;
+    /* Heap in use (PIANO_HEAP): frees of this context's own allocations, made
+     * by its own thread (own_*, plain adds) or by others (owned_*, atomic), so
+     * in use = allocs - both (piano_node_freed); and the bytes in use at the
+     * run's latest heap peak copy (heap.c), valid when peak_gen is that copy's. */
+    uint64_t own_frees, own_free_bytes, owned_frees, owned_free_bytes, peak_bytes;
     uint32_t peak_gen, pad;
 };
+
+/* Frees of a context's allocations (objects, or bytes), by any thread. */
+static inline uint64_t piano_node_freed(const struct piano_node *n, int bytes)
+{
+    return bytes ? n->own_free_bytes + __atomic_load_n(&n->owned_free_bytes, __ATOMIC_RELAXED)
+                 : n->own_frees + __atomic_load_n(&n->owned_frees, __ATOMIC_RELAXED);
+}
 
 /* 64-byte aligned (192 bytes): the fields above the page indices and the
  * pages of the first 16 octaves (times below ~2^21 ticks) share one cache line,

@@ -206,8 +206,9 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
             /* In use: its allocations not freed (by any thread); a crash in
              * the middle of a free's two counters cannot make it negative. */
-            uint64_t in_obj = n->allocs > n->owned_frees ? n->allocs - n->owned_frees : 0;
-            uint64_t in_bytes = n->alloc_bytes > n->owned_free_bytes ? n->alloc_bytes - n->owned_free_bytes : 0;
+            uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
+            uint64_t in_obj = n->allocs > freed ? n->allocs - freed : 0;
+            uint64_t in_bytes = n->alloc_bytes > freed_bytes ? n->alloc_bytes - freed_bytes : 0;
             uint64_t peak = j->heap_gen && n->peak_gen == j->heap_gen ? n->peak_bytes : 0;
             a->inuse_objects += in_obj, a->inuse_bytes += in_bytes, a->peak_inuse_bytes += peak;
             if (n->fn > *max_fn)
