@@ -45,7 +45,7 @@ _piano_db()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ $cmd == plot && $cword -eq 2 ]]; then
-        COMPREPLY=($(compgen -W "frames" -- "$cur"))
+        COMPREPLY=($(compgen -W "frames heap" -- "$cur"))
     elif [[ $cmd == push && $cword -eq 2 ]]; then
         COMPREPLY=($(compgen -W "http:// https://" -- "$cur")); compopt -o nospace 2>/dev/null
     elif [[ $cmd != runs && $cmd != gc ]]; then

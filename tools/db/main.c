@@ -147,11 +147,16 @@ static const char *help_flamegraph =
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
+    "       piano-db plot heap [RUN|TAG] [-o FILE] [--thread T]\n"
     "\n"
     "Writes an SVG chart of the run's frame times in order: one bar per frame, or with\n"
     "more than 2000 frames one bar per bucket of consecutive frames showing the\n"
     "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
     "the median is a dashed line. Axes in frame numbers and human time units.\n"
+    "\n"
+    "plot heap (runs made with PIANO_HEAP=1): heap in use at the run's start, its peak\n"
+    "and its end (without snapshots the moments piano knows), each bar stacked by the\n"
+    "functions holding the memory then (the 8 that hold the most, then the others).\n"
     "\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 
@@ -248,7 +253,7 @@ static const command commands[] = {
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff metric ", &help_flamegraph, 0},
-    {"plot", "frames [RUN|TAG]", "frame times as an SVG bar chart", cmd_plot, " db output thread ", &help_plot, 0},
+    {"plot", "frames|heap [RUN|TAG]", "frame times, or heap in use, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",

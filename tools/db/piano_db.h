@@ -418,6 +418,8 @@ int cmd_rm(pdb *p, const pdb_opts *o);
 int cmd_gc(pdb *p, const pdb_opts *o);
 int cmd_flamegraph(pdb *p, const pdb_opts *o);
 int cmd_plot(pdb *p, const pdb_opts *o);
+int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r);   /* plot heap (plot_heap.c) */
+double plot_nice_step(double range, int target);   /* a round axis step near range/target */
 int cmd_export(pdb *p, const pdb_opts *o);
 /* flamegraph --metric: whether name is one; the names as "wall|alloc|...". */
 int flame_metric_known(const char *name);
