@@ -49,6 +49,7 @@ bool PianoPass::instrumentModule(Module &M) {
   Options Opts;
   if (!readOptions(M.getContext(), Opts))
     return false;
+  Opts.Stage = Stage;
   Selection S = selectFunctions(M, Opts);
   recordSelection(M, Opts);
   writeSummary(M, Opts, S);

@@ -34,6 +34,10 @@ namespace piano {
 
 class PianoPass : public llvm::PassInfoMixin<PianoPass> {
 public:
+  // Stage: where in the pipeline it runs ("before inlining", "after
+  // inlining"; "" when a pipeline names it: opt -passes=piano), recorded with
+  // the selection (.piano.sel) because it changes what a pattern selects.
+  explicit PianoPass(const char *Stage = "") : Stage(Stage) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
     return instrumentModule(M) ? llvm::PreservedAnalyses::none()
                                : llvm::PreservedAnalyses::all();
@@ -42,6 +46,7 @@ public:
 
 private:
   bool instrumentModule(llvm::Module &M);
+  const char *Stage;
 };
 
 // ---- Shared by the parts ---------------------------------------------------
@@ -77,6 +82,7 @@ struct Options {
   unsigned MinSize = 0;       // PIANO_MIN_SIZE
   bool Guard = false;         // PIANO_GUARD
   bool Verbose = false;       // PIANO_VERBOSE
+  const char *Stage = "";     // where the pass runs (PianoPass::Stage)
 };
 
 // Reads PIANO_FNS and PIANO_MIN_SIZE (and the flags). A malformed value is

@@ -107,12 +107,12 @@ void registerCallbacks(PassBuilder &PB) {
   if (afterInlining()) {
     PB.registerOptimizerLastEPCallback(
         [](ModulePassManager &MPM, OptimizationLevel, auto...) {
-          MPM.addPass(PianoPass());
+          MPM.addPass(PianoPass("after inlining"));
         });
   } else {
     PB.registerPipelineStartEPCallback(
         [](ModulePassManager &MPM, OptimizationLevel) {
-          MPM.addPass(PianoPass());
+          MPM.addPass(PianoPass("before inlining"));
         });
   }
   PB.registerPipelineParsingCallback(

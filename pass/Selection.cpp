@@ -213,13 +213,14 @@ Chosen describe(Function &F) {
 // ---- What the pass records of its choice ------------------------------------
 
 // The module asm that records this object's selection:
-//   .piano.sel: "piano-sel 1" \t PIANO_FNS \t PIANO_MIN_SIZE \t source \0
+//   .piano.sel: "piano-sel 2" \t PIANO_FNS \t PIANO_MIN_SIZE \t stage \t source \0
 // in a section without flags (not loaded, never in the program's memory).
-std::string selectionAsm(const char *Spec, unsigned MinSize,
+// (Version 1 had no stage.)
+std::string selectionAsm(const char *Spec, unsigned MinSize, const char *Stage,
                          const std::string &Source) {
-  std::string Entry = "piano-sel 1\t";
+  std::string Entry = "piano-sel 2\t";
   Entry += Spec ? Spec : "";
-  Entry += "\t" + std::to_string(MinSize) + "\t" + Source;
+  Entry += "\t" + std::to_string(MinSize) + "\t" + Stage + "\t" + Source;
   std::string Asm = ".pushsection .piano.sel,\"\",@progbits\n.asciz \"";
   for (unsigned char C : Entry) {
     if (C == '"' || C == '\\' || C < 0x20 || C >= 0x7f) {
@@ -307,7 +308,8 @@ void recordSelection(Module &M, const Options &Opts) {
   if (TT.isOSBinFormatELF() &&
       M.getModuleInlineAsm().find(".piano.sel") == std::string::npos)
     M.appendModuleInlineAsm(
-        selectionAsm(Opts.Spec, Opts.MinSize, M.getSourceFileName()));
+        selectionAsm(Opts.Spec, Opts.MinSize, Opts.Stage,
+                     M.getSourceFileName()));
 }
 
 // One line per translation unit (not again when the plugin is loaded twice

@@ -32,7 +32,7 @@
 // The object carries its selection (.piano.sel, read by piano-cc at link).
 // RUN: env PIANO_FNS='tiny,big' PIANO_MIN_SIZE=30 %clang -O0 %plugin -S -emit-llvm %s -o - | %FileCheck %s --check-prefix=SEL
 // SEL: module asm ".pushsection .piano.sel,\22\22,@progbits"
-// SEL: module asm ".asciz \22piano-sel 1\\011tiny,big\\01130\\011{{.*}}min_size.c\22"
+// SEL: module asm ".asciz \22piano-sel 2\\011tiny,big\\01130\\011before inlining\\011{{.*}}min_size.c\22"
 // PIANO_AFTER_INLINING=1: what survives inlining is instrumented (tiny and
 // tiny_too are inlined into big at -O2); at -O0 nothing is inlined.
 // RUN: env PIANO_AFTER_INLINING=1 PIANO_VERBOSE=1 %clang -O2 %plugin -S -emit-llvm %s -o /dev/null 2>&1 | %FileCheck %s --check-prefix=LATE

@@ -381,17 +381,41 @@ done:
 }
 
 struct sel_group {
-    const char *spec, *min; /* point into the section's copy */
+    const char *spec, *min, *stage; /* point into the section's copy */
     const char *files[3];   /* the first few sources */
     size_t nfiles;
 };
 
-static void describe(char *buf, size_t len, const char *spec, const char *min)
+static void describe(char *buf, size_t len, const struct sel_group *g)
 {
-    if (spec[0])
-        snprintf(buf, len, "PIANO_FNS=%s PIANO_MIN_SIZE=%s", spec, min);
+    const char *sep = g->stage[0] ? ", " : "";
+    if (g->spec[0])
+        snprintf(buf, len, "PIANO_FNS=%s PIANO_MIN_SIZE=%s%s%s", g->spec, g->min, sep, g->stage);
     else
-        snprintf(buf, len, "PIANO_FNS unset, PIANO_MIN_SIZE=%s", min);
+        snprintf(buf, len, "PIANO_FNS unset, PIANO_MIN_SIZE=%s%s%s", g->min, sep, g->stage);
+}
+
+/* One entry of .piano.sel, split in place: "piano-sel 2" \t spec \t min \t
+ * stage \t source (version 1: no stage). 0 when it is not one. */
+static int parse_sel(char *e, struct sel_group *out, const char **src)
+{
+    int v2 = strncmp(e, "piano-sel 2\t", 12) == 0;
+    if (!v2 && strncmp(e, "piano-sel 1\t", 12) != 0)
+        return 0;
+    char *f[4] = { e + 12 };
+    int nf = v2 ? 4 : 3;
+    for (int i = 1; i < nf; i++) {
+        char *tab = strchr(f[i - 1], '\t');
+        if (!tab)
+            return 0;
+        *tab = '\0';
+        f[i] = tab + 1;
+    }
+    out->spec = f[0];
+    out->min = f[1];
+    out->stage = v2 ? f[2] : "";
+    *src = f[nf - 1];
+    return 1;
 }
 
 /* After a successful link of out: one line when its objects were compiled
@@ -406,28 +430,20 @@ static void check_selection(const char *me, const char *out)
     struct sel_group groups[16];
     size_t ngroups = 0, extra = 0;
     for (char *e = sec; e < sec + len; e += strlen(e) + 1) {
-        /* "piano-sel 1" \t spec \t min \t source */
-        if (strncmp(e, "piano-sel 1\t", 12) != 0)
+        struct sel_group one;
+        const char *src;
+        if (!parse_sel(e, &one, &src))
             continue;
-        char *spec = e + 12, *min = strchr(spec, '\t'), *src;
-        if (!min)
-            continue;
-        *min++ = '\0';
-        src = strchr(min, '\t');
-        if (!src)
-            continue;
-        *src++ = '\0';
         size_t g = 0;
-        while (g < ngroups &&
-               (strcmp(groups[g].spec, spec) || strcmp(groups[g].min, min)))
+        while (g < ngroups && (strcmp(groups[g].spec, one.spec) || strcmp(groups[g].min, one.min) ||
+                               strcmp(groups[g].stage, one.stage)))
             g++;
         if (g == ngroups) {
             if (ngroups == sizeof groups / sizeof groups[0]) {
                 extra++;
                 continue;
             }
-            groups[ngroups].spec = spec;
-            groups[ngroups].min = min;
+            groups[ngroups] = one;
             groups[ngroups].nfiles = 0;
             ngroups++;
         }
@@ -448,7 +464,7 @@ static void check_selection(const char *me, const char *out)
                         "selections:", me, out, ngroups + extra);
         for (size_t g = 0; g < ngroups; g++) {
             char d[512];
-            describe(d, sizeof d, groups[g].spec, groups[g].min);
+            describe(d, sizeof d, &groups[g]);
             fprintf(stderr, "%s %s (%zu file%s:", g ? ";" : "", d,
                     groups[g].nfiles, groups[g].nfiles == 1 ? "" : "s");
             for (size_t f = 0; f < groups[g].nfiles && f < 3; f++) {
@@ -462,7 +478,7 @@ static void check_selection(const char *me, const char *out)
         const char *now = getenv("PIANO_FNS");
         if (now && *now && strcmp(now, groups[0].spec) != 0) {
             char d[512];
-            describe(d, sizeof d, groups[0].spec, groups[0].min);
+            describe(d, sizeof d, &groups[0]);
             fprintf(stderr, "%s: %s links objects compiled under %s, but "
                             "PIANO_FNS is now %s: they were not rebuilt; %s\n",
                     me, out, d, now, hint);
