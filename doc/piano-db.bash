@@ -34,7 +34,7 @@ _piano_db()
     case $cmd in
         report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --heap" ;;
         runs|tag) opts+=" --json" ;;
-        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above" ;;
+        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --heap" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric" ;;
         plot) opts+=" -o --output --thread" ;;

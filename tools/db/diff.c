@@ -195,7 +195,16 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     FILE *f = stdout;
     emit_mode mode = emit_mode_of(o);
     emitter e;
-    emit_begin(&e, f, mode, diff_cols, NDIFF, p->color ? EMIT_COLOR : 0);
+    /* --heap: the table also shows the bytes in use at the end of each run. */
+    emit_col cols[NDIFF];
+    memcpy(cols, diff_cols, sizeof cols);
+    for (int c = 0; o->heap && c < NDIFF; c++)
+        if (cols[c].key && !strncmp(cols[c].key, "inuse_bytes_", 12)) {
+            cols[c].head = cols[c].key[12] == 'a' ? "In use A" : "In use B";
+            cols[c].type = COL_BYTES;
+            cols[c].minw = 11;
+        }
+    emit_begin(&e, f, mode, cols, NDIFF, p->color ? EMIT_COLOR : 0);
     for (size_t k = 0; k < shown; k++) {
         emit_val v[NDIFF];
         diff_values(&rows[k], v);

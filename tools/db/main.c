@@ -111,7 +111,8 @@ static const char *help_diff =
     "  --db FILE         the database\n"
     "  --json            array of {function, file, calls_a, calls_b, self_ns_a, self_ns_b,\n"
     "                    delta_ns, delta_pct, allocs_a, allocs_b, alloc_bytes_a,\n"
-    "                    alloc_bytes_b, change (same|slower|faster|added|removed),\n"
+    "                    alloc_bytes_b, inuse_bytes_a, inuse_bytes_b (null: not tracked),\n"
+    "                    change (same|slower|faster|added|removed),\n"
     "                    significant, p_value, median_a_ns, median_b_ns}\n"
     "  --csv             the same columns, with a header line\n"
     "  --top N, --all    rows shown (default: all)\n"
@@ -119,7 +120,9 @@ static const char *help_diff =
     "  --uncorrected     raw self times (see report --help)\n"
     "  --fail-above PCT  exit 3 when a function is significantly slower and its median\n"
     "                    per-call self time grew by more than PCT percent (medians, not\n"
-    "                    totals: a total moves with the number of calls and preemption)\n";
+    "                    totals: a total moves with the number of calls and preemption)\n"
+    "  --heap            the table also shows each run's bytes in use at the end\n"
+    "                    (In use A, In use B: PIANO_HEAP=1 runs; '-' when not tracked)\n";
 
 static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
 static const char *help_gc =
@@ -248,7 +251,7 @@ static const command commands[] = {
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
-     " db json csv top all thread uncorrected fail-above ", &help_diff, 0},
+     " db json csv top all thread uncorrected fail-above heap ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
@@ -532,7 +535,7 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --spikes goes with --frames");
     if (o.frames && o.threads)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
-    if (o.heap && (o.frames || o.threads))
+    if (o.heap && !strcmp(c->name, "report") && (o.frames || o.threads))
         pdb_usage_die("report: --heap goes without --frames and --threads (use --heap --thread T)");
     if (o.json && o.csv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
