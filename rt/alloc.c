@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -31,7 +33,9 @@ static inline struct piano_node *charged_node(struct piano_thread *ts)
     return PIANO_NODES(ts) + PIANO_STACK(ts)[d].node;   /* node 0 (no call) when d == 0 */
 }
 
-static inline void count_alloc(void *p, size_t n)
+/* tracked: heap in use is on (g_heap_on); a constant where inlined, so the
+ * paths without it carry no call and no frame (malloc and free pick a copy). */
+static inline __attribute__((always_inline)) void count_alloc_as(void *p, size_t n, int tracked)
 {
     struct piano_thread *ts = piano_tls;
     if (!ts || ts->busy)
@@ -41,20 +45,23 @@ static inline void count_alloc(void *p, size_t n)
     node->alloc_bytes += n;
     ts->allocs++;
     ts->alloc_bytes += n;
-    if (g_heap_on)
+    if (tracked)
         heap_track(ts, node, p, n);
 }
 
-static inline void count_free(void *p)
+static inline void count_alloc(void *p, size_t n)
+{
+    count_alloc_as(p, n, UNLIKELY(g_heap_on));
+}
+
+static inline __attribute__((always_inline)) void count_free_as(void *p, int tracked)
 {
     struct piano_thread *ts = piano_tls;
-    if (!p)
-        return;
     /* Any thread's free ends a tracked block's life, even one piano records
-     * nothing of (no instrumented call yet, or ended). */
-    if (g_heap_on && !(ts && ts->busy))
+     * nothing of (no instrumented call yet, or ended): before the checks below. */
+    if (tracked && p && !(ts && ts->busy))
         heap_untrack(ts, p);
-    if (!ts || ts->busy)
+    if (!p || !ts || ts->busy)
         return;
     size_t n = malloc_usable_size(p);
     struct piano_node *node = charged_node(ts);
@@ -64,20 +71,40 @@ static inline void count_free(void *p)
     ts->free_bytes += n;
 }
 
-PIANO_API void *malloc(size_t n)
+static __attribute__((noinline)) void *malloc_tracked(size_t n)
 {
     void *p = __libc_malloc(n);
     if (p)
-        count_alloc(p, n);
+        count_alloc_as(p, n, 1);
+    return p;
+}
+
+PIANO_API void *malloc(size_t n)
+{
+    if (UNLIKELY(g_heap_on))
+        return malloc_tracked(n);
+    void *p = __libc_malloc(n);
+    if (p)
+        count_alloc_as(p, n, 0);
     return p;
 }
 
 /* Tells allocator.c that this library interposes malloc. */
 __attribute__((visibility("hidden"))) const int piano_alloc_hooked = 1;
 
+static __attribute__((noinline)) void free_tracked(void *p)
+{
+    count_free_as(p, 1);
+    __libc_free(p);
+}
+
 PIANO_API void free(void *p)
 {
-    count_free(p);
+    if (UNLIKELY(g_heap_on)) {
+        free_tracked(p);
+        return;
+    }
+    count_free_as(p, 0);
     __libc_free(p);
 }
 
