@@ -110,11 +110,13 @@ class Build:
         src = os.path.join(HERE, 'src')
         gen = os.path.join(HERE, 'gen.py')
         sh([sys.executable, gen, 'many', '1000', self.path('many.c')])
+        sh([sys.executable, gen, 'short', str(SHORT_PROCESS_FNS), self.path('shortproc.c')])
         self.workload('recursion', os.path.join(src, 'recursion.c'))
         self.workload('frames', os.path.join(src, 'frames.c'))
         self.workload('many', self.path('many.c'))
         self.workload('threads', os.path.join(src, 'threads.c'), ['-pthread'])
         self.workload('short', os.path.join(src, 'short_threads.c'), ['-pthread'])
+        self.workload('shortproc', self.path('shortproc.c'))
         self.workload('heap', os.path.join(src, 'heap.c'), ['-pthread'])
         self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
 
@@ -143,6 +145,10 @@ class Runner:
             return [UFTRACE, 'record', '--no-libcall', '-d', d, self.b.path(name + '.pg'), *args], clean_env()
         dbf = db or os.path.join(self.tmp, 'run%d.db' % self.n)
         env = clean_env(PIANO_DB=dbf)
+        if variant == 'cpu':   # PIANO_CPU=1 (doc/running.md, CPU time)
+            env['PIANO_CPU'] = '1'
+        if variant == 'base':  # the same binary on another runtime (BENCH_BASE_LIB: its lib folder)
+            env['LD_LIBRARY_PATH'] = os.environ['BENCH_BASE_LIB']
         if variant in ('disable', 'gdisable'):
             env['PIANO_DISABLE'] = '1'
         binary = name + ('.guard' if variant in ('guard', 'gdisable') else '.piano')
@@ -151,7 +157,7 @@ class Runner:
     def run(self, name, variant, args, db=None):
         cmd, env = self.cmd_env(name, variant, args, db)
         f = run_prog(cmd, env)
-        if variant in ('piano', 'disable', 'guard', 'gdisable') and f['stderr'].strip():
+        if variant in ('piano', 'disable', 'guard', 'gdisable', 'cpu', 'base') and f['stderr'].strip():
             log('  note: %s stderr: %s' % (variant, f['stderr'].strip()[:300]))
         if db is None:
             self.cleanup()
@@ -168,16 +174,17 @@ def med(xs):
     return statistics.median(xs)
 
 
-def alternate(r, name, sizes, rounds, cost='cpu_ns', keep_db=None):
+def alternate(r, name, sizes, rounds, cost='cpu_ns', keep_db=None, variants=None):
     """Runs every variant once per round, in turn. sizes: variant -> argv.
     Returns variant -> list of BENCH dicts."""
-    res = {v: [] for v in VARIANTS}
+    variants = variants or VARIANTS
+    res = {v: [] for v in variants}
     for i in range(rounds):
-        for v in VARIANTS:
+        for v in variants:
             db = keep_db if (keep_db and v == 'piano' and i == 0) else None
             res[v].append(r.run(name, v, sizes[v], db))
         log('  %s round %d/%d: %s' % (name, i + 1, rounds, '  '.join(
-            '%s %.1fns' % (v, res[v][-1][cost] / res[v][-1]['calls']) for v in VARIANTS)))
+            '%s %.1fns' % (v, res[v][-1][cost] / res[v][-1]['calls']) for v in variants)))
     return res
 
 
@@ -201,7 +208,10 @@ def main():
     ap.add_argument('--rounds', type=int, help='rounds of alternating runs (default 5, --quick 3)')
     ap.add_argument('--out', default=os.path.join(BUILD, 'bench'), help='build folder (build/bench)')
     ap.add_argument('--skip-compile', action='store_true', help='skip the compile-time measurement')
-    ap.add_argument('--only-heap', action='store_true', help='only row (f), heap tracking')
+    ap.add_argument('--cpu-modes', action='store_true',
+                    help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
+                         'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
+    ap.add_argument('--only-heap', action='store_true', help='only row (g), heap tracking')
     a = ap.parse_args()
     q = a.quick
     rounds = a.rounds or (3 if q else 5)
@@ -215,10 +225,14 @@ def main():
         b.all()
     tmp = tempfile.mkdtemp(prefix='piano-bench.')
     r = Runner(b, tmp)
+    if a.cpu_modes:
+        cpu_modes(r, rounds, q)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     R = {'machine': machine(b), 'rounds': rounds, 'quick': q, 'uftrace': bool(UFTRACE)}
     heap_pairs = 500000 if q else 2000000
     if a.only_heap:
-        log('bench: (f) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
+        log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
         R['heap'] = heap_tracking(r, rounds, heap_pairs)
         shutil.rmtree(tmp, ignore_errors=True)
         heap_report(R['heap'])
@@ -262,9 +276,10 @@ def main():
         sz = {v: [str(t), str(22 if v in small else tfib)] for v in VARIANTS}
         threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
 
-    log('bench: (f) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
+    log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
     R['heap'] = heap_tracking(r, rounds, heap_pairs)
     R['short'] = short_threads(r, rounds, 300, tmp)
+    R['shortproc'] = short_process(r, 4 if q else 10, tmp)
     R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
     R['memory'] = memory(r, q)
     if not a.skip_compile:
@@ -272,6 +287,7 @@ def main():
     shutil.rmtree(tmp, ignore_errors=True)
 
     check['short'] = R['short']['calls']
+    check['shortproc'] = R['shortproc']['calls']
     R['check'] = check
     R['workloads'] = {}
     for name, res in work.items():
@@ -291,6 +307,30 @@ def main():
     log('bench: done in %.0f s; raw figures in %s' % (R['seconds'], os.path.join(a.out, 'results.json')))
 
 
+def cpu_modes(r, rounds, q):
+    """ns added per call over plain (thread CPU time, medians of alternating rounds) by
+    piano without and with PIANO_CPU=1, and by the runtime in BENCH_BASE_LIB."""
+    variants = ['plain'] + (['base'] if os.environ.get('BENCH_BASE_LIB') else []) + ['piano', 'cpu']
+    rows = [('(a) recursion', 'recursion', [str(32 if q else 35)]),
+            ('(c) 1,000 functions', 'many', [str(5000 if q else 20000)]),
+            ('(d) 1 thread (CPU)', 'threads', ['1', str(29 if q else 31)])]
+    out = []
+    for label, name, args in rows:
+        log('bench: %s' % label)
+        res = alternate(r, name, {v: args for v in variants}, rounds, variants=variants)
+        pc, over = per_call(res)
+        out.append((label, pc, over))
+    print('%-22s %9s' % ('workload', 'plain') + ''.join('%12s' % v for v in variants[1:]) +
+          ('%14s' % 'piano-base' if 'base' in variants else '') + '%13s' % 'cpu-piano')
+    for label, pc, over in out:
+        line = '%-22s %8.2fn' % (label, pc['plain']) + ''.join('%11.2fn' % over[v] for v in variants[1:])
+        if 'base' in variants:
+            line += '%13.2fn' % (over['piano'] - over['base'])
+        print(line + '%12.2fn' % (over['cpu'] - over['piano']))
+    print('(plain: ns per call of the uninstrumented build; base, piano (PIANO_CPU unset), cpu (PIANO_CPU=1): '
+          'ns added per call; last columns: differences)')
+
+
 def machine(b):
     model = ''
     with open('/proc/cpuinfo') as f:
@@ -306,7 +346,7 @@ def machine(b):
 
 
 def heap_tracking(r, rounds, pairs):
-    """(f) malloc/free pairs of mixed sizes in an instrumented function, 1 and 4
+    """(g) malloc/free pairs of mixed sizes in an instrumented function, 1 and 4
     threads: plain, piano (allocation counts only), piano with PIANO_HEAP=1
     (heap in use). ns of thread CPU per pair, medians of alternating rounds."""
     out = {}
@@ -351,6 +391,34 @@ def short_threads(r, rounds, n, tmp):
         o[v + '_cpu_us'] = med([x['cpu_ns'] / n / 1e3 for x in res[v]])
         o[v + '_process_ms'] = med([x['wall_ns'] / 1e6 for x in res[v]])
     o['added_us'] = o['piano_us'] - o['plain_us']
+    return o
+
+
+SHORT_PROCESS_FNS = 2000
+
+
+def short_process(r, rounds, tmp):
+    """(f) a short process with SHORT_PROCESS_FNS instrumented functions, 10 of them called:
+    ms from its start to reaped (piano's start and exit store included), plain, PIANO_DISABLE=1
+    and piano, each run 10 times per round in turn; piano stores into one database, as a test
+    suite's many runs would. Medians."""
+    log('bench: (f) a short process, %d functions' % SHORT_PROCESS_FNS)
+    res = {'plain': [], 'disable': [], 'piano': []}
+    dbf = os.path.join(tmp, 'shortproc.db')
+    r.run('shortproc', 'piano', [], dbf)   # the database exists before the rounds
+    for i in range(rounds):
+        for v in res:
+            for _ in range(10):
+                res[v].append(r.run('shortproc', v, [], dbf if v == 'piano' else None)['wall_ns'] / 1e6)
+        log('  short process round %d/%d: %s' % (i + 1, rounds, '  '.join(
+            '%s %.2fms' % (v, med(res[v][-10:])) for v in res)))
+    got = piano_calls(dbf).get('wk_f9')   # the latest run's
+    if got != 1:
+        log('bench: WARNING: piano recorded %s calls of wk_f9 in the latest run, expected 1' % got)
+    o = {'functions': SHORT_PROCESS_FNS, 'runs': 10 * rounds, 'calls': (got, 1)}
+    for v in res:
+        o[v + '_ms'] = med(res[v])
+    o['added_ms'] = o['piano_ms'] - o['plain_ms']
     return o
 
 
@@ -460,7 +528,7 @@ def compile_time(b, nfn, rounds):
 
 def heap_report(H):
     p = print
-    p('(f) malloc/free pairs (16 B-4 KiB, 64 live per thread) in an instrumented function, ns of thread CPU per pair:')
+    p('(g) malloc/free pairs (16 B-4 KiB, 64 live per thread) in an instrumented function, ns of thread CPU per pair:')
     for t, h in H.items():
         pp = h['per_pair']
         p('    %d thread%s: plain %.1f, piano %.1f (counts only), PIANO_HEAP=1 %.1f: tracking adds %.1f ns, %+.1f%% over piano' % (
@@ -503,6 +571,10 @@ def report(R):
     p('(e) %d short threads, one call each: plain %.1f us, piano %.1f us per thread (wall; CPU %.1f vs %.1f us);'
       ' the whole process %.1f vs %.1f ms' % (sh_['threads'], sh_['plain_us'], sh_['piano_us'], sh_['plain_cpu_us'],
                                             sh_['piano_cpu_us'], sh_['plain_process_ms'], sh_['piano_process_ms']))
+    sp = R['shortproc']
+    p('(f) a short process, %d functions, 10 called: plain %.2f ms, PIANO_DISABLE=1 %.2f ms, piano %.2f ms'
+      ' (start to reaped, median of %d runs)' % (sp['functions'], sp['plain_ms'], sp['disable_ms'], sp['piano_ms'],
+                                                 sp['runs']))
     p('')
     th = R['threads']
     s = R['storing']
@@ -520,6 +592,8 @@ def report(R):
         dis, verdict(dis < 2), gdis, verdict(gdis < 2)))
     p("  a new thread's first call < 50 us: %.1f us added per thread  %s" % (
         R['short']['added_us'], verdict(R['short']['added_us'] < 50)))
+    p('  a short process with 2,000 functions < 3 ms over plain: +%.2f ms  %s' % (
+        R['shortproc']['added_ms'], verdict(R['shortproc']['added_ms'] < 3)))
     p('  storing >= 1,000,000 frames/s: %.0f frames/s (import %.0f ms for %d frames)  %s' % (
         s['frames_per_s'], s['import_ns'] / 1e6, s['frames'], verdict(s['frames_per_s'] >= 1e6)))
     p('  1M-frame report < 1 s: %.0f ms (report --frames --top 10: %.0f ms)  %s' % (

@@ -26,19 +26,19 @@ _piano_db()
     case $prev in
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
-        --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes inuse peak" -- "$cur")); return ;;
-        --metric) COMPREPLY=($(compgen -W "wall alloc inuse" -- "$cur")); return ;;
+        --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
+        --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes cpu offcpu inuse peak" -- "$cur")); return ;;
         --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval) return ;;
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --heap" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap" ;;
         runs|tag) opts+=" --json" ;;
-        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --heap" ;;
+        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric" ;;
         plot) opts+=" -o --output --thread" ;;
-        export) opts+=" --format -o --output --thread" ;;
+        export) opts+=" --format -o --output --thread --metric" ;;
         push) opts+=" --app --label --tenant --timeout --kept --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
     esac

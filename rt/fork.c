@@ -121,6 +121,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->chunk_used = 0;
     ts->thread = 0;
     ts->tid = (uint32_t)syscall(SYS_gettid);
+    cpu_state_forked(ts);
 }
 
 /* Moves the forking thread's state into slot 0 of the child's own states
@@ -169,6 +170,7 @@ void atfork_child(void)
         }
         if (t == self)
             continue;
+        cpu_state_end(t);
         munmap(t, PIANO_SLOT_SIZE);
     }
     g.threads = NULL;
@@ -178,8 +180,11 @@ void atfork_child(void)
     }
     g.kept = NULL;
     heap_atfork_child();
-    if (self)
+    slots_forget(self);
+    if (self) {
         self->chunk = NULL;   /* the parent's buffer: the child starts its own in its slot */
+        self->chunk_room = 0;   /* ... reserved in the child's states when it does */
+    }
     char parent_key[sizeof g.run.key], parent_fns[PIANO_PATH_MAX];
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     int parent_fns_fit = spool_path(parent_fns, g.dir, PIANO_SPOOL_FNS) == 0;

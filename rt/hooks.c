@@ -25,7 +25,7 @@ static inline uint32_t context_hash(uint32_t parent, uint32_t fn, uint32_t mask)
 static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
 {
     uint32_t mask = hash_mask(ts) * 2 + 1;
-    uint32_t *hash = PIANO_HASH(ts);
+    uint32_t *hash = piano_hash_table(ts, mask);
     struct piano_node *nodes = PIANO_NODES(ts);
     memset(hash, 0, ((size_t)mask + 1) * sizeof *hash);
     for (uint32_t n = 1; n < ts->n_nodes; n++) {
@@ -47,8 +47,8 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
     uint32_t n = up->cache_child;
     if (n && up->cache_fn == fn)
         goto found;
-    uint32_t *hash = PIANO_HASH(ts);
     uint32_t mask = hash_mask(ts);
+    uint32_t *hash = piano_hash_table(ts, mask);
     uint32_t h = context_hash(parent, fn, mask);
     while ((n = hash[h]) != 0) {
         if (nodes[n].parent == parent && nodes[n].fn == fn)
@@ -59,6 +59,7 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
         if (2 * ts->n_nodes >= mask + 1 && mask + 1 < PIANO_HASH_CAP) {
             grow_hash(ts);
             mask = ts->hash_mask;
+            hash = piano_hash_table(ts, mask);
             for (h = context_hash(parent, fn, mask); hash[h]; h = (h + 1) & mask)
                 ;
         }
@@ -134,6 +135,7 @@ static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32
     ts->frame_alloc_bytes = ts->alloc_bytes;
     ts->frame_frees = ts->frees;
     ts->frame_free_bytes = ts->free_bytes;
+    ts->frame_off0 = ts->off_ns;
 }
 
 static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
@@ -157,8 +159,8 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
         ts->frames_dropped++;
         return;
     }
-    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > PIANO_CHUNK_SIZE;
-    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full) != 0) {
+    int full = ts->chunk && sizeof(struct piano_chunk_hdr) + ts->chunk_used + need > ts->chunk_room;
+    if (UNLIKELY(!ts->chunk || full) && frame_room(ts, full, need) != 0) {
         ts->frames_dropped++;
         return;
     }
@@ -172,11 +174,11 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     p = piano_pv_put(p, ts->free_bytes - ts->frame_free_bytes);
     p = piano_pv_put(p, ts->n_touched);
     p = piano_pv_put(p, (n - base_n) << 2 | kept);
-    const uint32_t *touched = PIANO_TOUCHED(ts);
+    p = piano_pv_put(p, ts->off_ns - ts->frame_off0);
     struct piano_fnrec *fns = PIANO_FNS(ts);
     uint32_t prev = 0;
     for (uint32_t i = 0; i < ts->n_touched; i++) {
-        uint32_t fn = touched[i];
+        uint32_t fn = PIANO_TOUCHED(ts, i);
         uint64_t next = fn == prev + 1, v = fns[fn].frame_self << 1 | next;
         p = piano_pv_put(p, v);
         if (UNLIKELY(!next))
@@ -223,7 +225,7 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
         fr->frame_self = 0;
-        PIANO_TOUCHED(ts)[ts->n_touched++] = s->fn;
+        PIANO_TOUCHED(ts, ts->n_touched++) = s->fn;
     }
     fr->frame_self += self;
     if (UNLIKELY(d == ts->frame_depth))
@@ -296,7 +298,9 @@ void piano_jumped_to(uint32_t depth)
         return;   /* untimed deep calls: the next hooks sort them out */
     }
     hook_begin(ts, d);
-    d = close_above(ts, d, depth, piano_now());
+    uint64_t t = piano_now();
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
+    d = close_above(ts, d, depth, t);
     hook_end(ts, d);
 }
 
@@ -364,6 +368,8 @@ void close_all(struct piano_thread *ts, uint64_t t)
 {
     uint32_t d = piano_depth(ts->depth);
     hook_begin(ts, d);
+    if (ts->cpu_ok && ts->tid == (uint32_t)syscall(SYS_gettid))
+        cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* its own thread's clocks only */
     hook_end(ts, close_above(ts, d, 0, t));
 }
 
@@ -384,6 +390,13 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
 static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
 static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
 
+/* An entry at depth d found the thread switched in since the anchor: the
+ * off-CPU time read now was the innermost call's in flight (none: the root's). */
+static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint32_t d)
+{
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
+}
+
 /* Records the entry of a call of site on ts. */
 static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
                                                            const int tsc)
@@ -394,6 +407,12 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
         return;
     }
     hook_begin(ts, d);
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU
+     * (cpu.c; a constant word when CPU time is not measured). Checked before
+     * the entry tick, as everything the hook does: the call's own time starts
+     * after the reading (which makes sure no switch follows it). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
+        enter_resync(ts, d);
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -422,6 +441,12 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     hook_end(ts, d + 1);
 }
 
+static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d)
+{
+    cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);   /* the call ending's */
+    return piano_now();
+}
+
 /* Records the exit, at tick t, of a call of site on ts. */
 static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
                                                           uint64_t t)
@@ -432,6 +457,12 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
         return;
     }
     hook_begin(ts, d);
+    /* A switch since the anchor (or after the exit tick t, before this
+     * check): the call ends after the reading, so that its wall time holds
+     * the off-CPU time the reading adds (cpu_resync makes sure none follows
+     * the reading). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
+        t = exit_resync(ts, d);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);

@@ -198,10 +198,22 @@ void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char 
 
 int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, int *anon);
+void slot_ended(uint32_t n);
+void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
+void slots_forget(const struct piano_thread *keep);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);
 void chunk_finish(struct piano_thread *ts);
-int frame_room(struct piano_thread *ts, int full);
+int frame_room(struct piano_thread *ts, int full, size_t need);
+
+/* ---------------------------------------------------------------- cpu.c */
+
+extern int g_cpu_mode;
+void cpu_mode_init(void);
+void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
+void cpu_state_end(struct piano_thread *ts);
+void cpu_state_forked(struct piano_thread *ts);
+void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 
 /* ---------------------------------------------------------------- fork.c */
 

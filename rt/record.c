@@ -173,6 +173,7 @@ int make_spool(const char *parent_key)
     g.run.heap = (uint32_t)g_heap_on;
     g.run.mono0 = mono_ns();
     g.run.tick0 = piano_now();
+    g.run.cpu_mode = (uint32_t)g_cpu_mode;
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
 
     char dot_key[sizeof g.run.key + 1];
@@ -293,6 +294,9 @@ void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char 
 
 /* ---------------------------------------------------------------- thread slots */
 
+#define CHUNK_ROOM_FIRST 4096u   /* bytes of a frame buffer reserved first: made with its slot */
+static unsigned char zeros[64 << 10];   /* never written: .bss, no file bytes */
+
 /* Makes states (fd) at least `end` bytes long, never shorter: other threads
  * make their slots at the same time, without a lock (a signal handler's state
  * is made inside the handler), and ftruncate could shrink the file under
@@ -307,14 +311,14 @@ int states_extend(int fd, uint64_t end)
     return write_all(fd, "", 1, (off_t)(end - 1));   /* a file system without fallocate */
 }
 
-/* Maps thread number n's slot of states: its state, then its frame buffer,
- * one mapping, no file made. Falls back to anonymous memory (written out at
- * thread or process end) when the disk is nearly full, since a write to a
- * sparse mapping that the disk cannot back would raise SIGBUS, and when the
- * program's file-size limit is below the slot's end. */
-struct piano_thread *map_thread(uint32_t n, int *anon)
+/* Maps `len` bytes of states from `off` (one slot, or a group of them).
+ * Falls back to anonymous memory (written out at thread or process end) when
+ * the disk is nearly full, since a write to a sparse mapping that the disk
+ * cannot back would raise SIGBUS, and when the program's file-size limit is
+ * below the range's end. NULL if neither can be mapped. */
+static void *map_states(uint64_t off, uint64_t len, int *anon)
 {
-    uint64_t off = piano_slot_offset(n), end = off + PIANO_SLOT_SIZE;
+    uint64_t end = off + len;
     struct statvfs vfs;
     struct rlimit fsize;
     *anon = 1;
@@ -323,7 +327,7 @@ struct piano_thread *map_thread(uint32_t n, int *anon)
         getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= end) {
         int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
         void *p = fd >= 0 && states_extend(fd, end) == 0
-                      ? mmap(NULL, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off)
+                      ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off)
                       : MAP_FAILED;
         if (fd >= 0)
             close(fd);
@@ -331,13 +335,147 @@ struct piano_thread *map_thread(uint32_t n, int *anon)
             /* Faults on this sparse slot must not read ahead: it is all holes,
              * and read-ahead would zero-fill up to megabytes of the frame
              * buffer at its first record (most of a short thread's start). */
-            madvise(p, PIANO_SLOT_SIZE, MADV_RANDOM);
+            madvise(p, len, MADV_RANDOM);
             *anon = 0;
             return p;
         }
     }
-    void *p = mmap(NULL, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+/* Slots are mapped SLOT_GROUP at a time (consecutive slots, consecutive in
+ * states too: one mmap) and unmapped when every slot of the group has ended.
+ * Mapping and unmapping each thread's slot cost a short thread more than its
+ * records did: an munmap interrupts the other CPUs running the program to
+ * flush their TLBs (bench/README.md, "Slots mapped in groups"). A group's
+ * first thread maps it; two that race both map it, and the loser unmaps its
+ * own (no lock: a signal handler's state is made inside the handler). Slots
+ * past SLOT_GROUPS_MAX groups, or when a group cannot be mapped (an
+ * address-space limit), are mapped one by one as before. */
+#define SLOT_GROUP 16u
+#define SLOT_GROUPS_MAX 65536u   /* 1,048,576 threads; a table of 1 MiB, touched as used */
+#define SLOT_GROUP_SIZE ((uint64_t)SLOT_GROUP * PIANO_SLOT_SIZE)
+static struct slot_group {
+    _Atomic uintptr_t base;   /* the group's mapping; 0: none */
+    _Atomic uint32_t ended;   /* its slots released (or never made) */
+} slot_groups[SLOT_GROUPS_MAX];
+
+/* Maps group k in states; 0 when it cannot be, or only in anonymous memory
+ * (its threads' slots are then mapped one by one, each choosing for itself). */
+static uintptr_t group_map(uint32_t k)
+{
+    int anon;
+    char *p = map_states(piano_slot_offset(k * SLOT_GROUP), SLOT_GROUP_SIZE, &anon);
+    if (p && anon)
+        munmap(p, SLOT_GROUP_SIZE);
+    if (!p || anon)
+        return 0;
+    uintptr_t seen = 0;
+    if (atomic_compare_exchange_strong(&slot_groups[k].base, &seen, (uintptr_t)p))
+        return (uintptr_t)p;
+    munmap(p, SLOT_GROUP_SIZE);   /* another thread of the group mapped it first */
+    return seen;
+}
+
+/* Writes zeros over the pages of slot n that a thread's first calls touch
+ * first, in two runs: the header's page and the shadow stack's first, and the
+ * frame function list's first with the frame buffer's first (spool.h), whose
+ * blocks this reserves (chunk_room). The pages are then in the page cache:
+ * each first touch is a minor fault, where a first write into a hole of the
+ * file costs several microseconds (bench/README.md, "Slots mapped in groups").
+ * Nothing is lost if it fails: the pages fault in as before. */
+static void slot_prefill(struct piano_thread *ts, uint32_t n)
+{
+    uint64_t at = piano_slot_offset(n);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+    if (fd >= 0 && write_all(fd, zeros, PIANO_OFF_STACK + 4096, (off_t)at) == 0 &&
+        write_all(fd, zeros, 4096 + CHUNK_ROOM_FIRST, (off_t)(at + PIANO_SLOT_BUF - 4096)) == 0)
+        ts->chunk_room = CHUNK_ROOM_FIRST;
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+}
+
+/* Maps thread number n's slot of states: its state, then its frame buffer;
+ * no file made (anon: set when it is in anonymous memory, see map_states). */
+struct piano_thread *map_thread(uint32_t n, int *anon)
+{
+    struct piano_thread *ts = NULL;
+    uint32_t k = n / SLOT_GROUP;
+    if (k < SLOT_GROUPS_MAX) {
+        uintptr_t b = atomic_load(&slot_groups[k].base);
+        if (!b)
+            b = group_map(k);
+        if (b) {
+            *anon = 0;
+            ts = (struct piano_thread *)(b + (n % SLOT_GROUP) * PIANO_SLOT_SIZE);
+        }
+    }
+    if (!ts)
+        ts = map_states(piano_slot_offset(n), PIANO_SLOT_SIZE, anon);
+    if (ts && !*anon)
+        slot_prefill(ts, n);
+    return ts;
+}
+
+/* Slot n is done with (its thread ended, or its state could not be made):
+ * the last of its group unmaps the group. */
+void slot_ended(uint32_t n)
+{
+    uint32_t k = n / SLOT_GROUP;
+    if (k >= SLOT_GROUPS_MAX || atomic_fetch_add(&slot_groups[k].ended, 1) + 1 != SLOT_GROUP)
+        return;
+    uintptr_t b = atomic_exchange(&slot_groups[k].base, 0);
+    if (b)
+        munmap((void *)b, SLOT_GROUP_SIZE);
+}
+
+/* Whether ts, of slot n, lies in its group's mapping (not mapped alone). */
+static int in_group(const struct piano_thread *ts, uint32_t n)
+{
+    uint32_t k = n / SLOT_GROUP;
+    uintptr_t b = k < SLOT_GROUPS_MAX ? atomic_load(&slot_groups[k].base) : 0;
+    return b && (uintptr_t)ts == b + (n % SLOT_GROUP) * PIANO_SLOT_SIZE;
+}
+
+/* Bytes of a state beyond which its end gives its pages back at once
+ * (MADV_DONTNEED) rather than when its group is unmapped: a short thread's
+ * few pages wait, a thread that filled megabytes does not hold them. */
+#define SLOT_KEEP_MAX (256u << 10)
+
+/* The thread of ts (slot n) has ended and its records are in states (or kept
+ * elsewhere): its slot is released. */
+void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used)
+{
+    if (!in_group(ts, n))
+        munmap(ts, PIANO_SLOT_SIZE);
+    else if (bytes_used > SLOT_KEEP_MAX)
+        madvise(ts, PIANO_SLOT_SIZE, MADV_DONTNEED);
+    slot_ended(n);
+}
+
+/* A forked child: the parent's slots are not its own. Unmaps every group but
+ * the range of keep (the forking thread's state, moved into the child's own
+ * states at the same address) and forgets them. */
+void slots_forget(const struct piano_thread *keep)
+{
+    uint32_t groups = (atomic_load(&g.next_thread) + SLOT_GROUP - 1) / SLOT_GROUP;
+    if (groups > SLOT_GROUPS_MAX)
+        groups = SLOT_GROUPS_MAX;
+    for (uint32_t k = 0; k < groups; k++) {
+        char *b = (char *)atomic_load(&slot_groups[k].base);
+        if (b && keep && (const char *)keep >= b && (const char *)keep < b + SLOT_GROUP_SIZE) {
+            munmap(b, (size_t)((const char *)keep - b));
+            munmap((char *)keep + PIANO_SLOT_SIZE, (size_t)(b + SLOT_GROUP_SIZE - (const char *)keep) - PIANO_SLOT_SIZE);
+        } else if (b) {
+            munmap(b, SLOT_GROUP_SIZE);
+        }
+        atomic_store(&slot_groups[k].base, 0);
+        atomic_store(&slot_groups[k].ended, 0);
+    }
 }
 
 /* Writes the parts of a thread's state in use into fd at base (its slot's
@@ -357,7 +495,7 @@ int write_state(int fd, const struct piano_thread *ts, uint64_t base)
           ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
         { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
-        { PIANO_OFF_HASH, ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
+        { PIANO_OFF_HASH, hash_mask(ts) < PIANO_HASH_MIN ? 0 : ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
         { PIANO_THREAD_FILE_SIZE - 1, 1 },   /* the state's last byte: the import sees it whole */
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
@@ -393,25 +531,45 @@ int dump_anon(struct piano_thread *ts)
  * file per chunk instead took a page fault per 4 KiB written: 4x the CPU time
  * (bench/README.md). */
 
+
+/* Reserves the frame buffer's bytes up to `room` (from ts->chunk_room) by
+ * writing zeros into states, so that a full disk fails here and not as SIGBUS
+ * at a record. Written, not fallocated: a block fallocate reserves is
+ * allocated at once, and freeing it when states is unlinked issues a discard
+ * on a disk mounted with it (one per thread, 0.1-1.5 ms each here), while
+ * pages written are reserved only (delayed allocation) until written back.
+ * An anonymous buffer needs no reservation. Returns 0, or -1 with errno set. */
+static int buffer_reserve(struct piano_thread *ts, uint32_t room)
+{
+    if (ts->anon) {
+        ts->chunk_room = PIANO_CHUNK_SIZE;
+        return 0;
+    }
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+    uint64_t at = piano_slot_offset(ts->thread) + PIANO_SLOT_BUF;
+    int ok = fd >= 0;
+    for (uint32_t from = ts->chunk_room; ok && from < room; from += sizeof zeros)
+        ok = write_all(fd, zeros, room - from < sizeof zeros ? room - from : sizeof zeros, (off_t)(at + from)) == 0;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+    if (!ok) {
+        errno = e;
+        return -1;
+    }
+    ts->chunk_room = room;
+    return 0;
+}
+
 /* Readies the thread's frame buffer. Returns 0, or -1 with errno set (frames
  * are dropped). */
 static int buffer_open(struct piano_thread *ts)
 {
-    if (!ts->anon) {
-        struct quiet q;
-        quiet_begin(&q);
-        int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
-        /* Reserve the blocks now: a full disk then fails here, not as SIGBUS later. */
-        int e = fd < 0 ? errno
-                       : posix_fallocate(fd, (off_t)(piano_slot_offset(ts->thread) + PIANO_SLOT_BUF), PIANO_CHUNK_SIZE);
-        if (fd >= 0)
-            close(fd);
-        quiet_end(&q);
-        if (e) {
-            errno = e;
-            return -1;
-        }
-    }
+    if (ts->chunk_room < CHUNK_ROOM_FIRST && buffer_reserve(ts, CHUNK_ROOM_FIRST) != 0)
+        return -1;
     unsigned char *p = (unsigned char *)ts + PIANO_SLOT_BUF;
     struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)p;
     h->magic = PIANO_SPOOL_MAGIC;
@@ -421,6 +579,19 @@ static int buffer_open(struct piano_thread *ts)
     ts->chunk_used = 0;
     ts->chunk_frames = 0;
     return 0;
+}
+
+/* The buffer has no room for `need` more bytes: more of it is reserved
+ * (doubling, up to PIANO_CHUNK_SIZE). Returns 0; 1 when it is whole already
+ * (it must be stored); -1 when it cannot grow (errno set). */
+static int buffer_grow(struct piano_thread *ts, size_t need)
+{
+    if (ts->chunk_room >= PIANO_CHUNK_SIZE)
+        return 1;
+    uint64_t want = sizeof(struct piano_chunk_hdr) + ts->chunk_used + need, room = ts->chunk_room;
+    while (room < want)
+        room *= 2;
+    return buffer_reserve(ts, room < PIANO_CHUNK_SIZE ? (uint32_t)room : PIANO_CHUNK_SIZE);
 }
 
 /* Stores the buffer's records as chunk file number ts->chunks and empties it.
@@ -480,10 +651,11 @@ void chunk_finish(struct piano_thread *ts)
 
 #define FRAME_ROOM_RETRY 4096   /* frames dropped after a failure before frame_room tries again */
 
-/* Makes room for a frame record: maps the buffer, or stores a full one.
+/* Makes room for a frame record of `need` bytes: readies the buffer,
+ * reserves more of it, or stores a full one.
  * After a failure (a full disk) it tries again only every 4,096 frames, each
  * dropped meanwhile. Returns 0, or -1 (the frame is dropped). */
-__attribute__((noinline)) int frame_room(struct piano_thread *ts, int full)
+__attribute__((noinline)) int frame_room(struct piano_thread *ts, int full, size_t need)
 {
     if (g.finished)
         return -1;   /* the run is stored: frames that end after it are not part of it */
@@ -491,8 +663,13 @@ __attribute__((noinline)) int frame_room(struct piano_thread *ts, int full)
         ts->room_backoff--;
         return -1;
     }
-    if ((full ? buffer_flush(ts) : buffer_open(ts)) == 0)
+    if (full) {
+        int grown = buffer_grow(ts, need);
+        if (grown == 0 || (grown == 1 && buffer_flush(ts) == 0))
+            return 0;
+    } else if (buffer_open(ts) == 0) {
         return 0;
+    }
     ts->room_backoff = FRAME_ROOM_RETRY;
     say("piano: cannot store frames in %s: %s; they are counted as dropped", g.dir, strerror(errno));
     return -1;

@@ -61,8 +61,10 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
 {
     int anon;
     struct piano_thread *ts = map_thread(n, &anon);
-    if (!ts)
+    if (!ts) {
+        slot_ended(n);
         return NULL;
+    }
     ts->magic = PIANO_SPOOL_MAGIC;
     ts->version = PIANO_SPOOL_VERSION;
     ts->thread = n;
@@ -80,6 +82,7 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     } else {
         stack_bounds(ts);
     }
+    cpu_state_init(ts, owner);
     return ts;
 }
 
@@ -106,12 +109,21 @@ void refresh_name(struct piano_thread *ts, int self)
         memcpy(ts->name, name, sizeof name);
 }
 
+/* Bytes of a state's slot its thread wrote, about (not its function records). */
+static uint64_t state_bytes(const struct piano_thread *ts)
+{
+    return (uint64_t)ts->n_nodes * sizeof(struct piano_node) +
+           (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) +
+           ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) + (ts->chunks ? PIANO_CHUNK_SIZE : ts->chunk_used);
+}
+
 /* The end of one state (a thread's, or its signal handlers'): calls still
  * in flight (left by pthread_exit, cancellation, or a longjmp nothing
  * reconciled) end now, an anonymous state and its frames go to files. */
 static void state_end(struct piano_thread *ts, int keep_mapped)
 {
     close_all(ts, piano_now());
+    cpu_state_end(ts);
     ts->dead = 1;
     chunk_finish(ts);
     /* keep_mapped: the state is on heap.c's list (its contexts own live
@@ -125,7 +137,7 @@ static void state_end(struct piano_thread *ts, int keep_mapped)
         return;
     }
     if (!keep_mapped)
-        munmap(ts, PIANO_SLOT_SIZE);
+        slot_release(ts, ts->thread, state_bytes(ts));
 }
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
@@ -216,6 +228,7 @@ static void piano_start(void)
     }
     if (!g.off) {
         frames_budget_init();
+        cpu_mode_init();
         heap_init();
     }
     if (!g.off && make_spool(NULL) != 0)

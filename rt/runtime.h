@@ -13,8 +13,13 @@
 #define PIANO_NODES(ts) ((struct piano_node *)((char *)(ts) + PIANO_OFF_NODES))
 #define PIANO_FNS(ts) ((struct piano_fnrec *)((char *)(ts) + PIANO_OFF_FNS))
 #define PIANO_PAGES(ts) ((uint64_t *)((char *)(ts) + PIANO_OFF_PAGES))
-#define PIANO_HASH(ts) ((uint32_t *)((char *)(ts) + PIANO_OFF_HASH))
-#define PIANO_TOUCHED(ts) ((uint32_t *)((char *)(ts) + PIANO_OFF_TOUCHED))
+/* The context hash of mask+1 slots: in the header's page while it is the smallest (spool.h). */
+static inline uint32_t *piano_hash_table(void *ts, uint32_t mask)
+{
+    return (uint32_t *)((char *)ts + (mask < PIANO_HASH_MIN ? PIANO_OFF_HASH_FIRST : PIANO_OFF_HASH));
+}
+/* Entry i of the frame's function list, which grows down from the frame buffer (spool.h). */
+#define PIANO_TOUCHED(ts, i) (((uint32_t *)((char *)(ts) + PIANO_THREAD_FILE_SIZE))[-1 - (ptrdiff_t)(i)])
 
 /* The calling thread's state; NULL before its first instrumented call, after it
  * ended, or when piano is off. initial-exec: one instruction to reach it. */

@@ -17,9 +17,12 @@
  *                                 piano_chunk_hdr, then frame records: piano_frame_read)
  *                        f<N>.<K> thread N's K-th full buffer, stored: the buffer's layout
  *
- * One file for every thread, made once: a thread's start maps its slot and
- * creates no file (creating two files per thread cost a short thread 1-2 ms
- * on ext4; bench/README.md). A slot never written reads as zeros (a hole).
+ * One file for every thread, made once: a thread's start finds its slot mapped
+ * (slots are mapped 16 at a time, record.c) and creates no file (creating two
+ * files per thread cost a short thread 1-2 ms on ext4; bench/README.md). A
+ * slot never written reads as zeros (a hole). The context hash's first place
+ * and the frame function list's direction are the runtime's only: the import
+ * reads neither, so moving them changed no version.
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
@@ -31,7 +34,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 8   /* 8: heap in use (piano_node owned_*, peak_*; heap_* of thread and run) */
+#define PIANO_SPOOL_VERSION 9   /* 9: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -40,7 +43,8 @@
 #define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
 #define PIANO_PAGE_WORDS (2 * PIANO_HIST_SUB) /* counters per page: 64 buckets x {self, total} */
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
-#define PIANO_HASH_MIN (1u << 10)    /* ... and at first: it doubles to stay under half full */
+#define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
+                                      * it doubles to stay under half full */
 #define PIANO_HIST_OCTAVES PIANO_HIST_PAGES   /* histogram pages of a function (hist.h) */
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */
@@ -64,13 +68,16 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
+    /* Self off-CPU and system ns (PIANO_CPU; 0 otherwise): what a reading
+     * found since the one before went to the innermost call in flight, the
+     * only one running meanwhile; inclusive figures are summed from the tree. */
+    uint64_t off, sys;
     /* Heap in use (PIANO_HEAP): frees of this context's own allocations, made
      * by its own thread (own_*, plain adds) or by others (owned_*, atomic), so
      * in use = allocs - both (piano_node_freed); and the bytes in use at the
      * run's latest heap peak copy (heap.c), valid when peak_gen is that copy's. */
     uint64_t own_frees, own_free_bytes, owned_frees, owned_free_bytes, peak_bytes;
     uint32_t peak_gen, pad;
-    uint64_t pad2[2];
 };
 /* 128 bytes: a node's address is a shift from its index, and the fields every
  * call touches (above allocs) stay in its first cache line, the heap's in the
@@ -149,16 +156,40 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint32_t keep_left;      /* frames of the budget this thread may still keep whole */
     uint32_t lease;          /* how many it asks for next */
     uint32_t sample_shift;   /* the sample keeps frame n when n % 2^sample_shift == 0 (the latest seen) */
-    uint32_t frame_pad;
+    uint32_t chunk_room;     /* process-local: bytes of the frame buffer (header included) whose
+                              * blocks are reserved; records stay below it */
     uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
                                                 * 'total' words; 0 = none): the distribution is exact */
+    /* CPU time (PIANO_CPU, rt/cpu.c). The thread's off-CPU ns only grow while
+     * it is switched out: a hook that sees the perf page's lock changed (the
+     * thread was scheduled in since the anchor) or the deadline passed reads
+     * the thread's CPU clock and adds (wall - CPU) since the anchor to off_ns.
+     * The ns found go to the context of the innermost call in flight
+     * (piano_node.off, .sys): calls pay nothing else. */
+    uint32_t cpu_ok;         /* 1: off_ns and sys_ns are measured on this thread */
+    uint32_t cpu_lock;       /* the perf page's lock at the anchor */
+    uint64_t cpu_deadline;   /* tick after which a hook reads the clocks again (UINT64_MAX: never) */
+    uint64_t off_ns, sys_ns; /* the thread's off-CPU and system time so far */
+    uint64_t cpu_mono, cpu_ns;      /* the anchor: CLOCK_MONOTONIC and thread CPU ns */
+    uint64_t cpu_tick;              /* ... and the tick */
+    uint64_t ru_mono, ru_cpu_ns;    /* the last getrusage: when, and the thread CPU ns then */
+    uint64_t ru_user_us, ru_sys_us; /* ... and what it said */
+    uint64_t cpu_period;     /* ticks between readings while no switch is seen (about 1 ms) */
+    uint64_t frame_off0;     /* off_ns when the current frame opened */
+    const volatile uint32_t *cpu_lockp; /* process-local: the perf page's lock (a constant 0 word when off) */
+    void *cpu_page;          /* process-local: the perf page this state mapped, or NULL */
     /* Heap in use: the run's heap peak as this thread last raised it, and the
      * number of the latest peak copy this thread made (heap.c): the import
      * takes the largest of every thread's, so they survive a crash. */
     uint64_t heap_peak;
     uint32_t heap_gen, heap_pad;
 };
-_Static_assert(sizeof(struct piano_thread) <= 4096, "the thread header fits its page");
+/* The context hash (runtime only: the import does not read it) starts in the
+ * header's page, after the header, and moves to PIANO_OFF_HASH when it first
+ * doubles: a new thread's first calls fault in one page fewer. */
+#define PIANO_OFF_HASH_FIRST 2048u
+_Static_assert(sizeof(struct piano_thread) <= PIANO_OFF_HASH_FIRST, "the thread header fits below the first hash");
+_Static_assert(PIANO_OFF_HASH_FIRST + PIANO_HASH_MIN * sizeof(uint32_t) <= 4096, "the first hash fits the header's page");
 
 /* A thread's depth as a reader outside its hooks may use it: without the
  * in-hook bit, and at most PIANO_STACK_CAP (deeper calls are not in slots). */
@@ -184,7 +215,8 @@ struct piano_chunk_hdr {
  * allocs, alloc_bytes, frees, free_bytes; nfns; its number n among the
  * thread's frames (1, 2, ...; kept or not) as n minus the buffer's previous
  * record's (the first record of a buffer: minus 0), times 4, plus why it was
- * kept (PIANO_KEPT_*); then an entry per function:
+ * kept (PIANO_KEPT_*); its off-CPU ns (0 when CPU time is not measured);
+ * then an entry per function:
  * its self ticks (below 2^63: centuries) times 2, plus 1 when its id is the
  * previous entry's plus one (the first entry's previous id is 0); otherwise
  * followed by the difference of the ids, zigzag-coded. Ids are given in the order functions are first called,
@@ -193,7 +225,7 @@ struct piano_chunk_hdr {
  * per function instead of 8 in fixed words. Every byte is copied into the page
  * cache when the buffer is stored, and that copy was most of what a frame cost
  * (bench/README.md). */
-#define PIANO_FRAME_HEAD_MAX (8 * 9)   /* bytes of a record's eight head fields at most */
+#define PIANO_FRAME_HEAD_MAX (9 * 9)   /* bytes of a record's nine head fields at most */
 #define PIANO_FRAME_FN_MAX (2 * 9)     /* bytes of one function's entry at most */
 #define PIANO_PV_SLACK 8               /* piano_pv_put may write this far past its value */
 
@@ -263,6 +295,7 @@ enum { PIANO_KEPT_BUDGET = 0, PIANO_KEPT_SPIKE = 1, PIANO_KEPT_SAMPLE = 2 };
 
 struct piano_frame_view {    /* one frame record, read */
     uint64_t start, total, allocs, alloc_bytes, frees, free_bytes;
+    uint64_t off_ns;         /* its off-CPU ns */
     uint64_t n;              /* its number among the thread's frames */
     uint32_t kept;           /* PIANO_KEPT_* */
     uint32_t nfns;
@@ -289,8 +322,8 @@ static inline const unsigned char *piano_frame_fn(const unsigned char *p, const 
 static inline const unsigned char *piano_frame_read(const unsigned char *p, const unsigned char *end,
                                                     uint64_t base, uint64_t base_n, struct piano_frame_view *f)
 {
-    uint64_t head[8];
-    for (int i = 0; i < 8; i++)
+    uint64_t head[9];
+    for (int i = 0; i < 9; i++)
         if (!(p = piano_pv_get(p, end, &head[i])))
             return NULL;
     if (head[6] > PIANO_FN_CAP || (head[7] & 3) > PIANO_KEPT_SAMPLE)
@@ -304,6 +337,7 @@ static inline const unsigned char *piano_frame_read(const unsigned char *p, cons
     f->frees = head[4];
     f->free_bytes = head[5];
     f->nfns = (uint32_t)head[6];
+    f->off_ns = head[8];
     f->fns = p;
     uint32_t id = 0;
     uint64_t self;
@@ -337,9 +371,13 @@ struct piano_spool_run {
     /* An allocator piano's malloc does not see, found at exit (allocator.c):
      * "je_malloc", "malloc in libjemalloc.so.2"...; "" when none. */
     char allocator[64];
+    uint32_t cpu_mode;       /* PIANO_CPU_*: whether threads measure CPU time */
     uint32_t heap;           /* 1: heap in use is tracked (PIANO_HEAP) */
     uint32_t pad3;
 };
+/* CPU time: not asked (PIANO_CPU unset), measured through a per-thread perf
+ * task-clock page, or asked and refused (perf_event_open failed): not measured. */
+enum { PIANO_CPU_OFF = 0, PIANO_CPU_PERF = 1, PIANO_CPU_REFUSED = 2 };
 enum { PIANO_CLOCK_TSC = 0, PIANO_CLOCK_MONO = 1 };
 
 /* Bytes of a function's name, or of its file, in a fns record at most: the
@@ -358,6 +396,11 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
+/* The frame's function list (runtime only) fills its section from the end
+ * down: its first entries share a page edge with the frame buffer's first
+ * page, and a thread's start makes both with one write (record.c). */
+_Static_assert(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t) == PIANO_THREAD_FILE_SIZE,
+               "the function list ends where the frame buffer starts");
 /* A thread's slot in states: its state, then its frame buffer. Slots start
  * on 2 MiB boundaries, so a slot can be mapped at its offset on any page size. */
 #define PIANO_SLOT_BUF PIANO_THREAD_FILE_SIZE   /* the frame buffer's offset in a slot */

@@ -85,6 +85,9 @@ static void job_free(struct job *j)
     free(j->agg);
     free(j->nodes);
     free(j->node_total);
+    free(j->node_off);
+    free(j->cpu_threads);
+    free(j->node_sys);
     free(j->samples);
     free(j->dense);
     free(j->used);
@@ -98,6 +101,8 @@ static int job_alloc(struct job *j)
     j->agg = calloc(PIANO_FN_CAP, sizeof *j->agg);
     j->nodes = malloc((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes);
     j->node_total = malloc(PIANO_NODE_CAP * sizeof *j->node_total);
+    j->node_off = malloc(PIANO_NODE_CAP * sizeof *j->node_off);
+    j->node_sys = malloc(PIANO_NODE_CAP * sizeof *j->node_sys);
     j->dense = calloc(2 * PIANO_HIST_BUCKETS, sizeof *j->dense);
     j->used = calloc(PIANO_FN_CAP / 8, 1);
     j->frame_hist = calloc(1, sizeof *j->frame_hist);
@@ -106,7 +111,7 @@ static int job_alloc(struct job *j)
                    "a frame's functions fit the blob");
     j->blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
                                                                                 : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
-    return j->agg && j->blob && j->nodes && j->node_total && j->dense && j->used && j->frame_hist ? 0 : -1;
+    return j->agg && j->blob && j->nodes && j->node_total && j->node_off && j->node_sys && j->dense && j->used && j->frame_hist ? 0 : -1;
 }
 
 /* Inserts the run's row ('complete', 'recovered' or 'running'). Returns 1; 0
@@ -117,7 +122,7 @@ static int insert_run(struct job *j, int complete)
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
-                           "clock, ns_per_tick, overhead_ns, allocator) VALUES(?,?,?,?,?,0,?,?,?,?,?) "
+                           "clock, ns_per_tick, overhead_ns, allocator, cpu_mode) VALUES(?,?,?,?,?,0,?,?,?,?,?,?) "
                            "ON CONFLICT(key) DO NOTHING",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
@@ -139,6 +144,10 @@ static int insert_run(struct job *j, int complete)
         sqlite3_bind_text(ins, 10, run->allocator, (int)alen, SQLITE_STATIC);
     else
         sqlite3_bind_null(ins, 10);
+    if (run->cpu_mode == PIANO_CPU_PERF || run->cpu_mode == PIANO_CPU_REFUSED)
+        sqlite3_bind_text(ins, 11, run->cpu_mode == PIANO_CPU_PERF ? "perf" : "refused", -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 11);
     int step = sqlite3_step(ins);
     sqlite3_finalize(ins);
     if (step != SQLITE_DONE)
@@ -159,13 +168,15 @@ static int prepare_statements(struct job *j)
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
-                              "alloc_bytes,frees,free_bytes,inuse_objects,inuse_bytes,peak_inuse_bytes) "
-                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              "alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,"
+                              "inuse_objects,inuse_bytes,peak_inuse_bytes) "
+                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               -1, &j->ctx_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
-                              "free_bytes,hist_self,hist_total,child_calls,unfinished,inuse_objects,inuse_bytes,"
-                              "peak_inuse_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              "free_bytes,hist_self,hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,"
+                              "cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) "
+                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               -1, &j->stats_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",

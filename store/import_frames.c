@@ -38,6 +38,12 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
     sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
     sqlite3_bind_int64(st, col + 10, count64(f->n));
     sqlite3_bind_int(st, col + 11, (double)total > j->spike_ns);
+    if (thread < j->n_cpu_threads && j->cpu_threads[thread]) {
+        int64_t off = f->off_ns < (uint64_t)total ? (int64_t)f->off_ns : total;
+        sqlite3_bind_int64(st, col + 12, total - off);
+    } else {
+        sqlite3_bind_null(st, col + 12);
+    }
     *at += len;
 }
 
@@ -47,9 +53,9 @@ static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct pi
 /* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
  * functions, PIANO_FNS_ENTRY_MAX bytes each), or one histogram's records. */
 #define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
-#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns,thread_seq,spike"
-#define FRAME_PARAMS "(?,?,?,?,?,?,?,?,?,?,?,?)"
-#define FRAME_NCOL 12
+#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns,thread_seq,spike,cpu_ns"
+#define FRAME_PARAMS "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
+#define FRAME_NCOL 13
 
 /* One thread's frames, read in order across its spans. */
 struct frame_cursor {
@@ -159,7 +165,7 @@ static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n
 /* The statements inserting FRAME_BATCH frames (batch) and one (one). */
 static int prepare_frames(sqlite3 *db, sqlite3_stmt **batch, sqlite3_stmt **one)
 {
-    char sql[FRAME_BATCH * 28 + 160];
+    char sql[FRAME_BATCH * 32 + 160];
     int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
     for (int k = 0; k < FRAME_BATCH; k++)
         len += snprintf(sql + len, sizeof sql - (size_t)len, "%s" FRAME_PARAMS, k ? "," : "");
@@ -182,6 +188,19 @@ int import_frames(struct job *j, int dry)
     int rc = -1;
     if (!cur || !heap || prepare_frames(j->db, &batch, &one))
         goto out;
+    /* Which threads measured CPU time (their frames' cpu_ns; NULL otherwise). */
+    uint32_t max_thread = 0;
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].has_hdr && j->threads[i].number >= max_thread)
+            max_thread = j->threads[i].number + 1;
+    free(j->cpu_threads);
+    j->cpu_threads = calloc(max_thread ? max_thread : 1, 1);
+    if (!j->cpu_threads)
+        goto out;
+    j->n_cpu_threads = max_thread;
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].has_hdr)
+            j->cpu_threads[j->threads[i].number] = j->run->cpu_mode != PIANO_CPU_OFF && j->threads[i].hdr.cpu_ok;
     size_t n = start_cursors(j, cur, heap), need;
     struct pending pend[FRAME_BATCH];
     uint64_t seq = 0;

@@ -90,6 +90,34 @@ static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint6
     sqlite3_bind_int64(st, col + 3, count64(free_bytes));
 }
 
+/* Binds a function's or context's CPU figures (cpu_ns, cpu_total_ns,
+ * cpu_user_ns, cpu_sys_ns, offcpu_ns) to parameters col.. of st from its
+ * self and inclusive time (ns) and its self and inclusive off-CPU and
+ * inclusive system ns: NULLs when its thread did not measure them. Reading
+ * the clocks at a switch is not instantaneous: figures are clamped so that
+ * CPU + off-CPU = inclusive time and user + system = CPU. */
+static inline void bind_cpu(sqlite3_stmt *st, int col, int measured, int64_t self_ns, int64_t total_ns,
+                            uint64_t off_self, uint64_t off_total, uint64_t sys_total)
+{
+    if (!measured) {
+        for (int k = 0; k < 5; k++)
+            sqlite3_bind_null(st, col + k);
+        return;
+    }
+    int64_t cpu_self = self_ns - (int64_t)(off_self < (uint64_t)INT64_MAX ? off_self : INT64_MAX);
+    int64_t cpu_total = total_ns - (int64_t)(off_total < (uint64_t)INT64_MAX ? off_total : INT64_MAX);
+    cpu_self = cpu_self > 0 ? cpu_self : 0;
+    cpu_total = cpu_total > 0 ? cpu_total : 0;
+    if (cpu_self > cpu_total)
+        cpu_total = cpu_self;
+    int64_t sys = sys_total < (uint64_t)cpu_total ? (int64_t)sys_total : cpu_total;
+    sqlite3_bind_int64(st, col, cpu_self);
+    sqlite3_bind_int64(st, col + 1, cpu_total);
+    sqlite3_bind_int64(st, col + 2, cpu_total - sys);
+    sqlite3_bind_int64(st, col + 3, sys);
+    sqlite3_bind_int64(st, col + 4, total_ns > cpu_total ? total_ns - cpu_total : 0);
+}
+
 /* ---------------------------------------------------------------- the job */
 
 /* A run of one thread's frame records, checked when found: a chunk file's, or
@@ -124,6 +152,7 @@ struct chunk_name {
 
 struct agg {
     uint64_t calls, self, total, allocs, alloc_bytes, frees, free_bytes, child_calls, unfinished;
+    uint64_t off, sys, off_total, sys_total;   /* ns: self and inclusive (as self and total) */
     uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
 };
@@ -156,6 +185,9 @@ struct job {
     size_t agg_used;          /* agg[0..agg_used) may be non-zero */
     struct piano_node *nodes; /* the thread's nodes, copied and checked */
     uint64_t *node_total;
+    uint64_t *node_off, *node_sys;   /* contexts' inclusive off-CPU and system ns */
+    unsigned char *cpu_threads;      /* per thread number: 1 when it measured CPU time */
+    uint32_t n_cpu_threads;
     struct sample *samples;
     size_t cap_samples;
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */

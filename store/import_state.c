@@ -55,7 +55,7 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             int orphan = orphans && node >= PIANO_NODE_CAP && node < PIANO_NODES_TOTAL && j->nodes[node].fn == fn;
             if (in_tree || orphan) {
                 j->nodes[node].calls++;
-                j->nodes[node].self += self;
+                j->nodes[node].self += self;   /* (its CPU figures are in the node already) */
             } else {   /* no context: the function's own figures */
                 a->calls++;
                 a->self += self;
@@ -189,10 +189,17 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
      * here rather than on the per-call path, and right even for the context
      * shared by calls deeper than PIANO_CTX_DEPTH, which nests in itself. A
      * child comes after its parent, so one backward pass does it. */
-    for (uint32_t i = 0; i < n_nodes; i++)
+    for (uint32_t i = 0; i < n_nodes; i++) {
         j->node_total[i] = nodes[i].self;
-    for (uint32_t i = n_nodes; i-- > 1;)
+        j->node_off[i] = nodes[i].off;
+        j->node_sys[i] = nodes[i].sys;
+    }
+    for (uint32_t i = n_nodes; i-- > 1;) {
         j->node_total[nodes[i].parent] += j->node_total[i];
+        j->node_off[nodes[i].parent] += j->node_off[i];
+        j->node_sys[nodes[i].parent] += j->node_sys[i];
+    }
+    int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
     for (uint32_t pass = 0; pass < 2; pass++) {
         uint32_t lo = pass ? PIANO_NODE_CAP : 1, hi = pass ? PIANO_NODES_TOTAL : n_nodes;
         if (pass && !orphans)
@@ -204,6 +211,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             struct agg *a = &j->agg[n->fn];
             a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
+            a->off += n->off, a->sys += n->sys;
             /* In use: its allocations not freed (by any thread); a crash in
              * the middle of a free's two counters cannot make it negative. */
             uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
@@ -218,14 +226,20 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
+            uint64_t off_total = pass ? n->off : j->node_off[i], sys_total = pass ? n->sys : j->node_sys[i];
             if (pass) {
                 a->total += n->self;   /* an orphan context: no tree above it */
+                a->off_total += off_total;
+                a->sys_total += sys_total;
             } else {
                 uint32_t up = n->parent;
                 while (up && nodes[up].fn != n->fn)
                     up = nodes[up].parent;
-                if (!up)
+                if (!up) {
                     a->total += j->node_total[i];
+                    a->off_total += off_total;
+                    a->sys_total += sys_total;
+                }
             }
             sqlite3_stmt *st = j->ctx_st;
             use_fn(j, n->fn);
@@ -238,10 +252,12 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
                 sqlite3_bind_null(st, 4);
             sqlite3_bind_int64(st, 5, n->fn);
             sqlite3_bind_int64(st, 6, count64(n->calls));
-            sqlite3_bind_int64(st, 7, to_ns(n->self, j->npt));
-            sqlite3_bind_int64(st, 8, to_ns(pass ? n->self : j->node_total[i], j->npt));
+            int64_t self_ns = to_ns(n->self, j->npt), total_ns = to_ns(pass ? n->self : j->node_total[i], j->npt);
+            sqlite3_bind_int64(st, 7, self_ns);
+            sqlite3_bind_int64(st, 8, total_ns);
             bind_allocs(st, 9, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
-            bind_inuse(st, 13, j->heap_on, in_obj, in_bytes, peak);
+            bind_cpu(st, 13, cpu, self_ns, total_ns, n->off, off_total, sys_total);
+            bind_inuse(st, 18, j->heap_on, in_obj, in_bytes, peak);
             if (STEP(st))
                 return -1;
         }
@@ -271,8 +287,11 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         sqlite3_bind_int64(st, 2, t->number);
         sqlite3_bind_int64(st, 3, fn);
         sqlite3_bind_int64(st, 4, count64(a->calls));
-        sqlite3_bind_int64(st, 5, to_ns(a->self, j->npt));
-        sqlite3_bind_int64(st, 6, to_ns(a->total > a->self ? a->total : a->self, j->npt));
+        int64_t self_ns = to_ns(a->self, j->npt), total_ns = to_ns(a->total > a->self ? a->total : a->self, j->npt);
+        sqlite3_bind_int64(st, 5, self_ns);
+        sqlite3_bind_int64(st, 6, total_ns);
+        bind_cpu(st, 15, j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok, self_ns, total_ns, a->off,
+                 a->off_total, a->sys_total);
         bind_allocs(st, 7, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
         for (int k = 0; k < 2; k++) {
             size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
@@ -280,7 +299,7 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         }
         sqlite3_bind_int64(st, 13, count64(a->child_calls));
         sqlite3_bind_int64(st, 14, count64(a->unfinished));
-        bind_inuse(st, 15, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
+        bind_inuse(st, 20, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
         if (STEP(st))
             return -1;
     }

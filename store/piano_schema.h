@@ -30,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 9
+#define PIANO_SCHEMA_VERSION 10
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -74,6 +74,16 @@
 "  error   TEXT                        -- why the last one failed\n" \
 ");\n"
 
+/* CPU time of a function (stats) or a calling context (contexts), NULL when
+ * the run or its thread did not measure it (runs.cpu_mode). cpu_ns is self
+ * (its own code: self_ns less its own off-CPU time); the others are
+ * inclusive, as total_ns; offcpu_ns is total_ns - cpu_total_ns. */
+#define PIANO_SCHEMA_CPU_COLUMNS \
+"  cpu_ns INTEGER,                     -- self CPU time\n" \
+"  cpu_total_ns INTEGER,               -- inclusive CPU time\n" \
+"  cpu_user_ns INTEGER,                -- its user part\n" \
+"  cpu_sys_ns INTEGER,                 -- its system part\n" \
+"  offcpu_ns INTEGER,                  -- inclusive time off the CPU: blocked or sleeping or preempted\n"
 /* Heap in use (PIANO_HEAP), per function (stats) and per context: the
  * allocations made there still live at the run's end, and the bytes they held
  * when the run's heap peaked (within 1/64: rt/heap.c). NULL: not tracked. */
@@ -102,7 +112,8 @@
 "  frames_kept INTEGER,                -- the rows of the frames table (PIANO_FRAMES: the budget, spikes, a sample)\n" \
 "  frame_hist  BLOB,                   -- histogram of every frame's total (ticks); NULL before schema 5\n" \
 "  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
-"  allocator   TEXT,                   -- an allocator whose calls piano does not see (je_malloc or malloc in libjemalloc.so.2); NULL if none\n" \
+"  allocator   TEXT,                   -- an allocator whose calls piano does not see (je_malloc or malloc in libjemalloc.so.2) or NULL\n" \
+"  cpu_mode    TEXT,                   -- CPU time: 'perf' (PIANO_CPU=1) or 'refused' (perf_event_open was) or NULL (not asked)\n" \
 "  heap_peak_bytes INTEGER             -- the heap in use at its peak (PIANO_HEAP); NULL: not tracked\n" \
 ");\n" \
 PIANO_SCHEMA_FUNCTIONS \
@@ -125,6 +136,7 @@ PIANO_SCHEMA_FUNCTIONS \
 "  hist_self BLOB, hist_total BLOB,\n" \
 "  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
 "  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended (timed to its end): included in calls\n" \
+PIANO_SCHEMA_CPU_COLUMNS \
 PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
@@ -136,6 +148,7 @@ PIANO_SCHEMA_INUSE \
 "  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,\n" \
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+PIANO_SCHEMA_CPU_COLUMNS \
 PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, id)\n" \
 ") WITHOUT ROWID;\n" \
@@ -150,6 +163,7 @@ PIANO_SCHEMA_INUSE \
 "  fns BLOB NOT NULL,\n" \
 "  thread_seq INTEGER,                 -- its number among its thread's frames, kept or not (1, 2, ...)\n" \
 "  spike INTEGER NOT NULL DEFAULT 0,   -- total_ns > 2x the median of the run's frames (runs.frame_hist)\n" \
+"  cpu_ns INTEGER,                     -- CPU time in the frame: total_ns less its off-CPU time (NULL: not measured)\n" \
 "  PRIMARY KEY(run, seq)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE INDEX IF NOT EXISTS frames_spikes ON frames(run, seq) WHERE spike;\n" \
@@ -216,8 +230,22 @@ PIANO_SCHEMA_FUNCTIONS \
 "  JOIN names n ON n.name = f.name AND n.file = f.file AND n.line = f.line;\n" \
 "DROP TABLE functions_v7;\n"
 
-/* From version 8 to 9: heap in use (runs stored before: NULL, not tracked). */
+/* From version 8 to 9: CPU time (issue 12). Runs stored before did not
+ * measure it: NULL. */
+#define PIANO_SCHEMA_CPU_ADD(table) \
+"ALTER TABLE " table " ADD COLUMN cpu_ns INTEGER;\n" \
+"ALTER TABLE " table " ADD COLUMN cpu_total_ns INTEGER;\n" \
+"ALTER TABLE " table " ADD COLUMN cpu_user_ns INTEGER;\n" \
+"ALTER TABLE " table " ADD COLUMN cpu_sys_ns INTEGER;\n" \
+"ALTER TABLE " table " ADD COLUMN offcpu_ns INTEGER;\n"
 #define PIANO_SCHEMA_MIGRATE_8 \
+"ALTER TABLE runs ADD COLUMN cpu_mode TEXT;\n" \
+PIANO_SCHEMA_CPU_ADD("stats") \
+PIANO_SCHEMA_CPU_ADD("contexts") \
+"ALTER TABLE frames ADD COLUMN cpu_ns INTEGER;\n"
+
+/* From version 9 to 10: heap in use (runs stored before: NULL, not tracked). */
+#define PIANO_SCHEMA_MIGRATE_9 \
 "ALTER TABLE runs ADD COLUMN heap_peak_bytes INTEGER;\n" \
 "ALTER TABLE stats ADD COLUMN inuse_objects INTEGER;\n" \
 "ALTER TABLE stats ADD COLUMN inuse_bytes INTEGER;\n" \

@@ -73,18 +73,32 @@ EOF
 # helper (b.c): 200 child calls cost more than its self time: clamped at 0.
 expect report_json "$P" report --db "$B" --json <<'EOF'
 [
-  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
+  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678, "cpu_ns": 70565000, "cpu_total_ns": 75000000, "cpu_user_ns": 65625000, "cpu_sys_ns": 9375000, "offcpu_ns": 75000000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300, "cpu_ns": 249410, "cpu_total_ns": 125000000, "cpu_user_ns": 109375000, "cpu_sys_ns": 15625000, "offcpu_ns": 125000000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 1500, "cpu_total_ns": 1500, "cpu_user_ns": 1313, "cpu_sys_ns": 187, "offcpu_ns": 1500, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 0, "cpu_total_ns": 500, "cpu_user_ns": 438, "cpu_sys_ns": 62, "offcpu_ns": 500, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
 ]
 EOF
+# --cpu: CPU (self, corrected as Self is), User and Sys (split of the inclusive CPU), Off-CPU;
+# parse and parse_item have a row on thread 1, which measured none: '-'
+expect report_cpu "$P" report --db "$B" --cpu --sort cpu --top 3 <<'EOF'
+Function            Calls       Self        p50        p99   Allocs      Bytes        CPU       User        Sys    Off-CPU
+--------------------------------------------------------------------------------------------------------------------------
+resolve                47   141.13ms     3.00ms     3.00ms      329     24.1KB    70.56ms    65.62ms     9.38ms    75.00ms
+main                    1   499.41us   501.17us   501.17us        3       300B   249.41us   109.38ms    15.62ms   125.00ms
+helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B     1.50us     1.31us   187.00ns     1.50us
+(3 more functions hidden: --top N or --all shows them)
+
+5 frames
+2 calls unfinished (run ended inside them)
+recovered run: the process died and its figures were imported afterwards
+EOF
 expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
-function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,inuse_objects,inuse_bytes,peak_inuse_bytes,unfinished
-resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678,,,,0
-parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000,,,,0
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes,unfinished
+resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678,70565000,75000000,65625000,9375000,75000000,,,,0
+parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000,,,,,,,,,0
 EOF
 expect report_top_sort "$P" report --db "$B" --top 3 --sort calls <<'EOF'
 Function            Calls       Self        p50        p99   Allocs      Bytes
@@ -136,8 +150,8 @@ EOF
 expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
 [
   {"thread": 1, "tid": 1005, "name": "worker \"w\"", "functions": [
-    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
-    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
+    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
   ]}
 ]
 EOF
@@ -176,13 +190,23 @@ Frame        Total      parse    resolve  parse_item   Allocs      Bytes
 4 frames | 1 spikes (>2x median)
 EOF
 # Frame 5 holds ids 6 and 1, both parse.c:20: one key, summed.
+expect frames_cpu "$P" report --db "$B" --frames --cpu --thread 0 --top 2 <<'EOF'
+Frame        Total        CPU      parse    resolve  parse_item   Allocs      Bytes
+-----------------------------------------------------------------------------------
+1          48.12ms    24.06ms    28.11ms     2.98ms    870.00us       93     21.3KB
+2          49.01ms    24.50ms    28.50ms     3.01ms    910.00us       95     21.8KB
+4         102.33ms    51.16ms    71.22ms     3.10ms      1.05ms      210     48.7KB  <<
+(1 more frame hidden: --all shows them)
+
+4 frames | 1 spikes (>2x median)
+EOF
 expect frames_json "$P" report --db "$B" --frames --json <<'EOF'
 [
-  {"frame": 1, "thread": 0, "start_ns": 1000, "total_ns": 48120000, "allocs": 93, "alloc_bytes": 21811, "functions": {"parse": 28110000, "resolve": 2980000, "parse_item": 870000}, "spike": false},
-  {"frame": 2, "thread": 0, "start_ns": 50000000, "total_ns": 49010000, "allocs": 95, "alloc_bytes": 22323, "functions": {"parse": 28500000, "resolve": 3010000, "parse_item": 910000}, "spike": false},
-  {"frame": 3, "thread": 0, "start_ns": 100000000, "total_ns": 47880000, "allocs": 91, "alloc_bytes": 21401, "functions": {"parse": 27940000, "resolve": 2950000, "parse_item": 850000}, "spike": false},
-  {"frame": 4, "thread": 0, "start_ns": 150000000, "total_ns": 102330000, "allocs": 210, "alloc_bytes": 49868, "functions": {"parse": 71220000, "resolve": 3100000, "parse_item": 1050000}, "spike": true},
-  {"frame": 5, "thread": 1, "start_ns": 260000000, "total_ns": 48550000, "allocs": 94, "alloc_bytes": 22016, "functions": {"parse": 28300000, "parse_item": 890000}, "spike": false}
+  {"frame": 1, "thread": 0, "start_ns": 1000, "total_ns": 48120000, "cpu_ns": 24060000, "allocs": 93, "alloc_bytes": 21811, "functions": {"parse": 28110000, "resolve": 2980000, "parse_item": 870000}, "spike": false},
+  {"frame": 2, "thread": 0, "start_ns": 50000000, "total_ns": 49010000, "cpu_ns": 24505000, "allocs": 95, "alloc_bytes": 22323, "functions": {"parse": 28500000, "resolve": 3010000, "parse_item": 910000}, "spike": false},
+  {"frame": 3, "thread": 0, "start_ns": 100000000, "total_ns": 47880000, "cpu_ns": 23940000, "allocs": 91, "alloc_bytes": 21401, "functions": {"parse": 27940000, "resolve": 2950000, "parse_item": 850000}, "spike": false},
+  {"frame": 4, "thread": 0, "start_ns": 150000000, "total_ns": 102330000, "cpu_ns": 51165000, "allocs": 210, "alloc_bytes": 49868, "functions": {"parse": 71220000, "resolve": 3100000, "parse_item": 1050000}, "spike": true},
+  {"frame": 5, "thread": 1, "start_ns": 260000000, "total_ns": 48550000, "cpu_ns": null, "allocs": 94, "alloc_bytes": 22016, "functions": {"parse": 28300000, "parse_item": 890000}, "spike": false}
 ]
 EOF
 expect frames_empty_run "$P" report --db "$B" --frames 1 <<'EOF'
@@ -284,11 +308,29 @@ before: run 1, after: run 2
 Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
 change of one call's self time (median; significance test, see diff --help)
 EOF
+# --cpu: the change of the total self CPU time ('-' where a side did not measure it)
+expect diff_cpu "$P" diff --db "$B" --cpu 1 2 <<'EOF'
+Function                 Before      After      Delta  C.Delta      p50   Per call   Allocs  A.Delta  CPU.Delta
+---------------------------------------------------------------------------------------------------------------
+parse                  341.21ms    18.96us  -341.19ms       +0  -100.0%     faster        6     -834          -
+parse_item                    -    94.58ms   +94.58ms     +108        -    (added)     1620    +1620          -
+main                          -   499.41us  +499.41us       +1        -    (added)        3       +3  +249.41us
+old_fn                 900.00ns          -  -900.00ns       -3        -  (removed)        -       -1          -
+helper (a.c)             3.00us     3.00us    +0.00ns       +0    +0.0%          -        0       +0          -
+helper (b.c)                  -     0.00ns    +0.00ns      +50        -    (added)        0       +0    +0.00ns
+resolve                141.13ms   141.13ms    +0.00ns       +0    +1.1%          -      329       +0          -
+
+before: run 1, after: run 2
+Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
+change of one call's self time (median; significance test, see diff --help)
+EOF
 "$P" diff --db "$B" --json 1 2 > "$W/dj" || fail "diff --json"
-grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "removed"' "$W/dj" ||
+grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "removed"' "$W/dj" ||
     fail "diff json: old_fn removed"
 grep -q '"function": "main", "file": "main.c", "calls_a": 0, "calls_b": 1, "self_ns_a": 0, "self_ns_b": 499410, "delta_ns": 499410, "delta_pct": null,' "$W/dj" ||
     fail "diff json: main added"
+grep -q '"function": "main", .*"alloc_bytes_b": 300, "cpu_ns_a": null, "cpu_ns_b": 249410, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "added"' "$W/dj" ||
+    fail "diff json: main's CPU"
 
 S=$W/sig.db
 "$FX" sig "$S" || exit 1
@@ -311,8 +353,8 @@ grep -q '"significant": true' "$W/same" && fail "same distribution flagged: $(ca
     fail "reverse diff not faster"
 expect_rc fail_above_trips 3 "$P" diff --db "$S" base slower --fail-above 5 --json <<'EOF'
 [
-  {"function": "work", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 209205571, "self_ns_b": 230126129, "delta_ns": 20920558, "delta_pct": 10.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "slower", "significant": true, "p_value": 6.09e-213, "median_a_ns": 9920, "median_b_ns": 10944},
-  {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
+  {"function": "work", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 209205571, "self_ns_b": 230126129, "delta_ns": 20920558, "delta_pct": 10.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "slower", "significant": true, "p_value": 6.09e-213, "median_a_ns": 9920, "median_b_ns": 10944},
+  {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
 ]
 EOF
 [ "$(cat "$W/err")" = "piano-db: 1 function significantly slower by more than 5%: work (median +10.3%)" ] ||
@@ -329,7 +371,7 @@ for cmd in report runs tag diff; do
     error "$cmd: missing db" "no database at $W/nope.db" "$P" $cmd --db "$W/nope.db"
     error "$cmd: random bytes" "$W/junk.db is not a piano database (file is not a database)" "$P" $cmd --db "$W/junk.db"
     error "$cmd: foreign sqlite" "$W/foreign.db is not a piano database" "$P" $cmd --db "$W/foreign.db"
-    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 9: upgrade piano" "$P" $cmd --db "$W/v99.db"
+    error "$cmd: newer schema" "$W/v99.db has schema version 99, newer than this piano's 10: upgrade piano" "$P" $cmd --db "$W/v99.db"
 done
 cmp -s "$W/junk.db" "$W/junk.copy" || fail "the random file was modified"
 [ -e "$W/nope.db" ] && fail "a missing database was created"
@@ -341,7 +383,7 @@ error rm_unknown "no run or tag '9' in $B" "$P" rm --db "$B" 1 9
 [ "$("$P" runs --db "$B" --json | grep -c '"run"')" -eq 2 ] || fail "rm with an unknown run removed something"
 error bad_option "report: unknown option '--bogus' (piano-db report --help)" "$P" report --db "$B" --bogus
 error bad_top "report: --top wants a number >= 0, not 'x'" "$P" report --db "$B" --top x
-error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|bytes|inuse|peak)" "$P" report --db "$B" --sort foo
+error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|bytes|cpu|offcpu|inuse|peak)" "$P" report --db "$B" --sort foo
 error bad_command "unknown command 'frobnicate' (piano-db --help lists them)" "$P" frobnicate
 error no_command "missing command (piano-db --help lists them)" "$P"
 error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"

@@ -190,7 +190,7 @@ static void frame(int run, long long seq, int t, long long start, long long tota
  *   parse twice (ids 1 and 6, same name/file/line: merged; 108 child calls), resolve,
  *   main (59 child calls),
  *   helper in a.c and in b.c (two rows), parse_item; threads 0 'main', 1 'worker';
- *   5 frames, frame 4 a spike; 2 unfinished calls.
+ *   5 frames, frame 4 a spike; 2 unfinished calls; CPU time on thread 0 only.
  */
 static void basic(void)
 {
@@ -253,6 +253,13 @@ static void basic(void)
     }
     exec("INSERT INTO unfinished(run, thread, depth, fn, start_ns, elapsed_ns) "
          "VALUES(2, 0, 0, 0, 1000, 5000), (2, 1, 0, 5, 2000, 700)");
+    /* CPU time measured on thread 0 only (thread 1 could not open its perf
+     * event): self CPU half the self time, inclusive half the total, an
+     * eighth of it system; functions with a row on thread 1 are not known. */
+    exec("UPDATE runs SET cpu_mode = 'perf' WHERE id = 2;"
+         "UPDATE stats SET cpu_ns = self_ns / 2, cpu_total_ns = total_ns / 2, cpu_sys_ns = total_ns / 16,"
+         " cpu_user_ns = total_ns / 2 - total_ns / 16, offcpu_ns = total_ns - total_ns / 2 WHERE run = 2 AND thread = 0;"
+         "UPDATE frames SET cpu_ns = total_ns / 2 WHERE run = 2 AND thread = 0");
     exec("COMMIT");
 }
 
@@ -463,6 +470,12 @@ static void tree(void)
         frame(2, 3, 0, 4000, 9000, 6, 564, 3, i3, n3);
         frame(2, 4, 0, 14000, 1000, 0, 0, 1, i4, n4);
     }
+    /* run 2 measured CPU time: three quarters of each context's self time */
+    exec("UPDATE runs SET cpu_mode = 'perf' WHERE id = 2;"
+         "UPDATE contexts SET cpu_ns = self_ns * 3 / 4, cpu_total_ns = total_ns * 3 / 4, cpu_sys_ns = 0,"
+         " cpu_user_ns = total_ns * 3 / 4, offcpu_ns = total_ns - total_ns * 3 / 4 WHERE run = 2;"
+         "UPDATE stats SET cpu_ns = self_ns * 3 / 4, cpu_total_ns = total_ns * 3 / 4, cpu_sys_ns = 0,"
+         " cpu_user_ns = total_ns * 3 / 4, offcpu_ns = total_ns - total_ns * 3 / 4 WHERE run = 2");
     exec("INSERT INTO tags(name, run) VALUES('tree_base', 1), ('tree_new', 2)");
     exec("COMMIT");
 }

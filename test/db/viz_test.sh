@@ -61,6 +61,26 @@ for r in 1 2; do
     got=$("$P" export --db "$T" "$r" --format folded | awk '{ s += $NF } END { print s + 0 }')
     eq "folded sum run $r" "$got" "$(q "SELECT sum(self_ns) FROM contexts WHERE run = $r")"
 done
+# --metric: self CPU time (run 2 measured three quarters of each context's self time), off-CPU
+expect folded_cpu "$P" export --db "$T" --format folded --metric cpu <<EOF
+main 1125
+main;$PARSE 4500
+main;$PARSE;leaf 1500
+main;resolve<A&B> 2250
+leaf 37
+EOF
+expect folded_offcpu "$P" export --db "$T" --format folded --metric offcpu <<EOF
+main 375
+main;$PARSE 1500
+main;$PARSE;leaf 500
+main;resolve<A&B> 750
+leaf 13
+EOF
+error metric_not_measured 1 "run 1 has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)" \
+    "$P" export --db "$T" 1 --format folded --metric cpu
+error metric_bad 2 "export: unknown metric 'heap' (wall|cpu|offcpu)" "$P" export --db "$T" --format folded --metric heap
+error metric_pprof 2 "export: --metric goes with --format folded or callgrind (pprof carries every metric)" \
+    "$P" export --db "$T" --format pprof --metric cpu
 expect folded_thread "$P" export --db "$T" --format folded --thread 1 <<EOF
 main 500
 main;$PARSE 2000
@@ -73,15 +93,19 @@ gzip -t "$W/p.pb.gz" || fail "pprof output is not gzip"
 if have protoc; then
     gzip -dc "$W/p.pb.gz" | protoc -I"$HERE" --decode=perftools.profiles.Profile profile.proto > "$W/p.txt" ||
         fail "protoc cannot decode the pprof output"
-    # sample value sums (calls, self, alloc_space, alloc_objects) = the stats table's
-    got=$(awk '/^sample \{/ { i = 0 } /^  value:/ { v[i % 4] += $2; i++ } END { print v[0], v[1], v[2], v[3] }' "$W/p.txt")
-    eq "pprof sample sums" "$got" "$(q "SELECT sum(calls) || ' ' || sum(self_ns) || ' ' || sum(alloc_bytes) || ' ' || sum(allocs) FROM stats WHERE run = 2")"
+    # sample value sums (calls, self, alloc_space, alloc_objects, cpu) = the stats table's
+    got=$(awk '/^sample \{/ { i = 0 } /^  value:/ { v[i % 5] += $2; i++ } END { print v[0], v[1], v[2], v[3], v[4] }' "$W/p.txt")
+    eq "pprof sample sums" "$got" "$(q "SELECT sum(calls) || ' ' || sum(self_ns) || ' ' || sum(alloc_bytes) || ' ' || sum(allocs) || ' ' || sum(cpu_ns) FROM stats WHERE run = 2")"
     eq "pprof samples" "$(grep -c '^sample {' "$W/p.txt")" 5
     eq "pprof string 0" "$(grep -m1 '^string_table' "$W/p.txt")" 'string_table: ""'
     # sample types in order, by their strings
     got=$(awk 'BEGIN { n = m = 0 } /^string_table:/ { s[n++] = $2 } /^  type:/ { t[m] = $2 } /^  unit:/ { u[m++] = $2 }
-               END { for (i = 0; i < 4; i++) printf "%s/%s ", s[t[i]], s[u[i]] }' "$W/p.txt")
-    eq "pprof sample types" "$got" '"calls"/"count" "self"/"nanoseconds" "alloc_space"/"bytes" "alloc_objects"/"count" '
+               END { for (i = 0; i < m; i++) printf "%s/%s ", s[t[i]], s[u[i]] }' "$W/p.txt")
+    eq "pprof sample types" "$got" '"calls"/"count" "self"/"nanoseconds" "alloc_space"/"bytes" "alloc_objects"/"count" "cpu"/"nanoseconds" '
+    # a run that did not measure CPU time has no cpu sample type
+    "$P" export --db "$T" 1 --format pprof -o "$W/p1.pb.gz" || fail "pprof export of run 1"
+    eq "pprof sample types of run 1" "$(gzip -dc "$W/p1.pb.gz" | protoc -I"$HERE" --decode=perftools.profiles.Profile profile.proto |
+        grep -c '^sample_type')" 4
     # main;parse;leaf: locations leaf first; function ids name the functions
     got=$(awk '/^string_table:/ { s[n++] = $0 } /^function \{/ { inf = 1 } inf && /^  id:/ { id = $2 }
                inf && /^  name:/ { name[id] = $2 } /^}/ { inf = 0 }
@@ -122,6 +146,9 @@ if have callgrind_annotate; then
     grep -q '^12,550 (100.0%) 42 (100.0%) 8 (100.0%)  PROGRAM TOTALS' "$W/cg.txt" || fail "callgrind totals: $(grep TOTALS "$W/cg.txt")"
     grep -q '^ *6,000 ([ 0-9.]*%) *12 ([ 0-9.]*%) *5 ([ 0-9.]*%)  parse.cpp:ns::Parser<std::vector<int>>::parse(int&)$' "$W/cg.txt" ||
         fail "callgrind parse row: $(grep parse "$W/cg.txt")"
+    "$P" export --db "$T" --format callgrind --metric cpu -o "$W/cgc.out" || fail "callgrind --metric cpu"
+    callgrind_annotate "$W/cgc.out" 2>&1 | grep -q '^9,412 (100.0%) 42 (100.0%) 8 (100.0%)  PROGRAM TOTALS' ||
+        fail "callgrind --metric cpu totals: $(callgrind_annotate "$W/cgc.out" 2>&1 | grep TOTALS)"
     callgrind_annotate --inclusive=yes "$W/cg.out" > "$W/cgi.txt" 2>&1 || fail "callgrind_annotate --inclusive"
     grep -q '^ *12,500 ([ 0-9.]*%) .*main.cpp:main$' "$W/cgi.txt" || fail "callgrind inclusive main: $(grep main "$W/cgi.txt")"
 else
@@ -144,6 +171,13 @@ grep -q '<title>resolve&lt;A&amp;B&gt; | 3.00us (23.90%), 3 calls, self 3.00us, 
 grep -q 'data-n="main"><title>main | 12.50us (99.60%)' "$W/f.svg" || fail "main title"
 grep -q '<g class="f" data-x="4.7012" data-w="1175.2988" data-d="1" data-n="main">' "$W/f.svg" || fail "main geometry: $(grep 'data-n="main"' "$W/f.svg" | cut -c1-90)"
 grep -Eq '<(script|link|image|use)[^>]* (href|src)=' "$W/f.svg" && fail "flamegraph refers to an external resource"
+# --metric offcpu: widths and self figures are off-CPU time (a quarter of each context's self time)
+"$P" flamegraph --db "$T" --metric offcpu -o "$W/foff.svg" || fail "flamegraph --metric offcpu"
+wellformed "$W/foff.svg"
+grep -q '<title>resolve&lt;A&amp;B&gt; | 750.00ns (23.90%), 3 calls, self 750.00ns, 2 allocs</title>' "$W/foff.svg" ||
+    fail "offcpu resolve title: $(grep -o '<title>resolve[^/]*' "$W/foff.svg")"
+error flame_metric_not_measured 1 "run 1 has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)" \
+    "$P" flamegraph --db "$T" 1 --metric cpu
 "$P" flamegraph --db "$T" --thread 1 > "$W/f1.svg" || fail "flamegraph --thread 1 to stdout"
 eq "thread 1 frames" "$(grep -c '^<g class="f"' "$W/f1.svg")" 4
 # --diff: widths from B (run 2), red = slower (resolve), blue = faster (parse)

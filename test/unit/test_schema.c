@@ -128,14 +128,21 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 #define UNDO_6 "ALTER TABLE runs DROP COLUMN allocator;"
 /* What schema 7 added (the queue of piano-db push). */
 #define UNDO_7 "DROP TABLE pushes;"
+/* What schema 9 added (CPU time). */
+#define UNDO_CPU(table) \
+    "ALTER TABLE " table " DROP COLUMN offcpu_ns; ALTER TABLE " table " DROP COLUMN cpu_sys_ns;" \
+    "ALTER TABLE " table " DROP COLUMN cpu_user_ns; ALTER TABLE " table " DROP COLUMN cpu_total_ns;" \
+    "ALTER TABLE " table " DROP COLUMN cpu_ns;"
+#define UNDO_9 \
+    "ALTER TABLE runs DROP COLUMN cpu_mode; ALTER TABLE frames DROP COLUMN cpu_ns;" UNDO_CPU("stats") UNDO_CPU("contexts")
 /* What schema 8 changed: functions was a table of its own. */
 #define UNDO_8 \
     "DROP VIEW functions; DROP TABLE run_functions; DROP TABLE names;" \
     "CREATE TABLE functions(run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, id INTEGER NOT NULL," \
     " name TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY(run, id)) WITHOUT ROWID;"
 
-/* What schema 9 added (heap in use). */
-#define UNDO_9 \
+/* What schema 10 added (heap in use). */
+#define UNDO_10 \
     "ALTER TABLE runs DROP COLUMN heap_peak_bytes;" \
     "ALTER TABLE stats DROP COLUMN peak_inuse_bytes; ALTER TABLE stats DROP COLUMN inuse_bytes;" \
     "ALTER TABLE stats DROP COLUMN inuse_objects;" \
@@ -147,7 +154,7 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -260,7 +267,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -273,7 +280,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -290,7 +297,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -312,15 +319,47 @@ static void upgrades_version_7(void **state)
     sqlite3_close(db);
 }
 
-/* A version-8 database (before heap in use) gets the columns, NULL (not
- * tracked) for the runs and rows stored before; new rows take figures. */
+/* A version-8 database (before CPU time) gets the CPU columns, NULL in the
+ * rows stored before (not measured, not 0), and takes rows with them. */
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_10 UNDO_9,
+                              "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
+                              "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
+                              "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
+                              "free_bytes) VALUES(1,0,1,2,1,10,10,0,0,0,0);"
+                              "PRAGMA user_version=8");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT cpu_mode IS NULL FROM runs), "
+                                              "(SELECT cpu_ns IS NULL AND offcpu_ns IS NULL FROM stats), "
+                                              "(SELECT cpu_total_ns IS NULL AND cpu_sys_ns IS NULL FROM contexts)");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 1);
+    assert_int_equal(sqlite3_column_int(st, 3), 1);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE runs SET cpu_mode='perf';"
+                                  "INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,"
+                                  "free_bytes,fns,cpu_ns) VALUES(1,1,0,0,10,0,0,0,0,x'',7);"
+                                  "UPDATE stats SET cpu_ns=4,cpu_total_ns=4,cpu_user_ns=3,cpu_sys_ns=1,offcpu_ns=6",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    st = first_upgraded_row(db, "(SELECT cpu_ns FROM frames), (SELECT cpu_user_ns + cpu_sys_ns FROM stats)");
+    assert_int_equal(sqlite3_column_int(st, 1), 7);
+    assert_int_equal(sqlite3_column_int(st, 2), 4);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A version-9 database (before heap in use) gets the columns, NULL (not
+ * tracked) for the runs and rows stored before; new rows take figures. */
+static void upgrades_version_9(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v9.db", UNDO_10,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
-                              "PRAGMA user_version=8");
+                              "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT heap_peak_bytes IS NULL FROM runs WHERE id = 1), "
                                               "(SELECT inuse_objects IS NULL AND inuse_bytes IS NULL AND "
                                               "peak_inuse_bytes IS NULL FROM stats WHERE run = 1)");
@@ -379,6 +418,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_6),
         cmocka_unit_test(upgrades_version_7),
         cmocka_unit_test(upgrades_version_8),
+        cmocka_unit_test(upgrades_version_9),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -212,7 +212,8 @@ static void frame_record_codec(void **state)
     assert_int_equal(piano_zigzag(-1), 1);
 
     /* start 10 ticks before the base (a clock a little behind), total 7, no
-     * allocations, functions 5, 3 and 4 (the id after 3: the short form) */
+     * allocations, 6 ns off the CPU, functions 5, 3 and 4 (the id after 3:
+     * the short form) */
     unsigned char rec[128], *p = rec;
     p = piano_pv_put(p, piano_zigzag(-10));
     p = piano_pv_put(p, 7);
@@ -220,6 +221,7 @@ static void frame_record_codec(void **state)
         p = piano_pv_put(p, 0);
     p = piano_pv_put(p, 3);
     p = piano_pv_put(p, 2 << 2 | PIANO_KEPT_SPIKE);   /* two frames after the buffer's previous */
+    p = piano_pv_put(p, 6);                            /* 6 ns off the CPU */
     p = piano_pv_put(p, 300 << 1);
     p = piano_pv_put(p, piano_zigzag(5));
     p = piano_pv_put(p, 1 << 1);
@@ -232,6 +234,7 @@ static void frame_record_codec(void **state)
     assert_int_equal(f.nfns, 3);
     assert_int_equal(f.n, 42);
     assert_int_equal(f.kept, PIANO_KEPT_SPIKE);
+    assert_int_equal(f.off_ns, 6);
     uint32_t fn = 0;
     uint64_t self = 0;
     const unsigned char *q = piano_frame_fn(f.fns, p, &fn, &self);
@@ -248,12 +251,15 @@ static void frame_record_codec(void **state)
     unsigned char *nfns_at = p;
     p = piano_pv_put(p, PIANO_FN_CAP + 1ull);
     p = piano_pv_put(p, 1 << 2);
+    p = piano_pv_put(p, 0);
     assert_null(piano_frame_read(rec, p, 0, 0, &f));
     p = piano_pv_put(nfns_at, 0);   /* no function, kept for no known reason */
     p = piano_pv_put(p, 1 << 2 | 3);
+    p = piano_pv_put(p, 0);
     assert_null(piano_frame_read(rec, p, 0, 0, &f));
     p = piano_pv_put(nfns_at, 1);   /* one function, with an id past the cap */
     p = piano_pv_put(p, 1 << 2);
+    p = piano_pv_put(p, 0);
     p = piano_pv_put(p, 1 << 1);
     p = piano_pv_put(p, piano_zigzag(PIANO_FN_CAP));
     assert_null(piano_frame_read(rec, p, 0, 0, &f));

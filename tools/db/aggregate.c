@@ -55,6 +55,8 @@ static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
         int64_t raw_self = row->self_ns;
         row->self_ns = corrected_ns(raw_self, (double)row->child_calls * r->overhead_ns);
         row->fix = (call_fix){ ovh, raw_self > 0 ? (double)row->self_ns / (double)raw_self : 0 };
+        /* The hooks' time is CPU time too. */
+        row->cpu_ns = corrected_ns(row->cpu_ns, (double)row->child_calls * r->overhead_ns);
         if (m->self->total) {
             row->p50_ns = (int64_t)llround(call_fix_ns((double)row->p50_ns, row->fix));
             row->p99_ns = (int64_t)llround(call_fix_ns((double)row->p99_ns, row->fix));
@@ -90,18 +92,38 @@ int pdb_has_unfinished(pdb *p)
     return has;
 }
 
+int pdb_has_cpu(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'offcpu_ns'");
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return has;
+}
+
+/* Adds the CPU columns col.. of a stats row to row (its CPU stays unknown when
+ * any of its threads' rows has none). */
+static void add_cpu(fnrow *row, sqlite3_stmt *st, int col)
+{
+    row->cpu_known = row->cpu_known && sqlite3_column_type(st, col) != SQLITE_NULL;
+    int64_t *v[] = {&row->cpu_ns, &row->cpu_total_ns, &row->cpu_user_ns, &row->cpu_sys_ns, &row->offcpu_ns};
+    for (int k = 0; k < 5; k++)
+        *v[k] = row->cpu_known ? sat_add(*v[k], sqlite3_column_int64(st, col + k)) : 0;
+}
+
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
     int by_line = (flags & AGG_BY_LINE) != 0;
-    char sql[768];
+    char sql[900];
     snprintf(sql, sizeof sql,
              "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s "
+             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s, %s "
              "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
              "ORDER BY f.name, f.file, f.line",
              p->has_child_calls ? "s.child_calls" : "0", pdb_has_unfinished(p) ? "s.unfinished" : "0",
+             pdb_has_cpu(p) ? "s.cpu_ns, s.cpu_total_ns, s.cpu_user_ns, s.cpu_sys_ns, s.offcpu_ns"
+                            : "NULL, NULL, NULL, NULL, NULL",
              p->has_inuse ? "s.inuse_objects, s.inuse_bytes, s.peak_inuse_bytes" : "NULL, NULL, NULL");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
@@ -120,6 +142,7 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
             }
             cur = &out->v[out->n++];
             memset(cur, 0, sizeof *cur);
+            cur->cpu_known = 1;
             cur->name = xstrdup(name);
             cur->file = xstrdup(file);
             cur->line = line;
@@ -133,11 +156,12 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
         cur->free_bytes = sat_add(cur->free_bytes, sqlite3_column_int64(st, 9));
         cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, 12));
         cur->unfinished = sat_add(cur->unfinished, sqlite3_column_int64(st, 13));
-        if (sqlite3_column_type(st, 15) != SQLITE_NULL) {
+        add_cpu(cur, st, 14);
+        if (sqlite3_column_type(st, 20) != SQLITE_NULL) {
             cur->inuse_known = 1;
-            cur->inuse_objects = sat_add(cur->inuse_objects, sqlite3_column_int64(st, 14));
-            cur->inuse_bytes = sat_add(cur->inuse_bytes, sqlite3_column_int64(st, 15));
-            cur->peak_inuse_bytes = sat_add(cur->peak_inuse_bytes, sqlite3_column_int64(st, 16));
+            cur->inuse_objects = sat_add(cur->inuse_objects, sqlite3_column_int64(st, 19));
+            cur->inuse_bytes = sat_add(cur->inuse_bytes, sqlite3_column_int64(st, 20));
+            cur->peak_inuse_bytes = sat_add(cur->peak_inuse_bytes, sqlite3_column_int64(st, 21));
         }
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, 10 + h);
@@ -193,8 +217,8 @@ static const struct {
 } sort_keys[] = {
     {"self", offsetof(fnrow, self_ns)}, {"total", offsetof(fnrow, total_ns)}, {"calls", offsetof(fnrow, calls)},
     {"p50", offsetof(fnrow, p50_ns)},   {"p99", offsetof(fnrow, p99_ns)},     {"allocs", offsetof(fnrow, allocs)},
-    {"bytes", offsetof(fnrow, alloc_bytes)}, {"inuse", offsetof(fnrow, inuse_bytes)},
-    {"peak", offsetof(fnrow, peak_inuse_bytes)},
+    {"bytes", offsetof(fnrow, alloc_bytes)}, {"cpu", offsetof(fnrow, cpu_ns)}, {"offcpu", offsetof(fnrow, offcpu_ns)},
+    {"inuse", offsetof(fnrow, inuse_bytes)}, {"peak", offsetof(fnrow, peak_inuse_bytes)},
 };
 enum { NSORT_KEYS = sizeof sort_keys / sizeof *sort_keys };
 

@@ -91,10 +91,11 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     t->v[0].parent = -1;
     t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
 
+    t->cpu_known = pdb_has_cpu(p);
     char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, %s "
-             "FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY thread, id",
+    snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, "
+                              "free_bytes, %s, %s FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                              "ORDER BY thread, id", t->cpu_known ? "cpu_ns" : "NULL",
              p->has_inuse ? "coalesce(inuse_objects, 0), coalesce(inuse_bytes, 0), coalesce(peak_inuse_bytes, 0)"
                           : "0, 0, 0");
     sqlite3_stmt *st = pdb_prepare(p, sql);
@@ -135,9 +136,11 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
         c->alloc_bytes += sqlite3_column_int64(st, 8);
         c->frees += sqlite3_column_int64(st, 9);
         c->free_bytes += sqlite3_column_int64(st, 10);
-        c->inuse_objects += sqlite3_column_int64(st, 11);
-        c->inuse_bytes += sqlite3_column_int64(st, 12);
-        c->peak_inuse_bytes += sqlite3_column_int64(st, 13);
+        t->cpu_known &= sqlite3_column_type(st, 11) != SQLITE_NULL;
+        c->cpu_ns += sqlite3_column_int64(st, 11);
+        c->inuse_objects += sqlite3_column_int64(st, 12);
+        c->inuse_bytes += sqlite3_column_int64(st, 13);
+        c->peak_inuse_bytes += sqlite3_column_int64(st, 14);
         if (nids == cap) {
             cap = cap ? cap * 2 : 1024;
             ids = xrealloc(ids, cap * sizeof *ids);
@@ -153,6 +156,28 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     cnode *root = &t->v[0];
     for (int c = root->first_child; c >= 0; c = t->v[c].next_sibling)
         root->total_ns += t->v[c].total_ns;
+}
+
+void ctree_use_metric(ctree *t, const char *metric, int64_t run)
+{
+    if (!metric || !strcmp(metric, "wall"))
+        return;
+    int cpu = !strcmp(metric, "cpu");
+    if (!cpu && strcmp(metric, "offcpu"))
+        pdb_usage_die("unknown metric '%s' (" PDB_METRICS ")", metric);
+    if (!t->cpu_known && t->n > 1)
+        pdb_die("run %lld has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)",
+                (long long)run);
+    for (size_t i = 1; i < t->n; i++) {
+        cnode *c = &t->v[i];
+        int64_t off = c->self_ns > c->cpu_ns ? c->self_ns - c->cpu_ns : 0;
+        c->self_ns = cpu ? c->cpu_ns : off;
+    }
+    /* Inclusive from the new self figures: children come after their parent. */
+    for (size_t i = 0; i < t->n; i++)
+        t->v[i].total_ns = i ? t->v[i].self_ns : 0;
+    for (size_t i = t->n; i-- > 1;)
+        t->v[t->v[i].parent].total_ns += t->v[i].total_ns;
 }
 
 void ctree_free(ctree *t)

@@ -76,6 +76,9 @@ static const emit_col diff_cols[] = {
     {.key = "allocs_b", .type = COL_INT},
     {.key = "alloc_bytes_a", .type = COL_INT},
     {.key = "alloc_bytes_b", .type = COL_INT},
+    {.key = "cpu_ns_a", .type = COL_INT},   /* self CPU time: null where not measured */
+    {.key = "cpu_ns_b", .type = COL_INT},
+    {.type = COL_DELTA_NS, .minw = 11},    /* diff --cpu: CPU.Delta (diff_columns) */
     {.key = "inuse_bytes_a", .type = COL_INT},   /* null: the function is not in that run, or */
     {.key = "inuse_bytes_b", .type = COL_INT},   /* the run did not track heap in use */
     {.key = "change", .type = COL_TEXT},
@@ -84,7 +87,18 @@ static const emit_col diff_cols[] = {
     {.key = "median_a_ns", .type = COL_REAL, .fmt = "%.0f"},
     {.key = "median_b_ns", .type = COL_REAL, .fmt = "%.0f"},
 };
-enum { NDIFF = sizeof diff_cols / sizeof *diff_cols };
+enum { NDIFF = sizeof diff_cols / sizeof *diff_cols, CPU_DELTA_COL = 22 };
+
+/* The columns; --cpu shows the change of the total self CPU time. */
+static const emit_col *diff_columns(int cpu)
+{
+    static emit_col with_cpu[NDIFF];
+    if (!cpu)
+        return diff_cols;
+    memcpy(with_cpu, diff_cols, sizeof with_cpu);
+    with_cpu[CPU_DELTA_COL].head = "CPU.Delta";
+    return with_cpu;
+}
 
 static void diff_values(const drow *d, emit_val v[NDIFF])
 {
@@ -103,6 +117,9 @@ static void diff_values(const drow *d, emit_val v[NDIFF])
          .null = !(both && valid && d->sig.median_a_ns > 0)},
         {.s = verdict(d)}, {.i = b->allocs, .null = !d->b}, {.i = b->allocs - a->allocs},
         {.i = a->allocs}, {.i = b->allocs}, {.i = a->alloc_bytes}, {.i = b->alloc_bytes},
+        {.i = a->cpu_ns, .null = !d->a || !a->cpu_known}, {.i = b->cpu_ns, .null = !d->b || !b->cpu_known},
+        {.i = (d->b ? b->cpu_ns : 0) - (d->a ? a->cpu_ns : 0),
+         .null = (d->a && !a->cpu_known) || (d->b && !b->cpu_known)},
         {.i = a->inuse_bytes, .null = !a->inuse_known}, {.i = b->inuse_bytes, .null = !b->inuse_known},
         {.s = change}, {.i = d->sig.significant},
         {.d = d->sig.p_value, .null = !valid}, {.d = d->sig.median_a_ns, .null = !valid},
@@ -197,7 +214,7 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     emitter e;
     /* --heap: the table also shows the bytes in use at the end of each run. */
     emit_col cols[NDIFF];
-    memcpy(cols, diff_cols, sizeof cols);
+    memcpy(cols, diff_columns(o->cpu), sizeof cols);
     for (int c = 0; o->heap && c < NDIFF; c++)
         if (cols[c].key && !strncmp(cols[c].key, "inuse_bytes_", 12)) {
             cols[c].head = cols[c].key[12] == 'a' ? "In use A" : "In use B";

@@ -238,6 +238,8 @@ int cmd_export(pdb *p, const pdb_opts *o)
     run_info r;
     pdb_run_load(p, id, &r);
     long thread = o->thread_set ? o->thread : -1;
+    if (o->metric && strcmp(o->format, "folded") && strcmp(o->format, "callgrind"))
+        pdb_usage_die("export: --metric goes with --format folded or callgrind (pprof carries every metric)");
     if (!strcmp(o->format, "pprof")) {
         export_pprof(p, o, &r, thread);
         pdb_run_free(&r);
@@ -249,6 +251,7 @@ int cmd_export(pdb *p, const pdb_opts *o)
     } else {
         ctree t;
         ctree_load(p, r.id, thread, &t);
+        ctree_use_metric(&t, o->metric, r.id);
         if (!strcmp(o->format, "folded"))
             export_folded(f, &t);
         else

@@ -102,8 +102,9 @@ typedef struct {
     size_t drawn;
 } fg;
 
-/* flamegraph --metric: what a box's width is. Each is a figure of a context's
- * own (self) that the tree sums for the inclusive width; one line each. */
+/* flamegraph --metric: what a box's width is, one line each. Each is a
+ * figure of a context's own (self) that the tree sums for the inclusive width;
+ * CPU time's (self_off 0) are ctxtree.c's ctree_use_metric. */
 typedef struct {
     const char *name, *what;   /* --metric NAME; the subtitle's "width: WHAT" */
     size_t self_off;           /* of its int64_t own figure in cnode */
@@ -111,6 +112,8 @@ typedef struct {
 } fg_metric;
 static const fg_metric fg_metrics[] = {
     {"wall", "inclusive time", offsetof(cnode, self_ns), 0},
+    {"cpu", "inclusive CPU time", 0, 0},
+    {"offcpu", "inclusive off-CPU time", 0, 0},
     {"alloc", "bytes allocated", offsetof(cnode, alloc_bytes), 1},
     {"inuse", "bytes in use at the end", offsetof(cnode, inuse_bytes), 1},
 };
@@ -140,8 +143,12 @@ const char *flame_metric_names(void)
 
 /* Makes the tree's self_ns/total_ns the metric's own and inclusive figures
  * (wall: as stored). Children come after their parent: one backward pass. */
-static void apply_metric(ctree *t, const fg_metric *m)
+static void apply_metric(ctree *t, const fg_metric *m, int64_t run)
 {
+    if (!m->self_off) {
+        ctree_use_metric(t, m->name, run);
+        return;
+    }
     if (m->self_off == offsetof(cnode, self_ns))
         return;
     for (size_t i = 0; i < t->n; i++) {
@@ -388,8 +395,8 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
 {
     long thread = o->thread_set ? o->thread : -1;
     const fg_metric *m = metric_of(o->metric);
-    if (o->diff && m != &fg_metrics[0])
-        pdb_usage_die("flamegraph: --diff compares self time (--metric wall)");
+    if (o->diff && m->bytes)
+        pdb_usage_die("flamegraph: --diff compares times (--metric wall, cpu or offcpu)");
     run_info r, ra;
     ctree t, base;
     if (o->diff) {
@@ -400,6 +407,8 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         pdb_run_load(p, ib, &r);
         ctree_load(p, ia, thread, &base);
         ctree_load(p, ib, thread, &t);
+        apply_metric(&base, m, ia);
+        apply_metric(&t, m, ib);
     } else {
         int64_t id;
         pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
@@ -407,7 +416,7 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         ctree_load(p, r.id, thread, &t);
         if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)
             pdb_die("flamegraph: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r.id);
-        apply_metric(&t, m);
+        apply_metric(&t, m, r.id);
     }
     FILE *f = out_open(o, 0);
     write_svg(f, &t, o->diff ? &base : NULL, &r, o->diff ? &ra : NULL, m);

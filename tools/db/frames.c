@@ -127,14 +127,15 @@ static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_p
 
 /* The columns of a frame's row: tables show the leading functions between
  * Total and Allocs, CSV after spike; JSON every function in `functions`. */
-enum { FRAME_COLS_MAX = 10 + 2 * LEAD_MAX };
-static int frame_columns(emit_col *cols, const frames_lead *ld, const fkeys *k)
+enum { FRAME_COLS_MAX = 11 + 2 * LEAD_MAX };
+static int frame_columns(emit_col *cols, const frames_lead *ld, const fkeys *k, int cpu)
 {
     int n = 0;
     cols[n++] = (emit_col){.head = "Frame", .key = "frame", .type = COL_INT, .minw = ld->wframe};
     cols[n++] = (emit_col){.head = ld->many_threads ? "Thread" : NULL, .key = "thread", .type = COL_INT, .minw = 8};
     cols[n++] = (emit_col){.key = "start_ns", .type = COL_INT};
     cols[n++] = (emit_col){.head = "Total", .key = "total_ns", .type = COL_NS, .minw = 11};
+    cols[n++] = (emit_col){.head = cpu ? "CPU" : NULL, .key = "cpu_ns", .type = COL_NS, .minw = 11};
     for (int i = 0; i < ld->nlead; i++)
         cols[n++] = (emit_col){.head = ld->head[i], .type = COL_NS, .minw = ld->wlead[i]};
     cols[n++] = (emit_col){.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9};
@@ -167,6 +168,7 @@ static void frame_values(const frame_iter *it, const frames_lead *ld, const fkey
     v[n++] = (emit_val){.i = it->thread};
     v[n++] = (emit_val){.i = it->start_ns};
     v[n++] = (emit_val){.i = it->total_ns};
+    v[n++] = (emit_val){.i = it->cpu_ns, .null = !it->cpu_known};
     for (int i = 0; i < ld->nlead; i++)
         v[n++] = lead[i];
     v[n++] = (emit_val){.i = it->allocs};
@@ -183,7 +185,7 @@ static size_t stream_frames(pdb *p, const pdb_opts *o, const fkeys *k, const run
                             const frames_lead *ld)
 {
     emit_col cols[FRAME_COLS_MAX];
-    int ncols = frame_columns(cols, ld, k);
+    int ncols = frame_columns(cols, ld, k, o->cpu);
     emitter e;
     emit_begin(&e, stdout, emit_mode_of(o), cols, ncols, EMIT_STREAM | (p->color ? EMIT_COLOR : 0));
     const char **names = NULL;

@@ -34,14 +34,18 @@ static const char *help_report =
     "  --db FILE        the database\n"
     "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
     "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes,\n"
-    "                   inuse_objects, inuse_bytes, peak_inuse_bytes, unfinished}\n"
-    "                   (inuse_*: null when the run did not track heap in use: PIANO_HEAP=1)\n"
+    "                   cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns, inuse_objects,\n"
+    "                   inuse_bytes, peak_inuse_bytes, unfinished} (CPU figures null when the run\n"
+    "                   did not measure them: PIANO_CPU=1; inuse_* when it did not track heap in\n"
+    "                   use: PIANO_HEAP=1)\n"
     "  --csv            the same columns, with a header line\n"
-    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, inuse, peak\n"
-    "                   (descending)\n"
+    "  --cpu            the table adds CPU (self), User, Sys (the inclusive CPU's split),\n"
+    "                   Off-CPU (inclusive: blocked, sleeping, preempted); '-': not measured\n"
     "  --heap           heap in use (PIANO_HEAP=1 runs): functions that allocated, by bytes\n"
     "                   still in use at the end (leaks, marked), with their objects, the\n"
     "                   bytes they held at the run's heap peak, and that peak in the header\n"
+    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu,\n"
+    "                   inuse, peak\n"
     "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
     "  --all            show every row\n"
     "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
@@ -111,13 +115,15 @@ static const char *help_diff =
     "  --db FILE         the database\n"
     "  --json            array of {function, file, calls_a, calls_b, self_ns_a, self_ns_b,\n"
     "                    delta_ns, delta_pct, allocs_a, allocs_b, alloc_bytes_a,\n"
-    "                    alloc_bytes_b, inuse_bytes_a, inuse_bytes_b (null: not tracked),\n"
+    "                    alloc_bytes_b, cpu_ns_a, cpu_ns_b (self CPU time, null where\n"
+    "                    not measured), inuse_bytes_a, inuse_bytes_b (null: not tracked),\n"
     "                    change (same|slower|faster|added|removed),\n"
     "                    significant, p_value, median_a_ns, median_b_ns}\n"
     "  --csv             the same columns, with a header line\n"
     "  --top N, --all    rows shown (default: all)\n"
     "  --thread T        compare thread T of both runs only\n"
     "  --uncorrected     raw self times (see report --help)\n"
+    "  --cpu             a CPU.Delta column: the change of the total self CPU time\n"
     "  --fail-above PCT  exit 3 when a function is significantly slower and its median\n"
     "                    per-call self time grew by more than PCT percent (medians, not\n"
     "                    totals: a total moves with the number of calls and preemption)\n"
@@ -130,7 +136,7 @@ static const char *help_gc =
 
 static const char *help_flamegraph =
     "usage: piano-db flamegraph [RUN|TAG] [-o FILE] [--thread T] [--metric M]\n"
-    "       piano-db flamegraph --diff [A [B]] [-o FILE] [--thread T]\n"
+    "       piano-db flamegraph --diff [A [B]] [-o FILE] [--thread T] [--metric M]\n"
     "\n"
     "Writes a self-contained interactive SVG flame graph (no external script or style)\n"
     "of the run's calling contexts, threads merged (--thread T: one thread). Each\n"
@@ -145,7 +151,9 @@ static const char *help_flamegraph =
     "slower, blue faster, grey unchanged. Paths only in A are not drawn.\n"
     "\n"
     "  -o, --output FILE   where to write (default: standard output)\n"
-    "  --metric M          what widths mean: wall (default: inclusive time), alloc (bytes\n"
+    "  --metric M          what widths (and self figures) are: wall (default), cpu (CPU\n"
+    "                      time), offcpu (time off the CPU: blocked, sleeping, preempted);\n"
+    "                      cpu and offcpu need a run recorded with PIANO_CPU=1; alloc (bytes\n"
     "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n";
 
 static const char *help_plot =
@@ -164,7 +172,7 @@ static const char *help_plot =
     "  -o, --output FILE   where to write (default: standard output)\n";
 
 static const char *help_export =
-    "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T] [--all]\n"
+    "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T] [--all] [--metric M]\n"
     "\n"
     "Formats (figures as stored: no overhead correction; threads merged):\n"
     "  folded     one line per calling context path with self time:\n"
@@ -172,7 +180,8 @@ static const char *help_export =
     "             Paths with no self time are left out; ';' in a name becomes ':'.\n"
     "  pprof      gzipped profile.proto (github.com/google/pprof), one sample per context\n"
     "             path, values calls/count, self/nanoseconds, alloc_space/bytes,\n"
-    "             alloc_objects/count; one location and function per function.\n"
+    "             alloc_objects/count, and cpu/nanoseconds (self CPU time) for a run\n"
+    "             recorded with PIANO_CPU=1; one location and function per function.\n"
     "             For `pprof -http=: FILE`. Binary: needs -o FILE on a terminal.\n"
     "  chrome     Trace Event JSON {\"traceEvents\": [...]}: one complete ('X') event per\n"
     "             frame (ts/dur in us, pid = the run's pid, tid = the thread's tid, name =\n"
@@ -187,7 +196,9 @@ static const char *help_export =
     "             and callgrind_annotate.\n"
     "\n"
     "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
-    "  -o, --output FILE   where to write (default: standard output)\n";
+    "  -o, --output FILE   where to write (default: standard output)\n"
+    "  --metric M          folded and callgrind: what the ns figures are: wall (default),\n"
+    "                      cpu or offcpu (a run recorded with PIANO_CPU=1)\n";
 
 static const char *help_top =
     "usage: piano-db top [RUN|PID] [--interval SECS] [--top N] [--count N]\n"
@@ -246,19 +257,19 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected heap ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu heap ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
-     " db json csv top all thread uncorrected fail-above heap ", &help_diff, 0},
+     " db json csv top all thread uncorrected fail-above cpu heap ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff metric ", &help_flamegraph, 0},
     {"plot", "frames|heap [RUN|TAG]", "frame times, or heap in use, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
-     " db output thread format all ", &help_export, 0},
+     " db output thread format all metric ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
     {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow-all: each new run)", cmd_push,
@@ -345,8 +356,8 @@ static int allowed(const command *c, const char *name)
 static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
-                                                "output", "format", "app", "label", "tenant", "timeout", "count",
-                                                "interval", "metric"};
+                                                "output", "format", "app", "label", "tenant", "timeout", "count", "metric",
+                                                "interval"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -374,6 +385,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
         {"heap", offsetof(pdb_opts, heap)},
+        {"cpu", offsetof(pdb_opts, cpu)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))
@@ -385,6 +397,12 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
             o->db = val;
         else
             o->output = val;
+    } else if (!strcmp(name, "metric")) {
+        /* flamegraph's table also has the heap's (bytes); export's are times */
+        if (!strcmp(c->name, "flamegraph") ? !flame_metric_known(val) : !in_list(" wall cpu offcpu ", val))
+            pdb_usage_die("%s: unknown metric '%s' (%s)", c->name, val,
+                          !strcmp(c->name, "flamegraph") ? flame_metric_names() : PDB_METRICS);
+        o->metric = val;
     } else if (!strcmp(name, "format")) {
         if (!in_list(" folded pprof chrome callgrind ", val))
             pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
@@ -402,10 +420,6 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
     } else if (!strcmp(name, "keep")) {
         o->keep = (long)parse_uint(c->name, "--keep", val, LONG_MAX);
         o->keep_set = 1;
-    } else if (!strcmp(name, "metric")) {
-        if (!flame_metric_known(val))
-            pdb_usage_die("%s: unknown metric '%s' (%s)", c->name, val, flame_metric_names());
-        o->metric = val;
     } else if (!strcmp(name, "app")) {
         o->app = val;
     } else if (!strcmp(name, "tenant")) {

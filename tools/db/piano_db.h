@@ -29,7 +29,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected, heap;
+    int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap;
     const char *sort;
     long top;
     int top_set;
@@ -41,7 +41,7 @@ typedef struct {
     int keep_set;
     const char *output; /* -o/--output FILE (NULL or "-": stdout) */
     const char *format; /* export --format */
-    const char *metric; /* flamegraph --metric (NULL: wall) */
+    const char *metric; /* flamegraph, export --metric: what widths and values are (NULL: wall) */
     int diff;           /* flamegraph --diff */
     const char *app, *tenant;   /* push --app, --tenant */
     const char **labels;        /* push --label KEY=VALUE, in order */
@@ -187,6 +187,8 @@ typedef struct {
     const fkeys *k;
     sqlite3_stmt *st;
     int64_t seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* CPU time in the frame, when cpu_known */
+    int cpu_known;
     fnself *fns;
     size_t nfns, cap;
 } frame_iter;
@@ -225,6 +227,10 @@ typedef struct {
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
     int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
+    /* CPU time (stats.cpu_*): self, inclusive, its user and system parts,
+     * inclusive off-CPU; known only when every thread's row measured it. */
+    int cpu_known;
+    int64_t cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns;
     /* Heap in use (PIANO_HEAP): live at the end, and bytes at the run's heap
      * peak; inuse_known 0 when the run did not track it (JSON null). */
     int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
@@ -248,6 +254,8 @@ void fnset_free(fnset *s);
 void fnset_row_free(fnrow *r);   /* one row's strings and histogram */
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
+/* Whether stats has the CPU columns (schema 9 on). */
+int pdb_has_cpu(pdb *p);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 /* The index of sort key name, or -1; and the keys as "self|total|...". */
@@ -437,6 +445,7 @@ typedef struct {
     int key, parent, depth;
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
+    int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
     int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;   /* 0 when not tracked */
 } cnode;
 typedef struct {
@@ -445,9 +454,16 @@ typedef struct {
     size_t n, cap;
     int64_t *hash; /* (parent, key) -> node, open addressing; internal */
     size_t hcap;
+    int cpu_known;   /* every context read has its CPU time */
 } ctree;
 /* thread -1: every thread. */
 void ctree_load(pdb *p, int64_t run, long thread, ctree *t);
+/* Makes metric (--metric: wall, cpu or offcpu; NULL: wall) the figure of
+ * t's self_ns, total_ns summed from it; dies with one line when run `run`
+ * did not measure it. */
+void ctree_use_metric(ctree *t, const char *metric, int64_t run);
+/* The metrics ctree_use_metric takes, as "wall|cpu|offcpu". */
+#define PDB_METRICS "wall|cpu|offcpu"
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);
@@ -456,7 +472,7 @@ char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES };
 typedef struct {
     const char *type, *unit;
     int field;

@@ -447,7 +447,10 @@ void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long t
     memset(it, 0, sizeof *it);
     it->p = p;
     it->k = k;
-    it->st = frames_view(p, "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns", run,
+    it->st = frames_view(p,
+                         pdb_has_cpu(p) ? "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, cpu_ns"
+                                        : "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, NULL",
+                         run,
                          thread, w->first, w->spikes, w->use_col, w->spike_ns);
 }
 
@@ -460,6 +463,8 @@ int frame_iter_next(frame_iter *it)
                              &it->allocs, &it->alloc_bytes, &it->frees,    &it->free_bytes};
     for (int c = 0; c < 8; c++)
         *cols[c] = sqlite3_column_int64(st, c);
+    it->cpu_known = sqlite3_column_type(st, 9) != SQLITE_NULL;
+    it->cpu_ns = sqlite3_column_int64(st, 9);
     it->nfns = fns_decode(it->p, it->k, sqlite3_column_blob(st, 8), (size_t)sqlite3_column_bytes(st, 8), it->seq,
                           &it->fns, &it->cap);
     return 1;

@@ -24,12 +24,32 @@ static const emit_col report_cols[] = {
     {.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11},
     {.key = "frees", .type = COL_INT},
     {.key = "free_bytes", .type = COL_INT},
+    /* report --cpu: heads given in report_columns */
+    {.key = "cpu_ns", .type = COL_NS, .minw = 11},
+    {.key = "cpu_total_ns", .type = COL_INT},
+    {.key = "cpu_user_ns", .type = COL_NS, .minw = 11},
+    {.key = "cpu_sys_ns", .type = COL_NS, .minw = 11},
+    {.key = "offcpu_ns", .type = COL_NS, .minw = 11},
     {.key = "inuse_objects", .type = COL_INT},
     {.key = "inuse_bytes", .type = COL_INT},
     {.key = "peak_inuse_bytes", .type = COL_INT},
     {.key = "unfinished", .type = COL_INT},
 };
-enum { NREPORT = sizeof report_cols / sizeof *report_cols, INUSE_COL = NREPORT - 4 };
+enum { NREPORT = sizeof report_cols / sizeof *report_cols, CPU_COL = 15, INUSE_COL = 20 };
+
+/* The columns of a report: the contract's table, and with --cpu its CPU
+ * columns (CPU: self; User, Sys: the inclusive CPU's split; Off-CPU: inclusive). */
+static const emit_col *report_columns(int cpu)
+{
+    static emit_col with_cpu[NREPORT];
+    if (!cpu)
+        return report_cols;
+    static const char *const heads[] = {"CPU", NULL, "User", "Sys", "Off-CPU"};
+    memcpy(with_cpu, report_cols, sizeof with_cpu);
+    for (int k = 0; k < 5; k++)
+        with_cpu[CPU_COL + k].head = heads[k];
+    return with_cpu;
+}
 
 /* --threads in JSON and CSV: a row per thread, its functions nested. */
 static const emit_col thread_cols[] = {
@@ -47,13 +67,17 @@ static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[
 {
     const int64_t ints[NREPORT] = {0, 0, 0, r->line, r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns,
                                    r->p50_total_ns, r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees,
-                                   r->free_bytes, r->inuse_objects, r->inuse_bytes, r->peak_inuse_bytes,
+                                   r->free_bytes, r->cpu_ns, r->cpu_total_ns, r->cpu_user_ns, r->cpu_sys_ns,
+                                   r->offcpu_ns, r->inuse_objects, r->inuse_bytes, r->peak_inuse_bytes,
                                    r->unfinished};
+    _Static_assert(sizeof ints / sizeof *ints == NREPORT, "a value per column");
     memset(v, 0, NREPORT * sizeof *v);
     for (int c = 0; c < NREPORT; c++)
         v[c].i = ints[c];
-    for (int c = INUSE_COL; c < INUSE_COL + 3; c++)
-        v[c].null = !r->inuse_known;   /* not tracked: null, not 0 */
+    for (int k = 0; k < 5; k++)
+        v[CPU_COL + k].null = !r->cpu_known;   /* not measured: null, never 0 */
+    for (int k = 0; k < 3; k++)
+        v[INUSE_COL + k].null = !r->inuse_known;   /* not tracked: null, never 0 */
     v[0].s = r->label;
     v[1].s = r->name;
     v[2].s = r->file;
@@ -119,13 +143,13 @@ static void emit_heap(FILE *f, emit_mode mode, const run_info *r, const fnset *s
 
 /* The rows of s (shown of them) as a table, JSON or CSV; returns the calls
  * marked in the table. */
-static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t shown, int color)
+static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t shown, int color, int cpu)
 {
     int64_t marked = 0;
     for (size_t i = 0; i < shown; i++)
         marked = sat_add(marked, s->v[i].unfinished > 0 ? s->v[i].unfinished : 0);
     emitter e;
-    emit_begin(&e, f, mode, report_cols, NREPORT, color ? EMIT_COLOR : 0);
+    emit_begin(&e, f, mode, report_columns(cpu), NREPORT, color ? EMIT_COLOR : 0);
     for (size_t i = 0; i < shown; i++) {
         emit_val v[NREPORT];
         char calls[32];
@@ -262,7 +286,7 @@ static void report_run(pdb *p, const pdb_opts *o, const run_info *r)
         fnset_free(&s);
         return;
     }
-    int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color);
+    int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu);
     if (mode == EMIT_TABLE) {
         fputc('\n', f);
         frames_line(f, p, r, thread);
@@ -314,7 +338,7 @@ static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
         } else {
             fprintf(f, "%sThread %ld (tid %lld%s%s)\n", n ? "\n" : "", thread, (long long)tid, *name ? ", " : "",
                     name);
-            marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color));
+            marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color, o->cpu));
             frames_line(f, p, r, thread);
         }
         fnset_free(&s);

@@ -1,0 +1,30 @@
+// PIANO_FNS: spinner,spin_sleep,writer,outer,inner
+// ENV: PIANO_CPU=1
+// CPU time (PIANO_CPU=1) against the thread CPU clock the program reads itself
+// around the same calls: a spinning function (CPU ~ wall), one that spins 1 ms
+// and sleeps 2 ms (CPU ~1 ms, off-CPU ~2 ms per call), one that makes many
+// write()s (mostly system time), and nested calls (self and inclusive CPU add up).
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static long long ns(clockid_t c) { struct timespec t; clock_gettime(c, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
+static void spin_us(long us) { long long end = ns(CLOCK_MONOTONIC) + us * 1000; while (ns(CLOCK_MONOTONIC) < end) ; }
+static int devnull;
+void spinner(void) { spin_us(2000); }
+void spin_sleep(void) { spin_us(1000); struct timespec t = { 0, 2000000 }; nanosleep(&t, 0); }
+void writer(void) { for (int i = 0; i < 60000; i++) if (write(devnull, "x", 1) != 1) _exit(3); }
+void inner(void) { spin_us(300); }
+void outer(void) { spin_us(200); inner(); inner(); }
+/* CPU ns of n calls of f, as the thread CPU clock measures them around each call */
+static long long cpu_of(void (*f)(void), int n) {
+    long long sum = 0;
+    for (int i = 0; i < n; i++) { long long t = ns(CLOCK_THREAD_CPUTIME_ID); f(); sum += ns(CLOCK_THREAD_CPUTIME_ID) - t; }
+    return sum;
+}
+int main(void) {
+    devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    long long a = cpu_of(spinner, 50), b = cpu_of(spin_sleep, 30), c = cpu_of(writer, 5), d = cpu_of(outer, 50);
+    printf("%lld %lld %lld %lld\n", a, b, c, d);
+    return 0;
+}
