@@ -102,6 +102,11 @@ class Build:
         if UFTRACE:
             self.cc([CLANG, '-pg', *common, '-o', self.path(name + '.pg')])
 
+    def heap_only(self):
+        src = os.path.join(HERE, 'src')
+        self.workload('heap', os.path.join(src, 'heap.c'), ['-pthread'])
+        self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
+
     def all(self):
         src = os.path.join(HERE, 'src')
         gen = os.path.join(HERE, 'gen.py')
@@ -113,6 +118,7 @@ class Build:
         self.workload('threads', os.path.join(src, 'threads.c'), ['-pthread'])
         self.workload('short', os.path.join(src, 'short_threads.c'), ['-pthread'])
         self.workload('shortproc', self.path('shortproc.c'))
+        self.workload('heap', os.path.join(src, 'heap.c'), ['-pthread'])
         self.cc([CLANG, '-O2', '-I', src, os.path.join(src, 'rdtsc.c'), '-o', self.path('rdtsc')])
 
 
@@ -208,6 +214,7 @@ def main():
     ap.add_argument('--cpu-modes', action='store_true',
                     help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
                          'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
+    ap.add_argument('--only-heap', action='store_true', help='only row (g), heap tracking')
     a = ap.parse_args()
     if a.snapshots:
         return snapshots(a)
@@ -217,7 +224,10 @@ def main():
 
     b = Build(a.out, q)
     log('bench: building workloads into %s' % a.out)
-    b.all()
+    if a.only_heap:
+        b.heap_only()
+    else:
+        b.all()
     tmp = tempfile.mkdtemp(prefix='piano-bench.')
     r = Runner(b, tmp)
     if a.cpu_modes:
@@ -225,6 +235,13 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
         return
     R = {'machine': machine(b), 'rounds': rounds, 'quick': q, 'uftrace': bool(UFTRACE)}
+    heap_pairs = 500000 if q else 2000000
+    if a.only_heap:
+        log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
+        R['heap'] = heap_tracking(r, rounds, heap_pairs)
+        shutil.rmtree(tmp, ignore_errors=True)
+        heap_report(R['heap'])
+        return
 
     # sizes: (a) fib(N)  (b) frames  (c) repetitions of 1,001 calls  (d) per-thread fib(N)
     fibn = 32 if q else 35
@@ -264,6 +281,8 @@ def main():
         sz = {v: [str(t), str(22 if v in small else tfib)] for v in VARIANTS}
         threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
 
+    log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
+    R['heap'] = heap_tracking(r, rounds, heap_pairs)
     R['short'] = short_threads(r, rounds, 300, tmp)
     R['shortproc'] = short_process(r, 4 if q else 10, tmp)
     R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
@@ -329,6 +348,29 @@ def machine(b):
     cc = sh([CLANG, '--version']).stdout.splitlines()[0]
     return {'nproc': os.cpu_count(), 'cpu': model, 'rdtsc_ns': rd, 'kernel': platform.release(), 'clang': cc,
             'uftrace': sh([UFTRACE, '--version']).stdout.split('\n')[0] if UFTRACE else None}
+
+
+def heap_tracking(r, rounds, pairs):
+    """(g) malloc/free pairs of mixed sizes in an instrumented function, 1 and 4
+    threads: plain, piano (allocation counts only), piano with PIANO_HEAP=1
+    (heap in use). ns of thread CPU per pair, medians of alternating rounds."""
+    out = {}
+    for t in (1, 4):
+        res = {'plain': [], 'piano': [], 'heap': []}
+        for i in range(rounds):
+            for v in res:
+                cmd, env = r.cmd_env('heap', 'plain' if v == 'plain' else 'piano', [str(t), str(pairs)])
+                if v == 'heap':
+                    env['PIANO_HEAP'] = '1'
+                f = run_prog(cmd, env)
+                r.cleanup()
+                res[v].append(f['cpu_ns'] / f['calls'])
+            log('  heap %d thread%s round %d/%d: %s' % (t, 's' if t > 1 else '', i + 1, rounds, '  '.join(
+                '%s %.1fns' % (v, res[v][-1]) for v in res)))
+        pc = {v: med(x) for v, x in res.items()}
+        out[t] = {'pairs': t * pairs, 'per_pair': pc, 'raw': res,
+                  'tracking_pct': 100 * (pc['heap'] - pc['piano']) / pc['piano']}
+    return out
 
 
 def short_threads(r, rounds, n, tmp):
@@ -592,6 +634,15 @@ def snapshots(a):
             thread_ns / n / 1e3))
 
 
+def heap_report(H):
+    p = print
+    p('(g) malloc/free pairs (16 B-4 KiB, 64 live per thread) in an instrumented function, ns of thread CPU per pair:')
+    for t, h in H.items():
+        pp = h['per_pair']
+        p('    %d thread%s: plain %.1f, piano %.1f (counts only), PIANO_HEAP=1 %.1f: tracking adds %.1f ns, %+.1f%% over piano' % (
+            t, 's' if t > 1 else ' ', pp['plain'], pp['piano'], pp['heap'], pp['heap'] - pp['piano'], h['tracking_pct']))
+
+
 def verdict(ok):
     return 'MET' if ok else 'MISSED'
 
@@ -623,6 +674,7 @@ def report(R):
     for t, w in R['threads'].items():
         row('(d) %d thread%s (CPU)' % (t, 's' if t > 1 else ''), w)
     p('(plain: ns per call of the uninstrumented build itself; other columns: ns added per call.)')
+    heap_report(R['heap'])
     sh_ = R['short']
     p('(e) %d short threads, one call each: plain %.1f us, piano %.1f us per thread (wall; CPU %.1f vs %.1f us);'
       ' the whole process %.1f vs %.1f ms' % (sh_['threads'], sh_['plain_us'], sh_['piano_us'], sh_['plain_cpu_us'],

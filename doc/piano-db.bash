@@ -26,15 +26,15 @@ _piano_db()
     case $prev in
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
-        --metric) COMPREPLY=($(compgen -W "wall cpu offcpu" -- "$cur")); return ;;
-        --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes" -- "$cur")); return ;;
+        --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
+        --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes cpu offcpu inuse peak" -- "$cur")); return ;;
         --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval|--from|--to) return ;;
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --from --to" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to" ;;
         runs|tag|snapshots) opts+=" --json" ;;
-        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu" ;;
+        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric" ;;
         plot) opts+=" -o --output --thread" ;;
@@ -45,7 +45,7 @@ _piano_db()
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ $cmd == plot && $cword -eq 2 ]]; then
-        COMPREPLY=($(compgen -W "frames timeline" -- "$cur"))
+        COMPREPLY=($(compgen -W "frames heap timeline" -- "$cur"))
     elif [[ $cmd == push && $cword -eq 2 ]]; then
         COMPREPLY=($(compgen -W "http:// https://" -- "$cur")); compopt -o nospace 2>/dev/null
     elif [[ $cmd != runs && $cmd != gc ]]; then

@@ -5,7 +5,9 @@
  *
  * A program that defines malloc itself keeps its own: the executable's symbols
  * win, and piano then counts nothing (allocator.c names it for the report). Freed bytes are malloc_usable_size(),
- * the only size glibc knows at free().
+ * the only size glibc knows at free(). With PIANO_HEAP=1, each counted
+ * allocation is also given to heap.c's owner map, which knows the size asked
+ * at free() and charges the free to the allocating context (heap in use).
  */
 #define _GNU_SOURCE
 #include "runtime.h"
@@ -14,6 +16,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -29,7 +33,9 @@ static inline struct piano_node *charged_node(struct piano_thread *ts)
     return PIANO_NODES(ts) + PIANO_STACK(ts)[d].node;   /* node 0 (no call) when d == 0 */
 }
 
-static inline void count_alloc(size_t n)
+/* tracked: heap in use is on (g_heap_on); a constant where inlined, so the
+ * paths without it carry no call and no frame (malloc and free pick a copy). */
+static inline __attribute__((always_inline)) void count_alloc_as(void *p, size_t n, int tracked)
 {
     struct piano_thread *ts = piano_tls;
     if (!ts || ts->busy)
@@ -39,11 +45,22 @@ static inline void count_alloc(size_t n)
     node->alloc_bytes += n;
     ts->allocs++;
     ts->alloc_bytes += n;
+    if (tracked)
+        heap_track(ts, node, p, n);
 }
 
-static inline void count_free(void *p)
+static inline void count_alloc(void *p, size_t n)
+{
+    count_alloc_as(p, n, UNLIKELY(g_heap_on));
+}
+
+static inline __attribute__((always_inline)) void count_free_as(void *p, int tracked)
 {
     struct piano_thread *ts = piano_tls;
+    /* Any thread's free ends a tracked block's life, even one piano records
+     * nothing of (no instrumented call yet, or ended): before the checks below. */
+    if (tracked && p && !(ts && ts->busy))
+        heap_untrack(ts, p);
     if (!p || !ts || ts->busy)
         return;
     size_t n = malloc_usable_size(p);
@@ -54,20 +71,40 @@ static inline void count_free(void *p)
     ts->free_bytes += n;
 }
 
-PIANO_API void *malloc(size_t n)
+static __attribute__((noinline)) void *malloc_tracked(size_t n)
 {
     void *p = __libc_malloc(n);
     if (p)
-        count_alloc(n);
+        count_alloc_as(p, n, 1);
+    return p;
+}
+
+PIANO_API void *malloc(size_t n)
+{
+    if (UNLIKELY(g_heap_on))
+        return malloc_tracked(n);
+    void *p = __libc_malloc(n);
+    if (p)
+        count_alloc_as(p, n, 0);
     return p;
 }
 
 /* Tells allocator.c that this library interposes malloc. */
 __attribute__((visibility("hidden"))) const int piano_alloc_hooked = 1;
 
+static __attribute__((noinline)) void free_tracked(void *p)
+{
+    count_free_as(p, 1);
+    __libc_free(p);
+}
+
 PIANO_API void free(void *p)
 {
-    count_free(p);
+    if (UNLIKELY(g_heap_on)) {
+        free_tracked(p);
+        return;
+    }
+    count_free_as(p, 0);
     __libc_free(p);
 }
 
@@ -75,27 +112,36 @@ PIANO_API void *calloc(size_t a, size_t b)
 {
     void *p = __libc_calloc(a, b);
     if (p)
-        count_alloc(a * b);
+        count_alloc(p, a * b);
     return p;
 }
 
 PIANO_API void *realloc(void *old, size_t n)
 {
     size_t old_size = old ? malloc_usable_size(old) : 0;
+    struct piano_thread *ts = piano_tls;
+    /* Out of the owner map before glibc may give the address to another thread. */
+    uint64_t owned_size = 0;
+    struct piano_node *owner = NULL;
+    int owned = old && g_heap_on && !(ts && ts->busy) && heap_take_for_realloc(old, &owned_size, &owner);
     void *p = __libc_realloc(old, n);
-    if (p || (old && n == 0)) {
-        /* realloc is one free (when there was a block) plus one allocation */
-        struct piano_thread *ts = piano_tls;
-        if (old && ts && !ts->busy) {
-            struct piano_node *node = charged_node(ts);
-            node->frees++;
-            node->free_bytes += old_size;
-            ts->frees++;
-            ts->free_bytes += old_size;
-        }
-        if (p)
-            count_alloc(n);
+    if (!p && !(old && n == 0)) {
+        if (owned)
+            heap_put_back(old, owned_size, owner);   /* failed: the old block lives on */
+        return p;
     }
+    if (owned)
+        heap_realloc_freed(ts, owned_size, owner);
+    /* realloc is one free (when there was a block) plus one allocation */
+    if (old && ts && !ts->busy) {
+        struct piano_node *node = charged_node(ts);
+        node->frees++;
+        node->free_bytes += old_size;
+        ts->frees++;
+        ts->free_bytes += old_size;
+    }
+    if (p)
+        count_alloc(p, n);
     return p;
 }
 
@@ -108,7 +154,7 @@ PIANO_API void *memalign(size_t align, size_t n)
 {
     void *p = __libc_memalign(align, n);
     if (p)
-        count_alloc(n);
+        count_alloc(p, n);
     return p;
 }
 
@@ -130,7 +176,7 @@ PIANO_API int posix_memalign(void **out, size_t align, size_t n)
     errno = saved;
     if (!p)
         return ENOMEM;
-    count_alloc(n);
+    count_alloc(p, n);
     *out = p;
     return 0;
 }

@@ -127,6 +127,7 @@ static void piano_finish(void)
      * own calls (a program's instrumented malloc, used by SQLite). */
     piano_tls = NULL;
     tls_ended = 1;
+    heap_finish();
     /* Anonymous states (and their buffers) are read from memory; they go to
      * files only when the run cannot be stored now. Ended ones were kept
      * (state_end); live ones stay mapped while their threads go on. */

@@ -111,6 +111,8 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
         stack[i].child = 0;
     }
     ts->pend_fn = 0;   /* the parent stores its own last sample */
+    ts->heap_peak = 0;
+    ts->heap_gen = 0;
     ts->allocs = ts->alloc_bytes = ts->frees = ts->free_bytes = 0;
     ts->frame_allocs = ts->frame_alloc_bytes = ts->frame_frees = ts->frame_free_bytes = 0;
     ts->frames = ts->frames_dropped = ts->deep_calls = ts->hist_dropped = ts->contexts_truncated = 0;
@@ -180,6 +182,7 @@ void atfork_child(void)
         munmap(t, PIANO_SLOT_SIZE);
     }
     g.kept = NULL;
+    heap_atfork_child();
     slots_forget(self);
     if (self) {
         self->chunk = NULL;   /* the parent's buffer: the child starts its own in its slot */

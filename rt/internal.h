@@ -231,6 +231,13 @@ void snap_fork_child(void);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);
 
+/* ---------------------------------------------------------------- heap.c */
+
+void heap_init(void);
+void heap_finish(void);
+int heap_keep_state(struct piano_thread *ts);
+void heap_atfork_child(void);
+
 /* ---------------------------------------------------------------- allocator.c */
 
 /* Names into out an allocator piano's malloc does not see ("" when none). */

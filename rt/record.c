@@ -170,6 +170,7 @@ int make_spool(const char *parent_key)
     if (parent_key)
         snprintf(g.run.parent_key, sizeof g.run.parent_key, "%s", parent_key);
     g.run.clock = g.use_tsc ? PIANO_CLOCK_TSC : PIANO_CLOCK_MONO;
+    g.run.heap = (uint32_t)g_heap_on;
     g.run.mono0 = mono_ns();
     g.run.tick0 = piano_now();
     g.run.cpu_mode = (uint32_t)g_cpu_mode;

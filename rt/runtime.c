@@ -120,13 +120,15 @@ static uint64_t state_bytes(const struct piano_thread *ts)
 /* The end of one state (a thread's, or its signal handlers'): calls still
  * in flight (left by pthread_exit, cancellation, or a longjmp nothing
  * reconciled) end now, an anonymous state and its frames go to files. */
-static void state_end(struct piano_thread *ts)
+static void state_end(struct piano_thread *ts, int keep_mapped)
 {
     close_all(ts, piano_now());
     cpu_state_end(ts);
     ts->dead = 1;
     chunk_finish(ts);
-    if (ts->anon && dump_anon(ts) != 0) {
+    /* keep_mapped: the state is on heap.c's list (its contexts own live
+     * blocks); an anonymous one whose file could not be written is lost then. */
+    if (ts->anon && dump_anon(ts) != 0 && !keep_mapped) {
         /* Kept for the import at exit, which reads it from memory. */
         pthread_mutex_lock(&g.threads_lock);
         ts->next = g.kept;
@@ -134,7 +136,8 @@ static void state_end(struct piano_thread *ts)
         pthread_mutex_unlock(&g.threads_lock);
         return;
     }
-    slot_release(ts, ts->thread, state_bytes(ts));
+    if (!keep_mapped)
+        slot_release(ts, ts->thread, state_bytes(ts));
 }
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
@@ -175,12 +178,15 @@ static void thread_ended(void *arg)
             *p = ts->next;
             break;
         }
+    /* Blocks it allocated and still live: other threads' frees reach its
+     * contexts, so its states stay mapped. */
+    int keep = !g.finished && heap_keep_state(ts);
     pthread_mutex_unlock(&g.threads_lock);
     if (!g.finished) {   /* else the run is stored: the process is exiting */
         refresh_name(ts, 1);
         if (ts->sig)
-            state_end(ts->sig);
-        state_end(ts);
+            state_end(ts->sig, keep);
+        state_end(ts, keep);
     }
     signals_release(&old);
     errno = saved;
@@ -224,6 +230,7 @@ static void piano_start(void)
         frames_budget_init();
         cpu_mode_init();
         snap_init();
+        heap_init();
     }
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;

@@ -29,4 +29,12 @@ extern __thread struct piano_thread *piano_tls __attribute__((tls_model("initial
  * the calls above end now (jumps.c). */
 void piano_jumped_to(uint32_t depth);
 
+/* Heap in use (heap.c), when g_heap_on (PIANO_HEAP=1). */
+extern int g_heap_on __attribute__((visibility("hidden")));
+void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_t n);
+void heap_untrack(struct piano_thread *ts, void *p);
+int heap_take_for_realloc(void *p, uint64_t *size, struct piano_node **node);
+void heap_put_back(void *p, uint64_t size, struct piano_node *node);
+void heap_realloc_freed(struct piano_thread *ts, uint64_t size, struct piano_node *node);
+
 #endif

@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 10  /* 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time (off-CPU and system ns per context, frame and thread) */
+#define PIANO_SPOOL_VERSION 11  /* 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -73,7 +73,24 @@ struct piano_node {          /* one calling context */
      * found since the one before went to the innermost call in flight, the
      * only one running meanwhile; inclusive figures are summed from the tree. */
     uint64_t off, sys;
+    /* Heap in use (PIANO_HEAP): frees of this context's own allocations, made
+     * by its own thread (own_*, plain adds) or by others (owned_*, atomic), so
+     * in use = allocs - both (piano_node_freed); and the bytes in use at the
+     * run's latest heap peak copy (heap.c), valid when peak_gen is that copy's. */
+    uint64_t own_frees, own_free_bytes, owned_frees, owned_free_bytes, peak_bytes;
+    uint32_t peak_gen, pad;
 };
+/* 128 bytes: a node's address is a shift from its index, and the fields every
+ * call touches (above allocs) stay in its first cache line, the heap's in the
+ * second (112 bytes cost 3 instructions a call; callgrind, bench/README.md). */
+_Static_assert(sizeof(struct piano_node) == 128, "a node is two cache lines");
+
+/* Frees of a context's allocations (objects, or bytes), by any thread. */
+static inline uint64_t piano_node_freed(const struct piano_node *n, int bytes)
+{
+    return bytes ? n->own_free_bytes + __atomic_load_n(&n->owned_free_bytes, __ATOMIC_RELAXED)
+                 : n->own_frees + __atomic_load_n(&n->owned_frees, __ATOMIC_RELAXED);
+}
 
 /* 64-byte aligned (192 bytes): the fields above the page indices and the
  * pages of the first 16 octaves (times below ~2^21 ticks) share one cache line,
@@ -162,6 +179,11 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint64_t frame_off0;     /* off_ns when the current frame opened */
     const volatile uint32_t *cpu_lockp; /* process-local: the perf page's lock (a constant 0 word when off) */
     void *cpu_page;          /* process-local: the perf page this state mapped, or NULL */
+    /* Heap in use: the run's heap peak as this thread last raised it, and the
+     * number of the latest peak copy this thread made (heap.c): the import
+     * takes the largest of every thread's, so they survive a crash. */
+    uint64_t heap_peak;
+    uint32_t heap_gen, heap_pad;
 };
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
@@ -419,6 +441,7 @@ struct piano_spool_run {
      * "je_malloc", "malloc in libjemalloc.so.2"...; "" when none. */
     char allocator[64];
     uint32_t cpu_mode;       /* PIANO_CPU_*: whether threads measure CPU time */
+    uint32_t heap;           /* 1: heap in use is tracked (PIANO_HEAP) */
     uint32_t pad3;
 };
 /* CPU time: not asked (PIANO_CPU unset), measured through a per-thread perf

@@ -168,13 +168,15 @@ static int prepare_statements(struct job *j)
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
-                              "alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns) "
-                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              "alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,"
+                              "inuse_objects,inuse_bytes,peak_inuse_bytes) "
+                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               -1, &j->ctx_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes,hist_self,hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,"
-                              "cpu_sys_ns,offcpu_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              "cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) "
+                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                               -1, &j->stats_st, NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
@@ -185,6 +187,16 @@ static int prepare_statements(struct job *j)
  * when its state file is whole. Returns 0, or -1 on a database error. */
 static int store_threads(struct job *j)
 {
+    /* The run's heap: every state says the latest peak copy and heap peak it saw. */
+    j->heap_on = j->run->heap != 0;
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].has_hdr) {
+            const struct piano_thread *h = &j->threads[i].hdr;
+            if (h->heap_gen > j->heap_gen)
+                j->heap_gen = h->heap_gen;
+            if (h->heap_peak > j->heap_peak)
+                j->heap_peak = h->heap_peak;
+        }
     for (size_t i = 0; i < j->n_threads; i++) {
         const struct thread_in *t = &j->threads[i];
         char name[sizeof t->hdr.name + 1] = "";
@@ -225,7 +237,7 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     sqlite3_stmt *upd = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "UPDATE runs SET duration_ns=?, frames_dropped=?, samples_dropped=?, "
-                           "calls_untimed=?, frames=?, frames_kept=?, frame_hist=?, spikes_unkept=? WHERE id=?",
+                           "calls_untimed=?, frames=?, frames_kept=?, frame_hist=?, spikes_unkept=?, heap_peak_bytes=? WHERE id=?",
                            -1, &upd, NULL))
         return -1;
     sqlite3_bind_int64(upd, 1, since(j->end > j->seen ? j->end : j->seen, j->run->tick0, j->npt));
@@ -237,7 +249,11 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     sqlite3_bind_int64(upd, 6, count64(j->frames_kept));
     sqlite3_bind_blob(upd, 7, j->blob, (int)run_hist, SQLITE_STATIC);
     sqlite3_bind_int64(upd, 8, count64(j->spikes_unkept));
-    sqlite3_bind_int64(upd, 9, j->run_id);
+    if (j->heap_on)
+        sqlite3_bind_int64(upd, 9, count64(j->heap_peak));
+    else
+        sqlite3_bind_null(upd, 9);
+    sqlite3_bind_int64(upd, 10, j->run_id);
     int step = sqlite3_step(upd);
     sqlite3_finalize(upd);
     return step == SQLITE_DONE ? 0 : -1;

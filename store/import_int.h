@@ -154,6 +154,7 @@ struct chunk_name {
 struct agg {
     uint64_t calls, self, total, allocs, alloc_bytes, frees, free_bytes, child_calls, unfinished;
     uint64_t off, sys, off_total, sys_total;   /* ns: self and inclusive (as self and total) */
+    uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
 };
 
@@ -202,9 +203,26 @@ struct job {
     double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
     uint64_t seen;            /* when the states of live threads were read: their calls ended before */
     int recorded;             /* a call, frame or allocation of this process's own */
+    /* Heap in use (rt/heap.c): tracked or not; the number of the run's last
+     * peak copy (a context's peak_bytes counts when its peak_gen is this one)
+     * and the run's heap peak: the largest any thread state holds. */
+    int heap_on;
+    uint32_t heap_gen;
+    uint64_t heap_peak;
     int live;                 /* the process is running: stored as 'running', in the caller's transaction */
     char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
 };
+
+/* Binds a context's or function's heap in use at col..col+2 (NULL when the
+ * run did not track it). */
+static inline void bind_inuse(sqlite3_stmt *st, int col, int on, uint64_t objects, uint64_t bytes, uint64_t peak)
+{
+    for (int k = 0; k < 3; k++)
+        if (on)
+            sqlite3_bind_int64(st, col + k, count64(k == 0 ? objects : k == 1 ? bytes : peak));
+        else
+            sqlite3_bind_null(st, col + k);
+}
 
 /* Function fn is named by a row of this run. */
 static inline void use_fn(struct job *j, uint64_t fn)

@@ -212,6 +212,13 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
             a->off += n->off, a->sys += n->sys;
+            /* In use: its allocations not freed (by any thread); a crash in
+             * the middle of a free's two counters cannot make it negative. */
+            uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
+            uint64_t in_obj = n->allocs > freed ? n->allocs - freed : 0;
+            uint64_t in_bytes = n->alloc_bytes > freed_bytes ? n->alloc_bytes - freed_bytes : 0;
+            uint64_t peak = j->heap_gen && n->peak_gen == j->heap_gen ? n->peak_bytes : 0;
+            a->inuse_objects += in_obj, a->inuse_bytes += in_bytes, a->peak_inuse_bytes += peak;
             if (n->fn > *max_fn)
                 *max_fn = n->fn;
             if (!pass && n->parent)
@@ -250,6 +257,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             sqlite3_bind_int64(st, 8, total_ns);
             bind_allocs(st, 9, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
             bind_cpu(st, 13, cpu, self_ns, total_ns, n->off, off_total, sys_total);
+            bind_inuse(st, 18, j->heap_on, in_obj, in_bytes, peak);
             if (STEP(st))
                 return -1;
         }
@@ -291,6 +299,7 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         }
         sqlite3_bind_int64(st, 13, count64(a->child_calls));
         sqlite3_bind_int64(st, 14, count64(a->unfinished));
+        bind_inuse(st, 20, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
         if (STEP(st))
             return -1;
     }

@@ -30,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 10
+#define PIANO_SCHEMA_VERSION 11
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -105,6 +105,13 @@
 "  cpu_user_ns INTEGER,                -- its user part\n" \
 "  cpu_sys_ns INTEGER,                 -- its system part\n" \
 "  offcpu_ns INTEGER,                  -- inclusive time off the CPU: blocked or sleeping or preempted\n"
+/* Heap in use (PIANO_HEAP), per function (stats) and per context: the
+ * allocations made there still live at the run's end, and the bytes they held
+ * when the run's heap peaked (within 1/64: rt/heap.c). NULL: not tracked. */
+#define PIANO_SCHEMA_INUSE \
+"  inuse_objects INTEGER,              -- live at the end\n" \
+"  inuse_bytes INTEGER,                -- their bytes as asked\n" \
+"  peak_inuse_bytes INTEGER,           -- bytes live at the run's heap peak\n"
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
@@ -127,7 +134,8 @@
 "  frame_hist  BLOB,                   -- histogram of every frame's total (ticks); NULL before schema 5\n" \
 "  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
 "  allocator   TEXT,                   -- an allocator whose calls piano does not see (je_malloc or malloc in libjemalloc.so.2) or NULL\n" \
-"  cpu_mode    TEXT                    -- CPU time: 'perf' (PIANO_CPU=1), 'refused' (perf_event_open was) or NULL (not asked)\n" \
+"  cpu_mode    TEXT,                   -- CPU time: 'perf' (PIANO_CPU=1) or 'refused' (perf_event_open was) or NULL (not asked)\n" \
+"  heap_peak_bytes INTEGER             -- the heap in use at its peak (PIANO_HEAP); NULL: not tracked\n" \
 ");\n" \
 PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS threads(\n" \
@@ -150,6 +158,7 @@ PIANO_SCHEMA_FUNCTIONS \
 "  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
 "  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended (timed to its end): included in calls\n" \
 PIANO_SCHEMA_CPU_COLUMNS \
+PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \
@@ -161,6 +170,7 @@ PIANO_SCHEMA_CPU_COLUMNS \
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
 PIANO_SCHEMA_CPU_COLUMNS \
+PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, id)\n" \
 ") WITHOUT ROWID;\n" \
 "CREATE TABLE IF NOT EXISTS frames(\n" \
@@ -258,5 +268,15 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 
 /* From version 9 to 10: snapshots over time (PIANO_INTERVAL). */
 #define PIANO_SCHEMA_MIGRATE_9 PIANO_SCHEMA_SNAPSHOTS
+
+/* From version 10 to 11: heap in use (runs stored before: NULL, not tracked). */
+#define PIANO_SCHEMA_MIGRATE_10 \
+"ALTER TABLE runs ADD COLUMN heap_peak_bytes INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN inuse_objects INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN inuse_bytes INTEGER;\n" \
+"ALTER TABLE stats ADD COLUMN peak_inuse_bytes INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN inuse_objects INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN inuse_bytes INTEGER;\n" \
+"ALTER TABLE contexts ADD COLUMN peak_inuse_bytes INTEGER;\n"
 
 #endif

@@ -73,12 +73,12 @@ EOF
 # helper (b.c): 200 child calls cost more than its self time: clamped at 0.
 expect report_json "$P" report --db "$B" --json <<'EOF'
 [
-  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678, "cpu_ns": 70565000, "cpu_total_ns": 75000000, "cpu_user_ns": 65625000, "cpu_sys_ns": 9375000, "offcpu_ns": 75000000, "unfinished": 0},
-  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": 0},
-  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300, "cpu_ns": 249410, "cpu_total_ns": 125000000, "cpu_user_ns": 109375000, "cpu_sys_ns": 15625000, "offcpu_ns": 125000000, "unfinished": 0},
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": 0},
-  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 1500, "cpu_total_ns": 1500, "cpu_user_ns": 1313, "cpu_sys_ns": 187, "offcpu_ns": 1500, "unfinished": 0},
-  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 0, "cpu_total_ns": 500, "cpu_user_ns": 438, "cpu_sys_ns": 62, "offcpu_ns": 500, "unfinished": 0}
+  {"function": "resolve", "file": "resolve.c", "line": 5, "calls": 47, "self_ns": 141130000, "total_ns": 150000000, "p50_ns": 2998272, "p99_ns": 2998272, "p50_total_ns": 3096576, "p99_total_ns": 3096576, "allocs": 329, "alloc_bytes": 24678, "frees": 329, "free_bytes": 24678, "cpu_ns": 70565000, "cpu_total_ns": 75000000, "cpu_user_ns": 65625000, "cpu_sys_ns": 9375000, "offcpu_ns": 75000000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "main", "file": "main.c", "line": 10, "calls": 1, "self_ns": 499410, "total_ns": 250000000, "p50_ns": 501170, "p99_ns": 501170, "p50_total_ns": 250609664, "p99_total_ns": 250609664, "allocs": 3, "alloc_bytes": 300, "frees": 3, "free_bytes": 300, "cpu_ns": 249410, "cpu_total_ns": 125000000, "cpu_user_ns": 109375000, "cpu_sys_ns": 15625000, "offcpu_ns": 125000000, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 12, "self_ns": 18960, "total_ns": 32000, "p50_ns": 950, "p99_ns": 4934, "p50_total_ns": 2008, "p99_total_ns": 5984, "allocs": 6, "alloc_bytes": 2148, "frees": 6, "free_bytes": 2148, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "helper", "file": "a.c", "line": 3, "calls": 100, "self_ns": 3000, "total_ns": 3000, "p50_ns": 30, "p99_ns": 30, "p50_total_ns": 30, "p99_total_ns": 30, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 1500, "cpu_total_ns": 1500, "cpu_user_ns": 1313, "cpu_sys_ns": 187, "offcpu_ns": 1500, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+  {"function": "helper", "file": "b.c", "line": 7, "calls": 50, "self_ns": 0, "total_ns": 1000, "p50_ns": 0, "p99_ns": 0, "p50_total_ns": 20, "p99_total_ns": 20, "allocs": 0, "alloc_bytes": 0, "frees": 0, "free_bytes": 0, "cpu_ns": 0, "cpu_total_ns": 500, "cpu_user_ns": 438, "cpu_sys_ns": 62, "offcpu_ns": 500, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
 ]
 EOF
 # --cpu: CPU (self, corrected as Self is), User and Sys (split of the inclusive CPU), Off-CPU;
@@ -96,9 +96,9 @@ helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B  
 recovered run: the process died and its figures were imported afterwards
 EOF
 expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
-function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,unfinished
-resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678,70565000,75000000,65625000,9375000,75000000,0
-parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000,,,,,,0
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes,unfinished
+resolve,resolve.c,5,47,141130000,150000000,2998272,2998272,3096576,3096576,329,24678,329,24678,70565000,75000000,65625000,9375000,75000000,,,,0
+parse_item,parse.c,40,108,94580000,94580000,798720,1204224,798720,1204224,1620,129331,1600,120000,,,,,,,,,0
 EOF
 expect report_top_sort "$P" report --db "$B" --top 3 --sort calls <<'EOF'
 Function            Calls       Self        p50        p99   Allocs      Bytes
@@ -150,8 +150,8 @@ EOF
 expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
 [
   {"thread": 1, "tid": 1005, "name": "worker \"w\"", "functions": [
-    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": 0},
-    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": 0}
+    {"function": "parse_item", "file": "parse.c", "line": 40, "calls": 108, "self_ns": 94580000, "total_ns": 94580000, "p50_ns": 798720, "p99_ns": 1204224, "p50_total_ns": 798720, "p99_total_ns": 1204224, "allocs": 1620, "alloc_bytes": 129331, "frees": 1600, "free_bytes": 120000, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0},
+    {"function": "parse", "file": "parse.c", "line": 20, "calls": 2, "self_ns": 9920, "total_ns": 12000, "p50_ns": 4984, "p99_ns": 4984, "p50_total_ns": 5984, "p99_total_ns": 5984, "allocs": 1, "alloc_bytes": 100, "frees": 1, "free_bytes": 100, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": 0}
   ]}
 ]
 EOF
@@ -226,8 +226,8 @@ Run    Tags   PID  Parent  Command                 Started  Duration  Status    
 EOF
 expect runs_json "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 2, "tags": [], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5},
-  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+  {"run": 2, "tags": [], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null},
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
 ]
 EOF
 expect rm_one "$P" rm --db "$B" 2 <<'EOF'
@@ -235,7 +235,7 @@ removed run 2
 EOF
 expect runs_after_rm "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
 ]
 EOF
 ;;
@@ -272,8 +272,8 @@ tagged 'base line' -> 2
 EOF
 expect runs_tags "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 2, "tags": ["base line", "it's \"q\" ✓; DROP TABLE runs; --"], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5},
-  {"run": 1, "tags": ["-x"], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0}
+  {"run": 2, "tags": ["base line", "it's \"q\" ✓; DROP TABLE runs; --"], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null},
+  {"run": 1, "tags": ["-x"], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
 ]
 EOF
 expect untag "$P" untag --db "$B" "$Q" <<'EOF'
@@ -325,11 +325,11 @@ Delta: change of the total self time (C.Delta: of the calls); p50 and Per call:
 change of one call's self time (median; significance test, see diff --help)
 EOF
 "$P" diff --db "$B" --json 1 2 > "$W/dj" || fail "diff --json"
-grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "change": "removed"' "$W/dj" ||
+grep -q '"function": "old_fn", "file": "old.c", "calls_a": 3, "calls_b": 0, "self_ns_a": 900, "self_ns_b": 0, "delta_ns": -900, "delta_pct": -100.00, "allocs_a": 1, "allocs_b": 0, "alloc_bytes_a": 10, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "removed"' "$W/dj" ||
     fail "diff json: old_fn removed"
 grep -q '"function": "main", "file": "main.c", "calls_a": 0, "calls_b": 1, "self_ns_a": 0, "self_ns_b": 499410, "delta_ns": 499410, "delta_pct": null,' "$W/dj" ||
     fail "diff json: main added"
-grep -q '"function": "main", .*"alloc_bytes_b": 300, "cpu_ns_a": null, "cpu_ns_b": 249410, "change": "added"' "$W/dj" ||
+grep -q '"function": "main", .*"alloc_bytes_b": 300, "cpu_ns_a": null, "cpu_ns_b": 249410, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "added"' "$W/dj" ||
     fail "diff json: main's CPU"
 
 S=$W/sig.db
@@ -353,8 +353,8 @@ grep -q '"significant": true' "$W/same" && fail "same distribution flagged: $(ca
     fail "reverse diff not faster"
 expect_rc fail_above_trips 3 "$P" diff --db "$S" base slower --fail-above 5 --json <<'EOF'
 [
-  {"function": "work", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 209205571, "self_ns_b": 230126129, "delta_ns": 20920558, "delta_pct": 10.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "change": "slower", "significant": true, "p_value": 6.09e-213, "median_a_ns": 9920, "median_b_ns": 10944},
-  {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
+  {"function": "work", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 209205571, "self_ns_b": 230126129, "delta_ns": 20920558, "delta_pct": 10.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "slower", "significant": true, "p_value": 6.09e-213, "median_a_ns": 9920, "median_b_ns": 10944},
+  {"function": "steady", "file": "work.c", "calls_a": 20000, "calls_b": 20000, "self_ns_a": 104602785, "self_ns_b": 104602785, "delta_ns": 0, "delta_pct": 0.00, "allocs_a": 0, "allocs_b": 0, "alloc_bytes_a": 0, "alloc_bytes_b": 0, "cpu_ns_a": null, "cpu_ns_b": null, "inuse_bytes_a": null, "inuse_bytes_b": null, "change": "same", "significant": false, "p_value": 0.986, "median_a_ns": 5024, "median_b_ns": 5024}
 ]
 EOF
 [ "$(cat "$W/err")" = "piano-db: 1 function significantly slower by more than 5%: work (median +10.3%)" ] ||
@@ -385,7 +385,7 @@ error rm_unknown "no run or tag '9' in $B" "$P" rm --db "$B" 1 9
 [ "$("$P" runs --db "$B" --json | grep -c '"run"')" -eq 2 ] || fail "rm with an unknown run removed something"
 error bad_option "report: unknown option '--bogus' (piano-db report --help)" "$P" report --db "$B" --bogus
 error bad_top "report: --top wants a number >= 0, not 'x'" "$P" report --db "$B" --top x
-error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|bytes|cpu|offcpu)" "$P" report --db "$B" --sort foo
+error bad_sort "report: unknown sort key 'foo' (self|total|calls|p50|p99|allocs|bytes|cpu|offcpu|inuse|peak)" "$P" report --db "$B" --sort foo
 error bad_command "unknown command 'frobnicate' (piano-db --help lists them)" "$P" frobnicate
 error no_command "missing command (piano-db --help lists them)" "$P"
 error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"
@@ -453,13 +453,13 @@ EOF
 # between snapshot times: the snapshots at or before them (2.5 s: nothing changed in it)
 expect window_json "$P" report --db "$S" 1 --from 1.5 --to 2.7 --json <<'EOF'
 [
-  {"function": "parse", "file": "parse.c", "line": 20, "calls": 20, "self_ns": 200000000, "total_ns": null, "p50_ns": null, "p99_ns": null, "p50_total_ns": null, "p99_total_ns": null, "allocs": 0, "alloc_bytes": 0, "frees": null, "free_bytes": null, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "unfinished": null}
+  {"function": "parse", "file": "parse.c", "line": 20, "calls": 20, "self_ns": 200000000, "total_ns": null, "p50_ns": null, "p99_ns": null, "p50_total_ns": null, "p99_total_ns": null, "allocs": 0, "alloc_bytes": 0, "frees": null, "free_bytes": null, "cpu_ns": null, "cpu_total_ns": null, "cpu_user_ns": null, "cpu_sys_ns": null, "offcpu_ns": null, "inuse_objects": null, "inuse_bytes": null, "peak_inuse_bytes": null, "unfinished": null}
 ]
 EOF
 expect window_from_start "$P" report --db "$S" 1 --to 1.2 --csv <<'EOF'
-function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,unfinished
-parse,parse.c,20,10,100000000,,,,,,0,0,,,,,,,,
-resolve,resolve.c,5,5,50000000,,,,,,2,64,,,,,,,,
+function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes,unfinished
+parse,parse.c,20,10,100000000,,,,,,0,0,,,,,,,,,,,
+resolve,resolve.c,5,5,50000000,,,,,,2,64,,,,,,,,,,,
 EOF
 expect diff_windows "$P" diff --db "$S" 1@..1 1@2.. <<'EOF'
 Function                 Before      After      Delta  C.Delta      p50   Per call   Allocs  A.Delta

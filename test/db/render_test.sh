@@ -1,6 +1,6 @@
 #!/bin/sh
 # render_test.sh PIANO_DB MAKE_FIXTURE WORKDIR
-# Renders the SVGs of flamegraph, flamegraph --diff, plot frames and plot timeline in headless
+# Renders the SVGs of flamegraph, flamegraph --diff, plot frames, plot heap and plot timeline in headless
 # Chromium: the screenshots must not be blank, the DOM after the scripts ran
 # must hold the function names, and a click on a frame must zoom into it.
 # Exits 77 (ctest: skipped) when chromium or python3 is missing
@@ -76,6 +76,18 @@ if [ -s "$W/zoom.dom" ]; then
     line 'resolve&lt;A&amp;B&gt;' 2 | grep -q 'display: none' || fail "zoom: resolve still shown"
     grep -q 'id="reset" x="10" y="24" style="">Reset zoom' "$W/zoom.dom" || fail "zoom: no reset link"
     grep -q 'id="info" x="10" y="[0-9]*">resolve&lt;A&amp;B&gt; | 3.00us (23.90%)' "$W/zoom.dom" || fail "hover: info line: $(grep -o 'id="info"[^<]*' "$W/zoom.dom")"
+fi
+
+# plot heap: the fixture's run made to look tracked (PIANO_HEAP=1): each
+# function held its allocations at the peak and half of them at the end.
+if command -v sqlite3 > /dev/null; then
+    cp "$T" "$W/heap.db"
+    sqlite3 "$W/heap.db" "UPDATE stats SET inuse_objects = allocs / 2, inuse_bytes = alloc_bytes / 2,
+        peak_inuse_bytes = alloc_bytes; UPDATE runs SET heap_peak_bytes =
+        (SELECT sum(alloc_bytes) FROM stats WHERE stats.run = runs.id)" || fail "heap fixture"
+    "$P" plot --db "$W/heap.db" heap 2 -o "$W/heap.svg" || fail "plot heap"
+    shot heap "$W/heap.svg" 8 0.02
+    dom heap "$W/heap.svg" 'Heap in use: run 2' '>peak</text>' '>end</text>' 'at the peak</title>' 'at the end</title>'
 fi
 
 [ $FAILS -eq 0 ] || { echo "$FAILS failure(s)"; exit 1; }

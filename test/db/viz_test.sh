@@ -211,7 +211,7 @@ wellformed "$W/big.svg"
 eq "bucketed bars" "$(grep -c '^<rect class="[bs]"' "$W/big.svg")" 2000
 grep -q '<title>frames 1-500: max 16.00ms (frame 6), 0 spikes</title>' "$W/big.svg" || fail "bucket title: $(grep -m1 -o '<title>frames[^<]*' "$W/big.svg")"
 [ "$(wc -c < "$W/big.svg")" -lt 400000 ] || fail "plot of a million frames is $(wc -c < "$W/big.svg") bytes"
-error plot_what 2 "plot: what to plot? (plot frames [RUN|TAG], plot timeline [RUN|TAG])" "$P" plot --db "$T"
+error plot_what 2 "plot: what to plot? (plot frames|heap|timeline [RUN|TAG])" "$P" plot --db "$T"
 # plot timeline: self time per interval between snapshots, stacked (make_fixture snaps)
 S=$W/snaps.db
 "$FX" snaps "$S" || exit 1

@@ -143,12 +143,20 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
     "CREATE TABLE functions(run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, id INTEGER NOT NULL," \
     " name TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, PRIMARY KEY(run, id)) WITHOUT ROWID;"
 
+/* What schema 11 added (heap in use). */
+#define UNDO_11 \
+    "ALTER TABLE runs DROP COLUMN heap_peak_bytes;" \
+    "ALTER TABLE stats DROP COLUMN peak_inuse_bytes; ALTER TABLE stats DROP COLUMN inuse_bytes;" \
+    "ALTER TABLE stats DROP COLUMN inuse_objects;" \
+    "ALTER TABLE contexts DROP COLUMN peak_inuse_bytes; ALTER TABLE contexts DROP COLUMN inuse_bytes;" \
+    "ALTER TABLE contexts DROP COLUMN inuse_objects;"
+
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -261,7 +269,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -274,7 +282,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -291,7 +299,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_10 UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -318,7 +326,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_10 UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_11 UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -350,7 +358,7 @@ static void upgrades_version_8(void **state)
 static void upgrades_version_9(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v9.db", UNDO_10, "PRAGMA user_version=9");
+    sqlite3 *db = open_undone("v9.db", UNDO_11 UNDO_10, "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -362,6 +370,35 @@ static void upgrades_version_9(void **state)
     st = first_upgraded_row(db, "(SELECT count(*) FROM snapshot_times), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 0);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* A version-10 database (before heap in use) gets the columns, NULL (not
+ * tracked) for the runs and rows stored before; new rows take figures. */
+static void upgrades_version_10(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v10.db", UNDO_11,
+                              "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
+                              "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
+                              "PRAGMA user_version=10");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT heap_peak_bytes IS NULL FROM runs WHERE id = 1), "
+                                              "(SELECT inuse_objects IS NULL AND inuse_bytes IS NULL AND "
+                                              "peak_inuse_bytes IS NULL FROM stats WHERE run = 1)");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 1);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE runs SET heap_peak_bytes = 4096;"
+                                  "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
+                                  "alloc_bytes,frees,free_bytes,inuse_objects,inuse_bytes,peak_inuse_bytes) "
+                                  "VALUES(1,0,1,NULL,2,1,1,1,3,300,1,100,2,200,300)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    st = first_upgraded_row(db, "(SELECT heap_peak_bytes FROM runs), (SELECT inuse_bytes FROM contexts)");
+    assert_int_equal(sqlite3_column_int(st, 1), 4096);
+    assert_int_equal(sqlite3_column_int(st, 2), 200);
     sqlite3_finalize(st);
     sqlite3_close(db);
 }
@@ -405,6 +442,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_7),
         cmocka_unit_test(upgrades_version_8),
         cmocka_unit_test(upgrades_version_9),
+        cmocka_unit_test(upgrades_version_10),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

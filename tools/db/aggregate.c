@@ -113,16 +113,17 @@ static void add_cpu(fnrow *row, sqlite3_stmt *st, int col)
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
-    char sql[640];
+    char sql[900];
     snprintf(sql, sizeof sql,
              "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s "
+             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s, %s "
              "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
              "ORDER BY f.name, f.file, f.line",
              p->has_child_calls ? "s.child_calls" : "0", pdb_has_unfinished(p) ? "s.unfinished" : "0",
              pdb_has_cpu(p) ? "s.cpu_ns, s.cpu_total_ns, s.cpu_user_ns, s.cpu_sys_ns, s.offcpu_ns"
-                            : "NULL, NULL, NULL, NULL, NULL");
+                            : "NULL, NULL, NULL, NULL, NULL",
+             p->has_inuse ? "s.inuse_objects, s.inuse_bytes, s.peak_inuse_bytes" : "NULL, NULL, NULL");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
@@ -162,6 +163,12 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
         cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, 12));
         cur->unfinished = sat_add(cur->unfinished, sqlite3_column_int64(st, 13));
         add_cpu(cur, st, 14);
+        if (sqlite3_column_type(st, 20) != SQLITE_NULL) {
+            cur->inuse_known = 1;
+            cur->inuse_objects = sat_add(cur->inuse_objects, sqlite3_column_int64(st, 19));
+            cur->inuse_bytes = sat_add(cur->inuse_bytes, sqlite3_column_int64(st, 20));
+            cur->peak_inuse_bytes = sat_add(cur->peak_inuse_bytes, sqlite3_column_int64(st, 21));
+        }
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, 10 + h);
             size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);
@@ -193,14 +200,18 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
     free(lines);
 }
 
+void fnset_row_free(fnrow *r)
+{
+    free(r->name);
+    free(r->file);
+    free(r->label);
+    free(r->hist);
+}
+
 void fnset_free(fnset *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->v[i].name);
-        free(s->v[i].file);
-        free(s->v[i].label);
-        free(s->v[i].hist);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        fnset_row_free(&s->v[i]);
     free(s->v);
     memset(s, 0, sizeof *s);
 }
@@ -213,6 +224,7 @@ static const struct {
     {"self", offsetof(fnrow, self_ns)}, {"total", offsetof(fnrow, total_ns)}, {"calls", offsetof(fnrow, calls)},
     {"p50", offsetof(fnrow, p50_ns)},   {"p99", offsetof(fnrow, p99_ns)},     {"allocs", offsetof(fnrow, allocs)},
     {"bytes", offsetof(fnrow, alloc_bytes)}, {"cpu", offsetof(fnrow, cpu_ns)}, {"offcpu", offsetof(fnrow, offcpu_ns)},
+    {"inuse", offsetof(fnrow, inuse_bytes)}, {"peak", offsetof(fnrow, peak_inuse_bytes)},
 };
 enum { NSORT_KEYS = sizeof sort_keys / sizeof *sort_keys };
 

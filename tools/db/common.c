@@ -193,6 +193,10 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     if (pdb_step(p, cc) == SQLITE_ROW)
         p->has_child_calls = sqlite3_column_int(cc, 0) > 0;
     sqlite3_finalize(cc);
+    sqlite3_stmt *hi = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'inuse_bytes'");
+    if (pdb_step(p, hi) == SQLITE_ROW)
+        p->has_inuse = sqlite3_column_int(hi, 0) > 0;
+    sqlite3_finalize(hi);
     const char *nc = getenv("NO_COLOR");
     const char *term = getenv("TERM");
     p->color = isatty(STDOUT_FILENO) && !nc && !(term && strcmp(term, "dumb") == 0);

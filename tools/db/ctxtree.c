@@ -92,10 +92,12 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
 
     t->cpu_known = pdb_has_cpu(p);
-    char sql[320];
+    char sql[512];
     snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, "
-                              "free_bytes, %s FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
-                              "ORDER BY thread, id", t->cpu_known ? "cpu_ns" : "NULL");
+                              "free_bytes, %s, %s FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
+                              "ORDER BY thread, id", t->cpu_known ? "cpu_ns" : "NULL",
+             p->has_inuse ? "coalesce(inuse_objects, 0), coalesce(inuse_bytes, 0), coalesce(peak_inuse_bytes, 0)"
+                          : "0, 0, 0");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, thread);
@@ -136,6 +138,9 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
         c->free_bytes += sqlite3_column_int64(st, 10);
         t->cpu_known &= sqlite3_column_type(st, 11) != SQLITE_NULL;
         c->cpu_ns += sqlite3_column_int64(st, 11);
+        c->inuse_objects += sqlite3_column_int64(st, 12);
+        c->inuse_bytes += sqlite3_column_int64(st, 13);
+        c->peak_inuse_bytes += sqlite3_column_int64(st, 14);
         if (nids == cap) {
             cap = cap ? cap * 2 : 1024;
             ids = xrealloc(ids, cap * sizeof *ids);

@@ -79,6 +79,8 @@ static const emit_col diff_cols[] = {
     {.key = "cpu_ns_a", .type = COL_INT},   /* self CPU time: null where not measured */
     {.key = "cpu_ns_b", .type = COL_INT},
     {.type = COL_DELTA_NS, .minw = 11},    /* diff --cpu: CPU.Delta (diff_columns) */
+    {.key = "inuse_bytes_a", .type = COL_INT},   /* null: the function is not in that run, or */
+    {.key = "inuse_bytes_b", .type = COL_INT},   /* the run did not track heap in use */
     {.key = "change", .type = COL_TEXT},
     {.key = "significant", .type = COL_BOOL},
     {.key = "p_value", .type = COL_REAL, .fmt = "%.3g"},
@@ -119,6 +121,7 @@ static void diff_values(const drow *d, emit_val v[NDIFF])
         {.i = a->cpu_ns, .null = !d->a || !a->cpu_known}, {.i = b->cpu_ns, .null = !d->b || !b->cpu_known},
         {.i = (d->b ? b->cpu_ns : 0) - (d->a ? a->cpu_ns : 0),
          .null = (d->a && !a->cpu_known) || (d->b && !b->cpu_known)},
+        {.i = a->inuse_bytes, .null = !a->inuse_known}, {.i = b->inuse_bytes, .null = !b->inuse_known},
         {.s = change}, {.i = d->sig.significant},
         {.d = d->sig.p_value, .null = !valid}, {.d = d->sig.median_a_ns, .null = !valid},
         {.d = d->sig.median_b_ns, .null = !valid},
@@ -256,7 +259,16 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     FILE *f = stdout;
     emit_mode mode = emit_mode_of(o);
     emitter e;
-    emit_begin(&e, f, mode, diff_columns(o->cpu), NDIFF, p->color ? EMIT_COLOR : 0);
+    /* --heap: the table also shows the bytes in use at the end of each run. */
+    emit_col cols[NDIFF];
+    memcpy(cols, diff_columns(o->cpu), sizeof cols);
+    for (int c = 0; o->heap && c < NDIFF; c++)
+        if (cols[c].key && !strncmp(cols[c].key, "inuse_bytes_", 12)) {
+            cols[c].head = cols[c].key[12] == 'a' ? "In use A" : "In use B";
+            cols[c].type = COL_BYTES;
+            cols[c].minw = 11;
+        }
+    emit_begin(&e, f, mode, cols, NDIFF, p->color ? EMIT_COLOR : 0);
     for (size_t k = 0; k < shown; k++) {
         emit_val v[NDIFF];
         diff_values(&rows[k], v);

@@ -97,9 +97,77 @@ typedef struct {
     double maxabs;
     int maxdepth;
     FILE *f;
+    int bytes;              /* the metric is bytes (else ns) */
     double scale;           /* px per ns */
     size_t drawn;
 } fg;
+
+/* flamegraph --metric: what a box's width is, one line each. Each is a
+ * figure of a context's own (self) that the tree sums for the inclusive width;
+ * CPU time's (self_off 0) are ctxtree.c's ctree_use_metric. */
+typedef struct {
+    const char *name, *what;   /* --metric NAME; the subtitle's "width: WHAT" */
+    size_t self_off;           /* of its int64_t own figure in cnode */
+    int bytes;                 /* shown as bytes (else ns) */
+} fg_metric;
+static const fg_metric fg_metrics[] = {
+    {"wall", "inclusive time", offsetof(cnode, self_ns), 0},
+    {"cpu", "inclusive CPU time", 0, 0},
+    {"offcpu", "inclusive off-CPU time", 0, 0},
+    {"alloc", "bytes allocated", offsetof(cnode, alloc_bytes), 1},
+    {"inuse", "bytes in use at the end", offsetof(cnode, inuse_bytes), 1},
+};
+enum { FG_NMETRICS = sizeof fg_metrics / sizeof *fg_metrics };
+
+static const fg_metric *metric_of(const char *name)
+{
+    for (int i = 0; i < FG_NMETRICS; i++)
+        if (!strcmp(fg_metrics[i].name, name ? name : "wall"))
+            return &fg_metrics[i];
+    return NULL;
+}
+
+int flame_metric_known(const char *name)
+{
+    return metric_of(name) != NULL;
+}
+
+const char *flame_metric_names(void)
+{
+    static char list[128];
+    if (!list[0])
+        for (int i = 0; i < FG_NMETRICS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "|" : "", fg_metrics[i].name);
+    return list;
+}
+
+/* Makes the tree's self_ns/total_ns the metric's own and inclusive figures
+ * (wall: as stored). Children come after their parent: one backward pass. */
+static void apply_metric(ctree *t, const fg_metric *m, int64_t run)
+{
+    if (!m->self_off) {
+        ctree_use_metric(t, m->name, run);
+        return;
+    }
+    if (m->self_off == offsetof(cnode, self_ns))
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        cnode *c = &t->v[i];
+        c->self_ns = i ? *(const int64_t *)((const char *)c + m->self_off) : 0;
+        c->total_ns = c->self_ns;
+    }
+    for (size_t i = t->n; i-- > 1;)
+        t->v[t->v[i].parent].total_ns = sat_add(t->v[t->v[i].parent].total_ns, t->v[i].total_ns);
+}
+
+/* A figure of the metric in use, as text. */
+static void fmt_metric(char *buf, size_t n, double v, int bytes)
+{
+    if (bytes)
+        fmt_bytes(buf, n, (int64_t)v);
+    else
+        fmt_ns(buf, n, v);
+}
 
 static int64_t base_self(const fg *g, int node)
 {
@@ -133,8 +201,8 @@ static void draw(fg *g, int node, double x, int height)
     const char *label = node ? t->keys.labels[c->key] : "all";
     double y = height - FG_BOTTOM - (c->depth + 1) * FG_ROW;
     char tot[32], self[32], col[32], text[1024];
-    fmt_ns(tot, sizeof tot, (double)c->total_ns);
-    fmt_ns(self, sizeof self, (double)c->self_ns);
+    fmt_metric(tot, sizeof tot, (double)c->total_ns, g->bytes);
+    fmt_metric(self, sizeof self, (double)c->self_ns, g->bytes);
     double pct = t->v[0].total_ns > 0 ? 100.0 * (double)c->total_ns / (double)t->v[0].total_ns : 0;
     if (g->base_node)
         diff_color(col, sizeof col, node ? (double)(c->self_ns - base_self(g, node)) : 0, g->maxabs);
@@ -253,10 +321,12 @@ static int64_t match_base(fg *g)
     return removed;
 }
 
-static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info *r, const run_info *ra)
+static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info *r, const run_info *ra,
+                      const fg_metric *m)
 {
     fg g;
     memset(&g, 0, sizeof g);
+    g.bytes = m->bytes;
     g.t = t;
     g.base = base;
     g.f = f;
@@ -281,7 +351,7 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f4\"/>\n", FG_W, height);
     fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", FG_W / 2);
     char buf[512], tot[32];
-    fmt_ns(tot, sizeof tot, (double)root_total);
+    fmt_metric(tot, sizeof tot, (double)root_total, m->bytes);
     if (base) {
         snprintf(buf, sizeof buf, "Differential flame graph: run %lld -> run %lld", (long long)ra->id,
                  (long long)r->id);
@@ -303,8 +373,8 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
         xml_str(f, cmd);
         fputs(")</text>\n", f);
         fprintf(f, "<text id=\"sub\" x=\"%d\" y=\"44\">", FG_W / 2);
-        snprintf(buf, sizeof buf, "all threads, %s in instrumented functions; width: inclusive time; "
-                 "click a frame to zoom", tot);
+        snprintf(buf, sizeof buf, "all threads, %s in instrumented functions; width: %s; "
+                 "click a frame to zoom", tot, m->what);
         xml_str(f, buf);
     }
     fputs("</text>\n", f);
@@ -324,6 +394,9 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
 int cmd_flamegraph(pdb *p, const pdb_opts *o)
 {
     long thread = o->thread_set ? o->thread : -1;
+    const fg_metric *m = metric_of(o->metric);
+    if (o->diff && m->bytes)
+        pdb_usage_die("flamegraph: --diff compares times (--metric wall, cpu or offcpu)");
     run_info r, ra;
     ctree t, base;
     if (o->diff) {
@@ -334,17 +407,19 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         pdb_run_load(p, ib, &r);
         ctree_load(p, ia, thread, &base);
         ctree_load(p, ib, thread, &t);
-        ctree_use_metric(&base, o->metric, ia);
-        ctree_use_metric(&t, o->metric, ib);
+        apply_metric(&base, m, ia);
+        apply_metric(&t, m, ib);
     } else {
         int64_t id;
         pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
         pdb_run_load(p, id, &r);
         ctree_load(p, r.id, thread, &t);
-        ctree_use_metric(&t, o->metric, r.id);
+        if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)
+            pdb_die("flamegraph: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r.id);
+        apply_metric(&t, m, r.id);
     }
     FILE *f = out_open(o, 0);
-    write_svg(f, &t, o->diff ? &base : NULL, &r, o->diff ? &ra : NULL);
+    write_svg(f, &t, o->diff ? &base : NULL, &r, o->diff ? &ra : NULL, m);
     out_close(f, o);
     ctree_free(&t);
     pdb_run_free(&r);

@@ -34,12 +34,18 @@ static const char *help_report =
     "  --db FILE        the database\n"
     "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
     "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes,\n"
-    "                   cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns, unfinished}\n"
-    "                   (CPU figures null when the run did not measure them: PIANO_CPU=1)\n"
+    "                   cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns, inuse_objects,\n"
+    "                   inuse_bytes, peak_inuse_bytes, unfinished} (CPU figures null when the run\n"
+    "                   did not measure them: PIANO_CPU=1; inuse_* when it did not track heap in\n"
+    "                   use: PIANO_HEAP=1)\n"
     "  --csv            the same columns, with a header line\n"
     "  --cpu            the table adds CPU (self), User, Sys (the inclusive CPU's split),\n"
     "                   Off-CPU (inclusive: blocked, sleeping, preempted); '-': not measured\n"
-    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu\n"
+    "  --heap           heap in use (PIANO_HEAP=1 runs): functions that allocated, by bytes\n"
+    "                   still in use at the end (leaks, marked), with their objects, the\n"
+    "                   bytes they held at the run's heap peak, and that peak in the header\n"
+    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu,\n"
+    "                   inuse, peak\n"
     "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
     "  --all            show every row\n"
     "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
@@ -129,7 +135,8 @@ static const char *help_diff =
     "  --json            array of {function, file, calls_a, calls_b, self_ns_a, self_ns_b,\n"
     "                    delta_ns, delta_pct, allocs_a, allocs_b, alloc_bytes_a,\n"
     "                    alloc_bytes_b, cpu_ns_a, cpu_ns_b (self CPU time, null where\n"
-    "                    not measured), change (same|slower|faster|added|removed),\n"
+    "                    not measured), inuse_bytes_a, inuse_bytes_b (null: not tracked),\n"
+    "                    change (same|slower|faster|added|removed),\n"
     "                    significant, p_value, median_a_ns, median_b_ns}\n"
     "  --csv             the same columns, with a header line\n"
     "  --top N, --all    rows shown (default: all)\n"
@@ -138,7 +145,9 @@ static const char *help_diff =
     "  --cpu             a CPU.Delta column: the change of the total self CPU time\n"
     "  --fail-above PCT  exit 3 when a function is significantly slower and its median\n"
     "                    per-call self time grew by more than PCT percent (medians, not\n"
-    "                    totals: a total moves with the number of calls and preemption)\n";
+    "                    totals: a total moves with the number of calls and preemption)\n"
+    "  --heap            the table also shows each run's bytes in use at the end\n"
+    "                    (In use A, In use B: PIANO_HEAP=1 runs; '-' when not tracked)\n";
 
 static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
 static const char *help_gc =
@@ -163,11 +172,13 @@ static const char *help_flamegraph =
     "  -o, --output FILE   where to write (default: standard output)\n"
     "  --metric M          what widths (and self figures) are: wall (default), cpu (CPU\n"
     "                      time), offcpu (time off the CPU: blocked, sleeping, preempted);\n"
-    "                      cpu and offcpu need a run recorded with PIANO_CPU=1\n";
+    "                      cpu and offcpu need a run recorded with PIANO_CPU=1; alloc (bytes\n"
+    "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n";
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
     "       piano-db plot timeline [RUN|TAG] [-o FILE]\n"
+    "       piano-db plot heap [RUN|TAG] [-o FILE] [--thread T]\n"
     "\n"
     "timeline: an SVG chart of the run's self time per interval between its snapshots\n"
     "(PIANO_INTERVAL), stacked by the 8 functions with the most self time and 'other';\n"
@@ -178,6 +189,10 @@ static const char *help_plot =
     "more than 2000 frames one bar per bucket of consecutive frames showing the\n"
     "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
     "the median is a dashed line. Axes in frame numbers and human time units.\n"
+    "\n"
+    "plot heap (runs made with PIANO_HEAP=1): heap in use at the run's start, its peak\n"
+    "and its end (without snapshots the moments piano knows), each bar stacked by the\n"
+    "functions holding the memory then (the 8 that hold the most, then the others).\n"
     "\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 
@@ -272,19 +287,19 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected cpu from to ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
     {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
      &help_snapshots, 0},
     {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
-     " db json csv top all thread uncorrected fail-above cpu ", &help_diff, 0},
+     " db json csv top all thread uncorrected fail-above cpu heap ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff metric ", &help_flamegraph, 0},
-    {"plot", "frames|timeline [RUN|TAG]", "frame times, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
+    {"plot", "frames|heap|timeline [RUN|TAG]", "frame times, heap in use, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all metric ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
@@ -402,6 +417,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
         {"follow", offsetof(pdb_opts, follow)},
+        {"heap", offsetof(pdb_opts, heap)},
         {"cpu", offsetof(pdb_opts, cpu)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
@@ -415,8 +431,10 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         else
             o->output = val;
     } else if (!strcmp(name, "metric")) {
-        if (!in_list(" wall cpu offcpu ", val))
-            pdb_usage_die("%s: unknown metric '%s' (" PDB_METRICS ")", c->name, val);
+        /* flamegraph's table also has the heap's (bytes); export's are times */
+        if (!strcmp(c->name, "flamegraph") ? !flame_metric_known(val) : !in_list(" wall cpu offcpu ", val))
+            pdb_usage_die("%s: unknown metric '%s' (%s)", c->name, val,
+                          !strcmp(c->name, "flamegraph") ? flame_metric_names() : PDB_METRICS);
         o->metric = val;
     } else if (!strcmp(name, "format")) {
         if (!in_list(" folded pprof chrome callgrind ", val))
@@ -573,6 +591,8 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --spikes goes with --frames");
     if (o.frames && o.threads)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
+    if (o.heap && !strcmp(c->name, "report") && (o.frames || o.threads))
+        pdb_usage_die("report: --heap goes without --frames and --threads (use --heap --thread T)");
     if (o.json && o.csv)
         pdb_usage_die("%s: --json and --csv exclude each other", c->name);
     if ((o.from || o.to) && (o.frames || o.threads || o.thread_set))

@@ -29,7 +29,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected, cpu;
+    int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap;
     const char *sort;
     long top;
     int top_set;
@@ -61,6 +61,7 @@ typedef struct {
     char path[4096];
     int color; /* stdout is a TTY and NO_COLOR is unset */
     int has_child_calls; /* stats.child_calls exists (databases made before it lack it) */
+    int has_inuse;       /* stats.inuse_bytes and runs.heap_peak_bytes exist (schema 9) */
 } pdb;
 
 typedef struct {
@@ -71,6 +72,7 @@ typedef struct {
     /* The frame budget (schema 5): every frame counted, the rows kept (-1: not
      * stored: count the frames table), spikes past the spike limit. */
     int64_t frames, frames_kept, spikes_unkept;
+    int64_t heap_peak_bytes;   /* the run's heap peak (PIANO_HEAP); -1: not tracked */
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -231,6 +233,10 @@ typedef struct {
      * inclusive off-CPU; known only when every thread's row measured it. */
     int cpu_known;
     int64_t cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns;
+    /* Heap in use (PIANO_HEAP): live at the end, and bytes at the run's heap
+     * peak; inuse_known 0 when the run did not track it (JSON null). */
+    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
+    int inuse_known;
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
@@ -250,6 +256,7 @@ void fnset_free(fnset *s);
 /* The rows of st (bound, in pdb_load_functions' columns, sorted by name,
  * file, line), merged per key into out (zeroed); st is finalized. */
 void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out);
+void fnset_row_free(fnrow *r);   /* one row's strings and histogram */
 /* Whether stats.unfinished exists (schema 4 on). */
 int pdb_has_unfinished(pdb *p);
 /* Whether stats has the CPU columns (schema 9 on). */
@@ -424,7 +431,12 @@ int cmd_rm(pdb *p, const pdb_opts *o);
 int cmd_gc(pdb *p, const pdb_opts *o);
 int cmd_flamegraph(pdb *p, const pdb_opts *o);
 int cmd_plot(pdb *p, const pdb_opts *o);
+int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r);   /* plot heap (plot_heap.c) */
+double plot_nice_step(double range, int target);   /* a round axis step near range/target */
 int cmd_export(pdb *p, const pdb_opts *o);
+/* flamegraph --metric: whether name is one; the names as "wall|alloc|...". */
+int flame_metric_known(const char *name);
+const char *flame_metric_names(void);
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
 int cmd_push(pdb *p, const pdb_opts *o);
 int cmd_top(pdb *p, const pdb_opts *o);
@@ -470,6 +482,7 @@ typedef struct {
     int first_child, last_child, next_sibling; /* -1: none */
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
     int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
+    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;   /* 0 when not tracked */
 } cnode;
 typedef struct ctree_s {
     fkeys keys;
@@ -495,7 +508,7 @@ char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES };
 typedef struct {
     const char *type, *unit;
     int field;
@@ -515,7 +528,6 @@ unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape 
 
 /* ---- charts (plot.c, timeline.c) ---- */
 /* A round step near range/target: 1, 2 or 5 times a power of ten. */
-double nice_step(double range, int target);
 /* Axis label for a time: 0, 250us, 1.5ms, 2s. */
 void axis_ns(char *buf, size_t n, double ns);
 /* plot timeline: self time per interval between snapshots, stacked. */

@@ -24,7 +24,7 @@
 #define MB 52
 
 /* A round step near range/target: 1, 2 or 5 times a power of ten. */
-double nice_step(double range, int target)
+double plot_nice_step(double range, int target)
 {
     if (range <= 0)
         return 1;
@@ -126,7 +126,7 @@ static void plot_head(FILE *f, const plot *pl)
 static void plot_axes(FILE *f, plot *pl)
 {
     char a[32];
-    double step = nice_step((double)(pl->maxv > 0 ? pl->maxv : 1), 5);
+    double step = plot_nice_step((double)(pl->maxv > 0 ? pl->maxv : 1), 5);
     pl->ymax = ceil((double)(pl->maxv > 0 ? pl->maxv : 1) / step) * step;
     for (double v = 0; v <= pl->ymax + step / 2; v += step) {
         double y = pl->y0 - v / pl->ymax * pl->ph;
@@ -138,7 +138,7 @@ static void plot_axes(FILE *f, plot *pl)
     fprintf(f, "<text transform=\"translate(16,%.1f) rotate(-90)\" class=\"xl\">frame time</text>\n",
             MT + pl->ph / 2);
     if (pl->n) {
-        double xstep = nice_step((double)pl->n, 8);
+        double xstep = plot_nice_step((double)pl->n, 8);
         if (xstep < 1)
             xstep = 1;
         for (double v = 0; v <= (double)pl->n; v += xstep) {
@@ -208,12 +208,18 @@ int cmd_plot(pdb *p, const pdb_opts *o)
 {
     if (o->npos >= 1 && !strcmp(o->pos[0], "timeline"))
         return plot_timeline(p, o);
-    if (o->npos < 1 || strcmp(o->pos[0], "frames"))
-        pdb_usage_die("plot: what to plot? (plot frames [RUN|TAG], plot timeline [RUN|TAG])");
+    int heap = o->npos >= 1 && !strcmp(o->pos[0], "heap");
+    if (o->npos < 1 || (strcmp(o->pos[0], "frames") && !heap))
+        pdb_usage_die("plot: what to plot? (plot frames|heap|timeline [RUN|TAG])");
     int64_t id;
-    pdb_pick_runs(p, o, 1, 1, "plot frames [RUN|TAG]", &id);
+    pdb_pick_runs(p, o, 1, 1, heap ? "plot heap [RUN|TAG]" : "plot frames [RUN|TAG]", &id);
     run_info r;
     pdb_run_load(p, id, &r);
+    if (heap) {
+        int rc = cmd_plot_heap(p, o, &r);
+        pdb_run_free(&r);
+        return rc;
+    }
     plot pl = {.r = &r, .thread = o->thread_set ? o->thread : -1};
     plot_measure(p, &pl);
 

@@ -9,7 +9,8 @@
  *
  * Contents: sample types calls/count, self/nanoseconds, alloc_space/bytes,
  * alloc_objects/count and, for a run that measured it, cpu/nanoseconds (self
- * CPU time) (default: self). One Sample per context path of the
+ * CPU time), and for one that tracked heap in use (PIANO_HEAP)
+ * inuse_space/bytes, inuse_objects/count (default: self). One Sample per context path of the
  * merged calling-context tree, its location ids leaf first, its values that
  * context's own figures; so summing a function's flat values gives the
  * report's (uncorrected) calls, self time and allocations. One Function and
@@ -135,6 +136,8 @@ static int64_t pprof_field(const cnode *c, int field)
     case PPROF_SELF_NS: return c->self_ns;
     case PPROF_ALLOC_BYTES: return c->alloc_bytes;
     case PPROF_CPU_NS: return c->cpu_ns;
+    case PPROF_INUSE_OBJECTS: return c->inuse_objects;
+    case PPROF_INUSE_BYTES: return c->inuse_bytes;
     default: return c->allocs;
     }
 }
@@ -258,11 +261,25 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
         {"self", "nanoseconds", PPROF_SELF_NS},
         {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
         {"alloc_objects", "count", PPROF_ALLOCS},
-        {"cpu", "nanoseconds", PPROF_CPU_NS},   /* only when the run measured it */
     };
+    static const pprof_value cpu = {"cpu", "nanoseconds", PPROF_CPU_NS};
+    /* pprof's names: `pprof -sample_index=inuse_space` reads them as Go's heap profiles */
+    static const pprof_value inuse[] = {{"inuse_space", "bytes", PPROF_INUSE_BYTES},
+                                        {"inuse_objects", "count", PPROF_INUSE_OBJECTS}};
     ctree t;
     ctree_load(p, r->id, thread, &t);
-    const pprof_shape all = {values, t.cpu_known && t.n > 1 ? 5 : 4, NULL, NULL, "self", 0};
+    /* CPU time only when the run measured it, heap in use when it tracked it
+     * (else they would say 0) */
+    pprof_value v[7];
+    int nv = 4;
+    memcpy(v, values, sizeof values);
+    if (t.cpu_known && t.n > 1)
+        v[nv++] = cpu;
+    if (r->heap_peak_bytes >= 0) {
+        v[nv++] = inuse[0];
+        v[nv++] = inuse[1];
+    }
+    const pprof_shape all = {v, nv, NULL, NULL, "self", 0};
     size_t len;
     unsigned char *gz = pprof_build(&t, r, &all, &len);
     FILE *f = out_open(o, 1);

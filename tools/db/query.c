@@ -104,11 +104,14 @@ void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *u
 
 void pdb_run_load(pdb *p, int64_t id, run_info *r)
 {
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, key, parent_key, pid, command, started_ns, "
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT id, key, parent_key, pid, command, started_ns, "
                                       "duration_ns, status, ns_per_tick, overhead_ns, "
                                       "frames_dropped, samples_dropped, calls_untimed, "
-                                      "coalesce(frames, -1), coalesce(frames_kept, -1), spikes_unkept "
-                                      "FROM runs WHERE id = ?");
+                                      "coalesce(frames, -1), coalesce(frames_kept, -1), spikes_unkept, "
+                                      "%s FROM runs WHERE id = ?",
+             p->has_inuse ? "coalesce(heap_peak_bytes, -1)" : "-1");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, id);
     if (pdb_step(p, st) != SQLITE_ROW)
         pdb_die("no run %lld in %s", (long long)id, p->path);
@@ -129,6 +132,7 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
     r->frames = sqlite3_column_int64(st, 13);
     r->frames_kept = sqlite3_column_int64(st, 14);
     r->spikes_unkept = sqlite3_column_int64(st, 15);
+    r->heap_peak_bytes = sqlite3_column_int64(st, 16);
     if (!(r->ns_per_tick > 0))
         r->ns_per_tick = 1.0;
     if (!(r->overhead_ns > 0))

@@ -30,9 +30,12 @@ static const emit_col report_cols[] = {
     {.key = "cpu_user_ns", .type = COL_NS, .minw = 11},
     {.key = "cpu_sys_ns", .type = COL_NS, .minw = 11},
     {.key = "offcpu_ns", .type = COL_NS, .minw = 11},
+    {.key = "inuse_objects", .type = COL_INT},
+    {.key = "inuse_bytes", .type = COL_INT},
+    {.key = "peak_inuse_bytes", .type = COL_INT},
     {.key = "unfinished", .type = COL_INT},
 };
-enum { NREPORT = sizeof report_cols / sizeof *report_cols, CPU_COL = 15 };
+enum { NREPORT = sizeof report_cols / sizeof *report_cols, CPU_COL = 15, INUSE_COL = 20 };
 
 /* The columns of a report: the contract's table, and with --cpu its CPU
  * columns (CPU: self; User, Sys: the inclusive CPU's split; Off-CPU: inclusive). */
@@ -65,13 +68,16 @@ static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[
     const int64_t ints[NREPORT] = {0, 0, 0, r->line, r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns,
                                    r->p50_total_ns, r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees,
                                    r->free_bytes, r->cpu_ns, r->cpu_total_ns, r->cpu_user_ns, r->cpu_sys_ns,
-                                   r->offcpu_ns, r->unfinished};
+                                   r->offcpu_ns, r->inuse_objects, r->inuse_bytes, r->peak_inuse_bytes,
+                                   r->unfinished};
     _Static_assert(sizeof ints / sizeof *ints == NREPORT, "a value per column");
     memset(v, 0, NREPORT * sizeof *v);
     for (int c = 0; c < NREPORT; c++)
         v[c].i = ints[c];
     for (int k = 0; k < 5; k++)
         v[CPU_COL + k].null = !r->cpu_known;   /* not measured: null, never 0 */
+    for (int k = 0; k < 3; k++)
+        v[INUSE_COL + k].null = !r->inuse_known;   /* not tracked: null, never 0 */
     v[0].s = r->label;
     v[1].s = r->name;
     v[2].s = r->file;
@@ -79,6 +85,62 @@ static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[
     v[4].shown = calls_shown;
     if (r->window)   /* not kept per snapshot: empty, never a wrong figure (total, p50, p99, frees, unfinished) */
         v[6].null = v[7].null = v[8].null = v[9].null = v[10].null = v[13].null = v[14].null = v[NREPORT - 1].null = 1;
+}
+
+/* report --heap: who holds the memory, by bytes in use at the end (leaks). */
+static const emit_col heap_cols[] = {
+    {.head = "Function", .type = COL_TEXT, .flags = COL_FIT_NAMES, .minw = 20},
+    {.key = "function", .type = COL_TEXT},
+    {.key = "file", .type = COL_TEXT},
+    {.key = "line", .type = COL_INT},
+    {.head = "In use", .key = "inuse_bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "Objects", .key = "inuse_objects", .type = COL_INT, .minw = 7},
+    {.head = "At peak", .key = "peak_inuse_bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9},
+    {.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "", .type = COL_TEXT},   /* table only: "leak" (JSON: inuse_objects > 0) */
+};
+enum { NHEAP = sizeof heap_cols / sizeof *heap_cols };
+
+/* "heap peak: 16.2 MiB", or why there is none. */
+static void heap_header(FILE *f, const run_info *r)
+{
+    if (r->heap_peak_bytes < 0) {
+        fputs("heap in use: not tracked (run with PIANO_HEAP=1)\n", f);
+        return;
+    }
+    char b[32];
+    fmt_bytes(b, sizeof b, r->heap_peak_bytes);
+    fprintf(f, "heap peak: %s (%lld bytes)\n\n", b, (long long)r->heap_peak_bytes);
+}
+
+static void emit_heap(FILE *f, emit_mode mode, const run_info *r, const fnset *s, size_t shown, int color)
+{
+    if (mode == EMIT_TABLE)
+        heap_header(f, r);
+    if (mode == EMIT_TABLE && r->heap_peak_bytes < 0)
+        return;
+    emitter e;
+    emit_begin(&e, f, mode, heap_cols, NHEAP, color ? EMIT_COLOR : 0);
+    size_t leaks = 0;
+    for (size_t i = 0; i < shown; i++) {
+        const fnrow *row = &s->v[i];
+        int leak = row->inuse_objects > 0;
+        leaks += (size_t)leak;
+        emit_val v[NHEAP] = {{.s = row->label}, {.s = row->name}, {.s = row->file}, {.i = row->line},
+                             {.i = row->inuse_bytes}, {.i = row->inuse_objects}, {.i = row->peak_inuse_bytes},
+                             {.i = row->allocs}, {.i = row->alloc_bytes}, {.s = leak ? "leak" : ""}};
+        for (int c = 4; c < 7; c++)
+            v[c].null = !row->inuse_known;
+        emit_row(&e, v, NULL);
+    }
+    emit_end(&e, NULL);
+    if (mode == EMIT_TABLE && shown < s->n)
+        fprintf(f, "(%zu more function%s hidden: --top N or --all shows them)\n", s->n - shown,
+                s->n - shown == 1 ? "" : "s");
+    if (mode == EMIT_TABLE)
+        fprintf(f, "\n%zu function%s with memory still in use at the end (leak: never freed)\n", leaks,
+                leaks == 1 ? "" : "s");
 }
 
 /* The rows of s (shown of them) as a table, JSON or CSV; returns the calls
@@ -199,7 +261,7 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 /* The functions of run r (thread -1: all threads merged), sorted by --sort. */
 static void load_sorted(pdb *p, const pdb_opts *o, const run_info *r, long thread, fnset *s)
 {
-    const char *sort = o->sort ? o->sort : "self";
+    const char *sort = o->sort ? o->sort : o->heap ? "inuse" : "self";
     pdb_load_functions(p, r, thread, AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED), s);
     if (fnset_sort(s, sort) != 0)
         pdb_usage_die("report: unknown sort key '%s' (%s)", sort, fnset_sort_keys());
@@ -213,6 +275,19 @@ static void report_run(pdb *p, const pdb_opts *o, const run_info *r)
     emit_mode mode = emit_mode_of(o);
     fnset s;
     load_sorted(p, o, r, thread, &s);
+    if (o->heap) {
+        /* functions that allocated, by bytes in use then at the peak */
+        size_t n = 0;
+        for (size_t i = 0; i < s.n; i++)
+            if (s.v[i].allocs > 0 || s.v[i].inuse_bytes > 0)
+                s.v[n++] = s.v[i];
+            else
+                fnset_row_free(&s.v[i]);
+        s.n = n;
+        emit_heap(f, mode, r, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color);
+        fnset_free(&s);
+        return;
+    }
     int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu);
     if (mode == EMIT_TABLE) {
         fputc('\n', f);

@@ -14,6 +14,8 @@ static const emit_col run_cols[] = {
     {.head = "Duration", .key = "duration_ns", .type = COL_NS},
     {.head = "Status", .key = "status", .type = COL_TEXT, .flags = COL_LEFT},
     {.head = "Frames", .key = "frames", .type = COL_INT},
+    /* JSON and CSV only: null when heap in use was not tracked (PIANO_HEAP) */
+    {.key = "heap_peak_bytes", .type = COL_INT},
 };
 enum { NRUN = sizeof run_cols / sizeof *run_cols };
 
@@ -38,10 +40,13 @@ int cmd_runs(pdb *p, const pdb_opts *o)
     if (o->npos)
         pdb_usage_die("runs: takes no arguments");
     /* parent: the run whose key is this run's parent_key, if stored. */
-    sqlite3_stmt *st = pdb_prepare(p,
+    char sql[512];
+    snprintf(sql, sizeof sql,
         "SELECT r.id, r.pid, (SELECT q.id FROM runs q WHERE q.key = r.parent_key), r.command, "
-        "r.started_ns, r.duration_ns, r.status, r.frames_dropped "
-        "FROM runs r ORDER BY r.started_ns DESC, r.id DESC");
+        "r.started_ns, r.duration_ns, r.status, r.frames_dropped, %s "
+        "FROM runs r ORDER BY r.started_ns DESC, r.id DESC",
+        p->has_inuse ? "r.heap_peak_bytes" : "NULL");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_stmt *tq = pdb_prepare(p, "SELECT name FROM tags WHERE run = ? ORDER BY name");
     emitter e;
     emit_begin(&e, stdout, emit_mode_of(o), run_cols, NRUN, p->color ? EMIT_COLOR : 0);
@@ -60,6 +65,8 @@ int cmd_runs(pdb *p, const pdb_opts *o)
             v[6].shown = "unknown";
         v[7].s = status;
         v[8].i = pdb_frame_count(p, id, -1);
+        v[9].i = sqlite3_column_int64(st, 8);
+        v[9].null = sqlite3_column_type(st, 8) == SQLITE_NULL;
         sqlite3_reset(tq);
         sqlite3_bind_int64(tq, 1, id);
         char **tags = run_tags(p, tq, &v[1].n);

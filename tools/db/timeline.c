@@ -139,7 +139,7 @@ static void draw(FILE *f, const run_info *r, const timeline *tl)
         if (sum > maxv)
             maxv = sum;
     }
-    double step = nice_step(maxv > 0 ? maxv : 1, 5), ymax = ceil((maxv > 0 ? maxv : 1) / step) * step;
+    double step = plot_nice_step(maxv > 0 ? maxv : 1, 5), ymax = ceil((maxv > 0 ? maxv : 1) / step) * step;
     double tend = (double)tl->times[tl->nbars] > 0 ? (double)tl->times[tl->nbars] : 1;
     fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n", TW, TH, TW, TH);
@@ -163,7 +163,7 @@ static void draw(FILE *f, const run_info *r, const timeline *tl)
         fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
                    "<text class=\"yl\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0, y, x0 + pw, y, x0 - 6, y + 4, a);
     }
-    double xstep = nice_step(tend / 1e9, 8);
+    double xstep = plot_nice_step(tend / 1e9, 8);
     for (double t = 0; t <= tend / 1e9 + xstep / 1e6; t += xstep) {
         double x = x0 + t * 1e9 / tend * pw;
         fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"

@@ -85,7 +85,7 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
              "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
              "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
              "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
-             "b.child_calls - coalesce(a.child_calls, 0), 0, NULL, NULL, NULL, NULL, NULL "
+             "b.child_calls - coalesce(a.child_calls, 0), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
              "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
              "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
              "ORDER BY f.name, f.file, f.line",
