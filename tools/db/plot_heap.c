@@ -189,9 +189,11 @@ static void snapshot_bars(FILE *f, const run_info *r, const holder *h, size_t to
     }
     heap_bar(f, h, top, end_v, end, x1 - w / 2, w, y0, scale, "end", 1);
     fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%.1f\">start</text>\n", x0, y0 + 18);
-    double step = plot_nice_step(dur / 1e9, 6);
-    for (double s = step; s < dur / 1e9 - step / 3; s += step)
-        fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%.1f\">%gs</text>\n", x0 + (x1 - x0) * s * 1e9 / dur, y0 + 18, s);
+    double step = plot_nice_step(dur, 6);
+    for (double t = step; t < dur - step / 3; t += step) {
+        fmt_ns(when, sizeof when, t);
+        fprintf(f, "<text class=\"xl\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0 + (x1 - x0) * t / dur, y0 + 18, when);
+    }
 }
 
 int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r)
