@@ -41,8 +41,9 @@ stop_stub() { [ -n "$STUB_PID" ] && kill "$STUB_PID" 2> /dev/null && wait "$STUB
 trap 'stop_stub' EXIT
 queued() { sqlite3 "$T" "SELECT count(*) FROM pushes"; }
 saved() { ls "$1" | grep -c '^req-.*\.json$'; }
-# check_req DIR N RUN KIND: request N of DIR is RUN's KIND profile, its sums
-# per function those of `report --json --uncorrected RUN`.
+# check_req DIR N RUN KIND: request N of DIR is RUN's KIND profile (wall, cpu,
+# memory, or memory+inuse: the memory group of a run with heap in use), its
+# sums per function those of `report --json --uncorrected RUN`.
 check_req() {
     gzip -dc "$1/req-$2.pb.gz" | protoc -I"$HERE" --decode=perftools.profiles.Profile profile.proto \
         > "$1/req-$2.txt" || { fail "protoc cannot decode $1/req-$2"; return; }
@@ -52,23 +53,32 @@ import json, re, sys
 text, report, kind = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
 strings = [json.loads(s) for s in re.findall(r'^string_table: (".*")$', text, re.M)]
 types = [(strings[int(t)], strings[int(u)]) for t, u in re.findall(r'^sample_type \{\n  type: (\d+)\n  unit: (\d+)', text, re.M)]
-want_types = {"wall": [("wall", "nanoseconds"), ("calls", "count")],
-              "memory": [("alloc_objects", "count"), ("alloc_space", "bytes")]}[kind]
-assert types == want_types, types
+kinds = {"wall": [("wall", "nanoseconds", "self_ns"), ("calls", "count", "calls")],
+         "cpu": [("cpu", "nanoseconds", "cpu_ns")],
+         "memory": [("alloc_objects", "count", "allocs"), ("alloc_space", "bytes", "alloc_bytes")],
+         "memory+inuse": [("alloc_objects", "count", "allocs"), ("alloc_space", "bytes", "alloc_bytes"),
+                          ("inuse_objects", "count", "inuse_objects"), ("inuse_space", "bytes", "inuse_bytes")]}[kind]
+assert types == [k[:2] for k in kinds], types
+# the period type as Go's profiles of that kind have it (Pyroscope's profile type id holds it)
+period = re.findall(r'^period_type \{\n  type: (\d+)\n  unit: (\d+)', text, re.M)
+want_period = {"wall": ("wall", "nanoseconds"), "cpu": ("cpu", "nanoseconds")}.get(kind, ("space", "bytes"))
+assert [(strings[int(t)], strings[int(u)]) for t, u in period] == [want_period], period
 names = {int(i): strings[int(n)] for i, n in re.findall(r'^function \{\n  id: (\d+)\n  name: (\d+)', text, re.M)}
+zero = [0] * len(kinds)
 got = {}
 for block in re.findall(r'^sample \{\n(.*?)^\}', text, re.M | re.S):
     locs = [int(x) for x in re.findall(r'location_id: (\d+)', block)]
     vals = [int(x) for x in re.findall(r'value: (\d+)', block)]
-    s = got.setdefault(names[locs[0]], [0, 0])   # location id = function id; leaf first
-    s[0] += vals[0]; s[1] += vals[1]
-cols = {"wall": ("self_ns", "calls"), "memory": ("allocs", "alloc_bytes")}[kind]
+    s = got.setdefault(names[locs[0]], list(zero))   # location id = function id; leaf first
+    for i, v in enumerate(vals):
+        s[i] += v
 want = {}
 for row in report:
-    w = want.setdefault(row["function"], [0, 0])
-    w[0] += row[cols[0]]; w[1] += row[cols[1]]
-want = {k: v for k, v in want.items() if v != [0, 0]}
-got = {k: v for k, v in got.items() if v != [0, 0]}
+    w = want.setdefault(row["function"], list(zero))
+    for i, k in enumerate(kinds):
+        w[i] += row[k[2]]
+want = {k: v for k, v in want.items() if v != zero}
+got = {k: v for k, v in got.items() if v != zero}
 if got != want:
     print("pprof", got, "\nreport", want)
     sys.exit(1)
@@ -83,11 +93,14 @@ accepted)
 stub "$W/s1"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
 eq "push exit" $? 0
-has "push says" "pushed run 2 to http://127.0.0.1:$PORT as tree{tag=tree_new}: wall, memory" "$W/out"
-eq "requests" "$(saved "$W/s1")" 2
+# run 2 measured CPU (the fixture's cpu_mode 'perf'): a cpu group beside wall and memory
+has "push says" "pushed run 2 to http://127.0.0.1:$PORT as tree{tag=tree_new}: wall, cpu, memory" "$W/out"
+eq "requests" "$(saved "$W/s1")" 3
 check_req "$W/s1" 1 2 wall
-check_req "$W/s1" 2 2 memory
+check_req "$W/s1" 2 2 cpu
+check_req "$W/s1" 3 2 memory
 eq "name" "$(query_of "$W/s1" 1 name)" "tree{tag=tree_new}"
+eq "cpu: the same series name" "$(query_of "$W/s1" 2 name)" "tree{tag=tree_new}"
 eq "format" "$(query_of "$W/s1" 1 format)" pprof
 eq "body" "$(meta_of "$W/s1" 1 body)" multipart
 eq "path" "$(meta_of "$W/s1" 1 path)" /ingest
@@ -95,21 +108,35 @@ eq "path" "$(meta_of "$W/s1" 1 path)" /ingest
 eq "from" "$(query_of "$W/s1" 2 from)" "$(sqlite3 "$T" 'SELECT started_ns / 1000000000 FROM runs WHERE id = 2')"
 eq "until" "$(query_of "$W/s1" 2 until)" \
     "$(sqlite3 "$T" 'SELECT (started_ns + duration_ns + 999999999) / 1000000000 FROM runs WHERE id = 2')"
-# --app, labels in order, then the tag; a tag, --tenant; run 1 by its tag; /ingest in the URL is the same server
+# --app, labels in order, then the tag; a tag, --tenant; run 1 by its tag; /ingest in the URL is the same server.
+# Run 1 measured no CPU: no cpu group.
 "$P" push --db "$T" "http://127.0.0.1:$PORT/ingest" tree_base --app my.app-1 --label env=ci --label host=h_1 \
     --tenant team-a > "$W/out" 2> "$W/err" || fail "push tree_base: $(cat "$W/err")"
-eq "labels" "$(query_of "$W/s1" 3 name)" "my.app-1{env=ci,host=h_1,tag=tree_base}"
-eq "tenant" "$(meta_of "$W/s1" 3 tenant)" team-a
-check_req "$W/s1" 3 1 wall
-check_req "$W/s1" 4 1 memory
+has "without CPU: no cpu group" "as my.app-1{env=ci,host=h_1,tag=tree_base}: wall, memory$" "$W/out"
+eq "labels" "$(query_of "$W/s1" 4 name)" "my.app-1{env=ci,host=h_1,tag=tree_base}"
+eq "tenant" "$(meta_of "$W/s1" 4 tenant)" team-a
+check_req "$W/s1" 4 1 wall
+check_req "$W/s1" 5 1 memory
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --label tag=mine 2 > /dev/null || fail "push --label tag"
-eq "--label tag replaces the tags" "$(query_of "$W/s1" 5 name)" "tree{tag=mine}"
+eq "--label tag replaces the tags" "$(query_of "$W/s1" 6 name)" "tree{tag=mine}"
 # a run without allocations has no memory profile
 sqlite3 "$T" "UPDATE contexts SET allocs = 0, alloc_bytes = 0 WHERE run = 1"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" 1 > "$W/out" 2>&1 || fail "push without allocations"
 has "push without allocations" "as tree{tag=tree_base}: wall$" "$W/out"
-eq "without allocations: one profile" "$(saved "$W/s1")" 7
+eq "without allocations: one profile" "$(saved "$W/s1")" 9
 eq "nothing kept" "$(queued)" 0
+# heap in use (as PIANO_HEAP=1 stores it: runs.heap_peak_bytes, contexts' and
+# stats' inuse_*, stats the sums of the contexts): the memory group carries
+# inuse_objects and inuse_space beside alloc_* (Go's heap profile)
+sqlite3 "$T" "UPDATE runs SET heap_peak_bytes = 1000000 WHERE id = 2;
+  UPDATE contexts SET inuse_objects = allocs / 2, inuse_bytes = alloc_bytes / 3, peak_inuse_bytes = 0 WHERE run = 2;
+  UPDATE stats SET peak_inuse_bytes = 0, (inuse_objects, inuse_bytes) = (SELECT sum(c.inuse_objects), sum(c.inuse_bytes)
+    FROM contexts c WHERE c.run = stats.run AND c.thread = stats.thread AND c.fn = stats.fn) WHERE run = 2"
+[ "$(sqlite3 "$T" 'SELECT sum(inuse_bytes) > 0 FROM stats WHERE run = 2')" = 1 ] || fail "the fixture's heap in use"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 2 > "$W/out" 2>&1 || fail "push with heap in use"
+has "with heap in use: the groups" "as tree{tag=tree_new}: wall, cpu, memory$" "$W/out"
+eq "with heap in use: three profiles" "$(saved "$W/s1")" 12
+check_req "$W/s1" 12 2 memory+inuse
 # bad input: one line, exit 2, nothing sent
 for bad in "nonsense" "ftp://127.0.0.1/" "http://127.0.0.1:$PORT/?x=1" "http://" "http://127.0.0.1:$PORT --label a" \
            "http://127.0.0.1:$PORT --label 1a=b" "http://127.0.0.1:$PORT --label a=b,c" \
@@ -124,13 +151,13 @@ for bad in "nonsense" "ftp://127.0.0.1/" "http://127.0.0.1:$PORT/?x=1" "http://"
 done
 "$P" push --db "$T" > /dev/null 2>&1; eq "push without URL" $? 2
 "$P" push --db "$T" "http://127.0.0.1:$PORT" nosuchrun > /dev/null 2> "$W/err"; eq "push nosuchrun" $? 1
-eq "no request from bad input" "$(saved "$W/s1")" 7
+eq "no request from bad input" "$(saved "$W/s1")" 12
 "$P" push --help | grep -q '^usage: piano-db push URL' || fail "push --help"
 ;;
 
 failures)
-# down, then up: the first push keeps both profiles (exit 4, one line), the
-# next one (--kept) sends them and the queue empties.
+# down, then up: the first push keeps its three profiles (exit 4, one line),
+# the next one (--kept) sends them and the queue empties.
 stub "$W/s1"
 stop_stub
 DOWN=$PORT
@@ -138,33 +165,35 @@ start=$(date +%s)
 "$P" push --db "$T" "http://127.0.0.1:$DOWN" > "$W/out" 2> "$W/err"
 eq "down: exit" $? 4
 eq "down: one line" "$(wc -l < "$W/err")" 1
-has "down: says" "piano-db: push: http://127.0.0.1:$DOWN: .*(3 tries); 2 profiles kept in $T for the next push" "$W/err"
+has "down: says" "piano-db: push: http://127.0.0.1:$DOWN: .*(3 tries); 3 profiles kept in $T for the next push" "$W/err"
 [ $(($(date +%s) - start)) -lt 20 ] || fail "down: took over 20 s"
-eq "down: kept" "$(queued)" 2
+eq "down: kept" "$(queued)" 3
+eq "down: kept kinds" "$(sqlite3 "$T" "SELECT group_concat(kind, ',') FROM (SELECT kind FROM pushes ORDER BY id)")" "wall,cpu,memory"
 stub "$W/s2" --port "$DOWN"
 "$P" push --db "$T" "http://127.0.0.1:$DOWN" --kept > "$W/out" 2> "$W/err"
 eq "up: exit" $? 0
-has "up: says" "sent 2 kept profiles to http://127.0.0.1:$DOWN" "$W/out"
+has "up: says" "sent 3 kept profiles to http://127.0.0.1:$DOWN" "$W/out"
 eq "up: queue empty" "$(queued)" 0
-eq "up: requests" "$(saved "$W/s2")" 2
+eq "up: requests" "$(saved "$W/s2")" 3
 check_req "$W/s2" 1 2 wall
-check_req "$W/s2" 2 2 memory
+check_req "$W/s2" 2 2 cpu
+check_req "$W/s2" 3 2 memory
 stop_stub
 
 # a push to another server does not send what was kept for this one; the
 # next push to it sends them first, then its run
 stub "$W/s3"
 "$P" push --db "$T" "http://127.0.0.1:$DOWN" > /dev/null 2>&1
-eq "down again: kept" "$(queued)" 2
+eq "down again: kept" "$(queued)" 3
 "$P" push --db "$T" "http://127.0.0.1:$PORT" tree_base > /dev/null 2>&1 || fail "push to another server"
-eq "other server: still kept" "$(queued)" 2
+eq "other server: still kept" "$(queued)" 3
 eq "other server: its run only" "$(saved "$W/s3")" 2
 stop_stub
 stub "$W/s4" --port "$DOWN"
 "$P" push --db "$T" "http://127.0.0.1:$DOWN" tree_base > "$W/out" 2> "$W/err" || fail "kept first: $(cat "$W/err")"
-eq "kept first: requests" "$(saved "$W/s4")" 4
+eq "kept first: requests" "$(saved "$W/s4")" 5
 eq "kept first: the kept one first" "$(query_of "$W/s4" 1 name)" "tree{tag=tree_new}"
-eq "kept first: then the run" "$(query_of "$W/s4" 3 name)" "tree{tag=tree_base}"
+eq "kept first: then the run" "$(query_of "$W/s4" 4 name)" "tree{tag=tree_base}"
 eq "kept first: queue empty" "$(queued)" 0
 stop_stub
 
@@ -174,8 +203,8 @@ start=$(date +%s)
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --timeout 1 > "$W/out" 2> "$W/err"
 eq "slow: exit" $? 4
 [ $(($(date +%s) - start)) -lt 15 ] || fail "slow: took over 15 s"
-has "slow: says" "imed out.*(3 tries); 2 profiles kept" "$W/err"
-eq "slow: kept" "$(queued)" 2
+has "slow: says" "imed out.*(3 tries); 3 profiles kept" "$W/err"
+eq "slow: kept" "$(queued)" 3
 eq "slow: the reason kept" "$(sqlite3 "$T" "SELECT count(*) FROM pushes WHERE error LIKE '%imed out%'")" 1
 echo ok > "$W/s5/mode"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --kept > /dev/null 2>&1 || fail "slow then ok: --kept"
@@ -187,7 +216,7 @@ stub "$W/s6" --mode 500-1
 "$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
 eq "500 then 200: exit" $? 0
 eq "500 then 200: failed once" "$(cat "$W/s6/failed")" 1
-eq "500 then 200: both sent" "$(saved "$W/s6")" 2
+eq "500 then 200: all sent" "$(saved "$W/s6")" 3
 eq "500 then 200: nothing kept" "$(queued)" 0
 check_req "$W/s6" 1 2 wall
 stop_stub
@@ -197,8 +226,8 @@ stub "$W/s7" --mode 400
 "$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
 eq "400: exit" $? 1
 has "400: message" "^piano-db: push: http://127.0.0.1:$PORT refused run 2's wall profile: HTTP 400: invalid profile: piano test refusal; not kept$" "$W/err"
-eq "400: one line per profile" "$(wc -l < "$W/err")" 2
-eq "400: not retried" "$(cat "$W/s7/failed")" 2
+eq "400: one line per profile" "$(wc -l < "$W/err")" 3
+eq "400: not retried" "$(cat "$W/s7/failed")" 3
 eq "400: not kept" "$(queued)" 0
 stop_stub
 ;;
@@ -241,11 +270,13 @@ kill -0 $F 2> /dev/null && { fail "follow: still running after 20 s"; kill $F; }
 wait $F
 eq "follow: exit" $? 0
 has "follow: count" "^pushed 3 new runs$" "$W/out"
-eq "follow: requests (wall and memory of runs 3, 4 and 5)" "$(saved "$W/s1")" 6
+eq "follow: requests (wall, cpu and memory of runs 3 and 5, wall and memory of 4)" "$(saved "$W/s1")" 8
 eq "follow: old runs not pushed" "$(grep -c '^pushed run [12] ' "$W/out")" 0
-has "follow: run 3" "^pushed run 3 to http://127.0.0.1:$PORT as tree{env=follow}: wall, memory$" "$W/out"
+has "follow: run 3" "^pushed run 3 to http://127.0.0.1:$PORT as tree{env=follow}: wall, cpu, memory$" "$W/out"
+has "follow: run 4" "^pushed run 4 to http://127.0.0.1:$PORT as tree{env=follow}: wall, memory$" "$W/out"
 check_req "$W/s1" 1 3 wall
-check_req "$W/s1" 6 5 memory
+check_req "$W/s1" 2 3 cpu
+check_req "$W/s1" 8 5 memory
 
 # SIGTERM ends it cleanly (exit 0), at once
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --follow-all > "$W/out" 2> "$W/err" &

@@ -18,7 +18,8 @@
  * function (name, file, line).
  *
  * pprof_build makes the same profile with other sample types (piano-db push
- * sends one per group: wall time and calls, allocations).
+ * sends one per group: wall time and calls, CPU time, allocations and heap in
+ * use).
  */
 #include "piano_db.h"
 #include <stdlib.h>

@@ -4,9 +4,10 @@
  * &until=&format=pprof, the pprof in a multipart form's `profile` field).
  *
  * One profile per sample-type group: wall (self time, as wall/nanoseconds,
- * and calls/count) and memory (alloc_objects/count, alloc_space/bytes).
- * Pyroscope names a pprof's series after its sample types (wall; alloc_* is
- * memory), so the groups show as the profile types Go programs have.
+ * and calls/count), cpu (self CPU time, cpu/nanoseconds) for a run that
+ * measured it (PIANO_CPU), and memory (alloc_objects/count, alloc_space/bytes
+ * and, for a run that tracked heap in use (PIANO_HEAP), inuse_objects/count,
+ * inuse_space/bytes): see group_shape.
  *
  * Nothing is lost: a profile that could not be sent (no connection, a
  * timeout, a 5xx, 408 or 429) after a few tries goes into the pushes table
@@ -408,16 +409,45 @@ static char *ingest_query(CURL *c, const char *name, const run_info *r)
 
 /* ---- pushing a run ---- */
 
+/* The groups, each a profile of its own. Pyroscope names a pprof's series
+ * after its sample types (any "wall": wall; "cpu": process_cpu; alloc_* or
+ * inuse_*: memory), so each group shows as the profile type Go programs
+ * have: wall, process_cpu:cpu:nanoseconds:cpu:nanoseconds, and memory with
+ * Go's heap profile's four types (its period type space/bytes). Heap in use
+ * rides in the memory group, not a group of its own: its series would be
+ * memory:inuse_* either way, and one profile keeps a run's allocations and
+ * the heap they left in use together (sent, or kept, as one). */
+enum { GROUP_WALL, GROUP_CPU, GROUP_MEMORY, NGROUPS };
+static const char *const group_kind[NGROUPS] = {"wall", "cpu", "memory"};
 static const pprof_value wall_values[] = {{"wall", "nanoseconds", PPROF_SELF_NS}, {"calls", "count", PPROF_CALLS}};
+static const pprof_value cpu_values[] = {{"cpu", "nanoseconds", PPROF_CPU_NS}};
 static const pprof_value memory_values[] = {{"alloc_objects", "count", PPROF_ALLOCS},
-                                            {"alloc_space", "bytes", PPROF_ALLOC_BYTES}};
-static const struct {
-    const char *kind;
-    pprof_shape shape;
-} groups[] = {
-    {"wall", {wall_values, 2, "wall", "nanoseconds", "wall", 1}},
-    {"memory", {memory_values, 2, "space", "bytes", "alloc_space", 1}},
-};
+                                            {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
+                                            {"inuse_objects", "count", PPROF_INUSE_OBJECTS},
+                                            {"inuse_space", "bytes", PPROF_INUSE_BYTES}};
+
+/* Group g's shape for a tree: NULL when it did not measure g's figures (CPU
+ * time without PIANO_CPU; in use without PIANO_HEAP: only alloc_*). */
+static const pprof_shape *group_shape(int g, const ctree *t, int inuse_known, pprof_shape *s)
+{
+    switch (g) {
+    case GROUP_WALL: *s = (pprof_shape){wall_values, 2, "wall", "nanoseconds", "wall", 1}; break;
+    case GROUP_CPU: *s = (pprof_shape){cpu_values, 1, "cpu", "nanoseconds", "cpu", 1}; break;
+    default: *s = (pprof_shape){memory_values, inuse_known ? 4 : 2, "space", "bytes", "alloc_space", 1}; break;
+    }
+    return g == GROUP_CPU && !(t->cpu_known && t->n > 1) ? NULL : s;
+}
+
+/* The profiles of tree t (run r's, or a window as a run) per group: gz[g]
+ * NULL where g was not measured or left no sample. */
+static void build_groups(const ctree *t, const run_info *r, int inuse_known, unsigned char *gz[NGROUPS],
+                         size_t len[NGROUPS])
+{
+    for (int g = 0; g < NGROUPS; g++) {
+        pprof_shape s;
+        gz[g] = group_shape(g, t, inuse_known, &s) ? pprof_build(t, r, &s, &len[g]) : NULL;
+    }
+}
 
 /* Sends (or keeps) one profile of run r; adds its kind to sent or kept. */
 static void push_profile(pdb *p, pusher *ps, const run_info *r, int g, const char *query, const unsigned char *b,
@@ -429,18 +459,18 @@ static void push_profile(pdb *p, pusher *ps, const run_info *r, int g, const cha
     text *to = res == SENT ? sent : res == TRANSIENT ? kept : NULL;
     if (to) {
         adds(to, to->n ? ", " : "");
-        adds(to, groups[g].kind);
+        adds(to, group_kind[g]);
     }
     if (res == REFUSED) {
         fprintf(stderr, "piano-db: push: %s refused run %lld's %s profile: %s; not kept\n", ps->url,
-                (long long)r->id, groups[g].kind, why);
+                (long long)r->id, group_kind[g], why);
         ps->refused++;
     } else if (res == TRANSIENT) {
         if (tried) {
             ps->down = 1;
             snprintf(ps->why, sizeof ps->why, "%s", why);
         }
-        queue_add(p, ps, r->id, groups[g].kind, query, b, n, tried ? PUSH_TRIES : 0, tried ? why : NULL);
+        queue_add(p, ps, r->id, group_kind[g], query, b, n, tried ? PUSH_TRIES : 0, tried ? why : NULL);
     }
 }
 
@@ -452,14 +482,15 @@ static void push_run(pdb *p, pusher *ps, const pdb_opts *o, int64_t id)
     ctree_load(p, id, -1, &t);
     char *name = series_name(p, o, &r), *query = ingest_query(ps->curl, name, &r);
     text sent = {0}, kept = {0};
+    unsigned char *gz[NGROUPS];
+    size_t len[NGROUPS];
+    build_groups(&t, &r, r.heap_peak_bytes >= 0, gz, len);
     int any = 0;
-    for (int g = 0; g < (int)(sizeof groups / sizeof *groups); g++) {
-        size_t len;
-        unsigned char *gz = pprof_build(&t, &r, &groups[g].shape, &len);
-        if (gz)
-            push_profile(p, ps, &r, g, query, gz, len, &sent, &kept);
-        any |= gz != NULL;
-        free(gz);
+    for (int g = 0; g < NGROUPS; g++) {
+        if (gz[g])
+            push_profile(p, ps, &r, g, query, gz[g], len[g], &sent, &kept);
+        any |= gz[g] != NULL;
+        free(gz[g]);
     }
     if (sent.n)
         printf("pushed run %lld to %s as %s: %s\n", (long long)id, ps->url, name, sent.s);
@@ -497,8 +528,8 @@ static void catch_stop(void)
 /* A window's profiles, made while the live runs are read, sent after. */
 typedef struct {
     char *query, *label;
-    unsigned char *gz[2];
-    size_t len[2];
+    unsigned char *gz[NGROUPS];
+    size_t len[NGROUPS];
 } window_push;
 
 /* The profiles of run r's window w (nothing when it recorded nothing). */
@@ -517,8 +548,7 @@ static void make_window(pdb *p, pusher *ps, const pdb_opts *o, const run_info *r
     snprintf(what, sizeof what, "%.3f-%.3f s%s", (double)w->a_ns / 1e9, (double)w->b_ns / 1e9,
              w->b_end ? " (its end)" : "");
     out->label = xstrdup(what);
-    for (int g = 0; g < 2; g++)
-        out->gz[g] = pprof_build(&t, &in, &groups[g].shape, &out->len[g]);
+    build_groups(&t, &in, 0, out->gz, out->len);   /* snapshots hold no heap in use */
     ctree_free(&t);
 }
 
@@ -575,7 +605,7 @@ static void send_windows(pdb *p, pusher *ps, int64_t run, const char *key, windo
     for (size_t i = 0; i < n; i++) {
         text sent = {0}, kept = {0};
         run_info r = {.id = run};
-        for (int g = 0; g < 2; g++)
+        for (int g = 0; g < NGROUPS; g++)
             if (v[i].gz[g])
                 push_profile(p, ps, &r, g, v[i].query, v[i].gz[g], v[i].len[g], &sent, &kept);
         if (sent.n)
@@ -587,8 +617,8 @@ static void send_windows(pdb *p, pusher *ps, int64_t run, const char *key, windo
         free(kept.s);
         free(v[i].query);
         free(v[i].label);
-        free(v[i].gz[0]);
-        free(v[i].gz[1]);
+        for (int g = 0; g < NGROUPS; g++)
+            free(v[i].gz[g]);
     }
 }
 

@@ -70,11 +70,13 @@ void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
 /* The figures of run ?1 at snapshot ?2, per function id: the rows of the
  * latest snapshot at or before it that lists the function. */
 #define AT_SNAPSHOT(t)                                                                                           \
-    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes FROM snapshots x WHERE run = ?1 AND t_ns = "   \
+    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes, cpu_ns FROM snapshots x WHERE run = ?1 "      \
+    "AND t_ns = "                                                                                                \
     "(SELECT max(t_ns) FROM snapshots y WHERE y.run = ?1 AND y.fn = x.fn AND y.t_ns <= " t ")"
 #define AT_END                                                                                                   \
     "SELECT fn, sum(calls) AS calls, sum(self_ns) AS self_ns, sum(%s) AS child_calls, sum(allocs) AS allocs, "  \
-    "sum(alloc_bytes) AS alloc_bytes FROM stats WHERE run = ?1 GROUP BY fn"
+    "sum(alloc_bytes) AS alloc_bytes, CASE WHEN count(cpu_ns) = count(*) THEN sum(cpu_ns) END AS cpu_ns "       \
+    "FROM stats WHERE run = ?1 GROUP BY fn"
 
 void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
 {
@@ -102,7 +104,8 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
 
 /* The figures of the window's functions as a flat tree (each function a root
  * of its own), for pprof_build: a window has no calling contexts. Self times
- * as measured (not overhead-corrected), as push sends a run's. */
+ * as measured (not overhead-corrected), as push sends a run's. Self CPU time
+ * too when every function's is known at the window's end (PIANO_CPU). */
 void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
 {
     memset(t, 0, sizeof *t);
@@ -121,7 +124,8 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
     snprintf(sql, sizeof sql,
              "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
              "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
-             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0) "
+             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), "
+             "b.cpu_ns - coalesce(a.cpu_ns, 0) "
              "FROM b LEFT JOIN a ON a.fn = b.fn",
              w->b_end ? end_sql : AT_SNAPSHOT("?3"));
     sqlite3_stmt *st = pdb_prepare(p, sql);
@@ -129,6 +133,8 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
     sqlite3_bind_int64(st, 2, w->a_ns);
     if (!w->b_end)
         sqlite3_bind_int64(st, 3, w->b_ns);
+    size_t rows = 0;
+    t->cpu_known = 1;
     while (pdb_step(p, st) == SQLITE_ROW) {
         cnode *c = &t->v[fkeys_find(&t->keys, sqlite3_column_int64(st, 0)) + 1];
         c->calls = sat_add(c->calls, sqlite3_column_int64(st, 1));
@@ -136,6 +142,10 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
         c->total_ns = c->self_ns;
         c->allocs = sat_add(c->allocs, sqlite3_column_int64(st, 3));
         c->alloc_bytes = sat_add(c->alloc_bytes, sqlite3_column_int64(st, 4));
+        c->cpu_ns = sat_add(c->cpu_ns, sqlite3_column_int64(st, 5));
+        rows++;
+        t->cpu_known &= sqlite3_column_type(st, 5) != SQLITE_NULL;
     }
+    t->cpu_known &= rows > 0;
     sqlite3_finalize(st);
 }

@@ -2,12 +2,15 @@
 // push --follow: a live run's snapshot windows pushed to a Pyroscope stand-in
 // (test/db/pyroscope_stub.py) as they appear. Run plainly it returns at
 // once; `long` runs 2.4 s in two phases (PIANO_INTERVAL set by the check),
-// allocating in phase two.
+// allocating in phase two, and keeping one allocation in 64 of it live (heap
+// in use at the end, with PIANO_HEAP=1).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 static volatile unsigned sink;
+static char *live[256];
+static unsigned nlive;
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -19,7 +22,10 @@ void phase_two(int i) {
     for (int k = 0; k < 100; k++) sink ^= (unsigned)(i + k);
     p[0] = (char)i;
     sink += (unsigned)p[0];
-    free(p);
+    if (i % 64 == 0 && nlive < 256)
+        live[nlive++] = p;
+    else
+        free(p);
 }
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "long"))
