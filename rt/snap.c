@@ -91,28 +91,49 @@ void snap_init(void)
     snap.interval_ns = (uint64_t)ns;
 }
 
-/* Adds the figures of the state mapped at slot (its contexts, then its
- * orphan contexts) to out, for functions below nfn. */
 /* Adds a context's figures but its calls (which also count as its parent's
- * child calls) to its function's sums o. */
-static void node_add(uint64_t *o, const struct piano_node *x, int cpu)
+ * child calls) to its function's sums o. Returns whether the context owns
+ * live blocks (PIANO_HEAP). */
+static int node_add(uint64_t *o, const struct piano_node *x, int cpu)
 {
     uint64_t self = __atomic_load_n(&x->self, __ATOMIC_RELAXED);
     o[PIANO_SNAP_self] += self;
-    o[PIANO_SNAP_allocs] += __atomic_load_n(&x->allocs, __ATOMIC_RELAXED);
-    o[PIANO_SNAP_alloc_bytes] += __atomic_load_n(&x->alloc_bytes, __ATOMIC_RELAXED);
+    /* Frees before allocations: a block is counted allocated (alloc.c) before
+     * any thread can free it, so frees read first never exceed them. */
+    uint64_t freed = 0, freed_bytes = 0;
+    if (g_heap_on) {
+        freed = __atomic_load_n(&x->own_frees, __ATOMIC_RELAXED) + __atomic_load_n(&x->owned_frees, __ATOMIC_RELAXED);
+        freed_bytes = __atomic_load_n(&x->own_free_bytes, __ATOMIC_RELAXED) +
+                      __atomic_load_n(&x->owned_free_bytes, __ATOMIC_RELAXED);
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    uint64_t allocs = __atomic_load_n(&x->allocs, __ATOMIC_RELAXED);
+    uint64_t alloc_bytes = __atomic_load_n(&x->alloc_bytes, __ATOMIC_RELAXED);
+    o[PIANO_SNAP_allocs] += allocs;
+    o[PIANO_SNAP_alloc_bytes] += alloc_bytes;
     if (cpu) {
         o[PIANO_SNAP_cpu_self] += self;
         o[PIANO_SNAP_off] += __atomic_load_n(&x->off, __ATOMIC_RELAXED);
     }
+    if (!g_heap_on)
+        return 0;
+    /* In use as the import counts it (import_state.c): per context, at least 0. */
+    uint64_t in_obj = allocs > freed ? allocs - freed : 0;
+    o[PIANO_SNAP_inuse_objects] += in_obj;
+    o[PIANO_SNAP_inuse_bytes] += alloc_bytes > freed_bytes ? alloc_bytes - freed_bytes : 0;
+    return in_obj != 0;
 }
 
-static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
+/* Adds the figures of the state mapped at slot (its contexts, then its
+ * orphan contexts) to out, for functions below nfn. Returns whether its
+ * contexts own live blocks: other threads' frees still change its figures. */
+static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
 {
     const struct piano_thread *h = (const void *)slot;
     const struct piano_node *nodes = (const void *)(slot + PIANO_OFF_NODES);
     int cpu = __atomic_load_n(&h->cpu_ok, __ATOMIC_RELAXED) != 0;
     uint32_t n = __atomic_load_n(&h->n_nodes, __ATOMIC_ACQUIRE);
+    int live = 0;
     if (n > PIANO_NODE_CAP)
         n = PIANO_NODE_CAP;
     for (uint32_t i = 1; i < n; i++) {
@@ -123,21 +144,22 @@ static void slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
         uint64_t calls = __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
         uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
         o[PIANO_SNAP_calls] += calls;
-        node_add(o, x, cpu);
+        live |= node_add(o, x, cpu);
         uint32_t pfn = up && up < i ? __atomic_load_n(&nodes[up].fn, __ATOMIC_RELAXED) : 0;
         if (pfn && pfn < nfn)
             out[(size_t)pfn * PIANO_SNAP_N + PIANO_SNAP_child_calls] += calls;
     }
     if (!__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED))
-        return;
+        return live;
     for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
         const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
         if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
             continue;
         uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
         o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
-        node_add(o, x, cpu);
+        live |= node_add(o, x, cpu);
     }
+    return live;
 }
 
 /* Sums every thread's figures into snap.sum (functions below nfn): the slots
@@ -173,7 +195,10 @@ static int sum_threads(uint32_t nfn)
         if (h->magic == PIANO_SPOOL_MAGIC && h->version == PIANO_SPOOL_VERSION) {
             /* dead is set after the thread's last call is closed (runtime.c state_end) */
             int ended = __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) != 0 && n < SNAP_FOLD_CAP;
-            slot_add(slot, snap.sum, nfn);
+            /* A state that owns live blocks is read again each time (heap.c
+             * keeps it mapped): other threads' frees of them go on reaching it. */
+            if (slot_add(slot, snap.sum, nfn))
+                ended = 0;
             if (ended) {
                 slot_add(slot, snap.ended, nfn);
                 snap.folded[n >> 3] |= (unsigned char)(1u << (n & 7));

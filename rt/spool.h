@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 11  /* 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 12  /* 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -361,7 +361,9 @@ static inline const unsigned char *piano_frame_read(const unsigned char *p, cons
     X(allocs)                                                                                                    \
     X(alloc_bytes)                                                                                               \
     X(cpu_self)     /* self ticks on threads that measured CPU time (cpu_ok) */                                  \
-    X(off)          /* self off-CPU ns on those threads: their CPU is cpu_self in ns minus this */
+    X(off)          /* self off-CPU ns on those threads: their CPU is cpu_self in ns minus this */             \
+    X(inuse_objects) /* PIANO_HEAP: its allocations live now (each context's, at least 0): may go down */     \
+    X(inuse_bytes)
 enum {
 #define PIANO_SNAP_ENUM(name) PIANO_SNAP_##name,
     PIANO_SNAP_COUNTERS(PIANO_SNAP_ENUM)

@@ -31,7 +31,7 @@ int import_snapshots(struct job *j)
     if (sqlite3_prepare_v2(j->db, "INSERT OR IGNORE INTO snapshot_times(run, t_ns) VALUES(?,?)", -1, &t_st, NULL) ||
         sqlite3_prepare_v2(j->db,
                            "INSERT OR REPLACE INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, "
-                           "alloc_bytes, cpu_ns) VALUES(?,?,?,?,?,?,?,?,?)",
+                           "alloc_bytes, cpu_ns, inuse_objects, inuse_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &s_st, NULL))
         goto out;
     const unsigned char *p = m.p, *end = m.p + m.len, *next;
@@ -73,6 +73,13 @@ int import_snapshots(struct job *j)
                 sqlite3_bind_int64(s_st, 9, cpu > 0 ? cpu : 0);
             } else {
                 sqlite3_bind_null(s_st, 9);
+            }
+            if (j->run->heap) {   /* in use now: it also goes down */
+                sqlite3_bind_int64(s_st, 10, c[PIANO_SNAP_inuse_objects] > 0 ? c[PIANO_SNAP_inuse_objects] : 0);
+                sqlite3_bind_int64(s_st, 11, c[PIANO_SNAP_inuse_bytes] > 0 ? c[PIANO_SNAP_inuse_bytes] : 0);
+            } else {
+                sqlite3_bind_null(s_st, 10);
+                sqlite3_bind_null(s_st, 11);
             }
             if (STEP(s_st))
                 goto out;

@@ -92,6 +92,8 @@
 "  child_calls INTEGER NOT NULL,       -- instrumented calls made directly by it (overhead correction)\n" \
 "  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
 "  cpu_ns INTEGER,                     -- self CPU time (NULL when the run did not measure it: runs.cpu_mode)\n" \
+"  inuse_objects INTEGER,              -- its allocations live then (NULL when the run did not track heap in use)\n" \
+"  inuse_bytes INTEGER,                -- their bytes as asked\n" \
 "  PRIMARY KEY(run, fn, t_ns)\n" \
 ") WITHOUT ROWID;\n"
 

@@ -88,6 +88,16 @@ if command -v sqlite3 > /dev/null; then
     "$P" plot --db "$W/heap.db" heap 2 -o "$W/heap.svg" || fail "plot heap"
     shot heap "$W/heap.svg" 8 0.02
     dom heap "$W/heap.svg" 'Heap in use: run 2' '>peak</text>' '>end</text>' 'at the peak</title>' 'at the end</title>'
+    # ... and with three snapshots (PIANO_INTERVAL) holding a quarter, all, then half of it
+    sqlite3 "$W/heap.db" "INSERT INTO snapshot_times SELECT 2, d * (SELECT duration_ns FROM runs WHERE id = 2) / 4
+        FROM (SELECT 1 AS d UNION SELECT 2 UNION SELECT 3);
+        INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes, inuse_objects, inuse_bytes)
+        SELECT s.run, s.fn, t.t_ns, 0, 0, 0, s.allocs, s.alloc_bytes, s.allocs, s.alloc_bytes * (CASE t.t_ns * 4 /
+        (SELECT duration_ns FROM runs WHERE id = 2) WHEN 1 THEN 1 WHEN 2 THEN 4 ELSE 2 END) / 4
+        FROM stats s JOIN snapshot_times t ON t.run = s.run WHERE s.run = 2 AND s.thread = 0" || fail "heap snapshots fixture"
+    "$P" plot --db "$W/heap.db" heap 2 -o "$W/heap_snaps.svg" || fail "plot heap (snapshots)"
+    shot heap_snaps "$W/heap_snaps.svg" 8 0.02
+    dom heap_snaps "$W/heap_snaps.svg" '3 snapshots (PIANO_INTERVAL)' 'at the snapshot at ' '>start</text>' '>peak</text>' '>end</text>'
 fi
 
 [ $FAILS -eq 0 ] || { echo "$FAILS failure(s)"; exit 1; }

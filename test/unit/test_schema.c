@@ -364,7 +364,7 @@ static void upgrades_version_9(void **state)
     assert_int_equal(sqlite3_column_int(st, 2), 0);
     sqlite3_finalize(st);
     assert_int_equal(sqlite3_exec(db, "PRAGMA foreign_keys=ON; INSERT INTO snapshot_times VALUES(1, 5);"
-                                      "INSERT INTO snapshots VALUES(1, 2, 5, 3, 40, 1, 0, 0, NULL);"
+                                      "INSERT INTO snapshots VALUES(1, 2, 5, 3, 40, 1, 0, 0, NULL, NULL, NULL);"
                                       "DELETE FROM runs WHERE id = 1", NULL, NULL, NULL),
                      SQLITE_OK);
     st = first_upgraded_row(db, "(SELECT count(*) FROM snapshot_times), (SELECT count(*) FROM snapshots)");

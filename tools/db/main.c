@@ -76,7 +76,8 @@ static const char *help_snapshots =
     "The snapshots of a run that ran with PIANO_INTERVAL=SECS (a live run's so far): per\n"
     "snapshot, the functions whose figures changed in it, with their figures then, counted\n"
     "from the run's start (calls, self time, allocations, bytes allocated; self time as\n"
-    "measured, not overhead-corrected).\n"
+    "measured, not overhead-corrected); self CPU time for a run made with PIANO_CPU=1, and\n"
+    "heap in use then (bytes, objects) for one made with PIANO_HEAP=1.\n"
     "\n"
     "Options:\n"
     "  --db FILE   the database\n"
@@ -190,9 +191,10 @@ static const char *help_plot =
     "bucket's longest frame. Frames over 2x the median total are spikes, drawn red;\n"
     "the median is a dashed line. Axes in frame numbers and human time units.\n"
     "\n"
-    "plot heap (runs made with PIANO_HEAP=1): heap in use at the run's start, its peak\n"
-    "and its end (without snapshots the moments piano knows), each bar stacked by the\n"
-    "functions holding the memory then (the 8 that hold the most, then the others).\n"
+    "plot heap (runs made with PIANO_HEAP=1): heap in use over the run: with snapshots\n"
+    "(PIANO_INTERVAL; not with --thread) a bar per snapshot on a time axis, the end,\n"
+    "and the peak apart; without, the start, the peak and the end. Each bar is stacked\n"
+    "by the functions holding the memory then (the 8 that hold the most, then the others).\n"
     "\n"
     "  -o, --output FILE   where to write (default: standard output)\n";
 

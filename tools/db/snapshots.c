@@ -9,9 +9,11 @@
 #include <string.h>
 
 /* The figures a snapshot holds per function, as the schema names them. */
-/* cpu_ns last: only a run that measured CPU time (PIANO_CPU) has it. */
-static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes", "cpu_ns" };
-enum { NSNAP = sizeof snap_keys / sizeof *snap_keys };
+/* The last ones only for a run that measured them: cpu_ns (PIANO_CPU), and
+ * inuse_objects and inuse_bytes (PIANO_HEAP), which are live figures, not sums. */
+static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes", "cpu_ns", "inuse_objects",
+                                         "inuse_bytes" };
+enum { NSNAP = sizeof snap_keys / sizeof *snap_keys, SNAP_CPU = 4, SNAP_INUSE = 5 };
 
 int pdb_has_snapshots(pdb *p)
 {
@@ -49,7 +51,7 @@ static size_t id_slot(const fkeys *k, int64_t id)
 }
 
 /* One snapshot in JSON: every function (key) with figures so far. */
-static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first, int nkeys)
+static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first, const int *shown)
 {
     fprintf(f, "%s\n  {\"t_ns\": %lld, \"functions\": {", first ? "" : ",", (long long)t_ns);
     int any = 0;
@@ -60,8 +62,9 @@ static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_
         fputs(any ? ", " : "", f);
         json_str(f, k->labels[key]);
         fputs(": {", f);
-        for (int c = 0; c < nkeys; c++)
-            fprintf(f, "%s\"%s\": %lld", c ? ", " : "", snap_keys[c], (long long)v[c]);
+        for (int c = 0; c < NSNAP; c++)
+            if (shown[c])
+                fprintf(f, "%s\"%s\": %lld", c ? ", " : "", snap_keys[c], (long long)v[c]);
         fputc('}', f);
         any = 1;
     }
@@ -75,7 +78,9 @@ static const emit_col snap_cols[] = {
     {.head = "Self", .type = COL_NS, .minw = 11},
     {.head = "Allocs", .type = COL_INT, .minw = 9},
     {.head = "Bytes", .type = COL_BYTES, .minw = 11},
-    {.head = "CPU", .type = COL_NS, .minw = 11},   /* last: a run that measured CPU time */
+    {.head = "CPU", .type = COL_NS, .minw = 11},   /* a run that measured CPU time */
+    {.head = "In use", .type = COL_BYTES, .minw = 11},   /* these two: a run that tracked heap in use */
+    {.head = "Objects", .type = COL_INT, .minw = 7},
 };
 enum { NCOLS = sizeof snap_cols / sizeof *snap_cols };
 
@@ -93,23 +98,36 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
         return 0;
     }
-    sqlite3_stmt *mode = pdb_prepare(p, "SELECT cpu_mode = 'perf' FROM runs WHERE id = ?");
+    int shown[NSNAP] = {1, 1, 1, 1, 0, 0, 0};
+    sqlite3_stmt *mode = pdb_prepare(p, p->has_inuse ? "SELECT cpu_mode = 'perf', heap_peak_bytes IS NOT NULL FROM runs "
+                                                       "WHERE id = ?" : "SELECT cpu_mode = 'perf', 0 FROM runs WHERE id = ?");
     sqlite3_bind_int64(mode, 1, id);
-    int nfig = pdb_step(p, mode) == SQLITE_ROW && sqlite3_column_int(mode, 0) ? NSNAP : NSNAP - 1;
+    if (pdb_step(p, mode) == SQLITE_ROW) {
+        shown[SNAP_CPU] = sqlite3_column_int(mode, 0);
+        shown[SNAP_INUSE] = shown[SNAP_INUSE + 1] = sqlite3_column_int(mode, 1);
+    }
     sqlite3_finalize(mode);
+    /* The table's columns: Time, Function, then those of the figures shown (snap_cols[c] is
+     * snap_keys[c - 2]'s, but In use and Objects, which come in the other order: both or neither). */
+    emit_col cols[NCOLS];
+    int ncols = 0;
+    for (int c = 0; c < NCOLS; c++)
+        if (c < 2 || shown[c - 2])
+            cols[ncols++] = snap_cols[c];
     fkeys k;
     fkeys_load(p, id, &k);
     int64_t *cum = xcalloc((k.nids + 1) * NSNAP, sizeof *cum);          /* per id */
     int64_t *by_key = xcalloc(((size_t)k.nkeys + 1) * NSNAP, sizeof *by_key);
     sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes, coalesce(s.cpu_ns, 0) FROM snapshot_times t "
+        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes, coalesce(s.cpu_ns, 0), "
+        "coalesce(s.inuse_objects, 0), coalesce(s.inuse_bytes, 0) FROM snapshot_times t "
         "LEFT JOIN snapshots s ON s.run = t.run AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.fn");
     sqlite3_bind_int64(st, 1, id);
     emitter e;
     if (o->json)
         fputc('[', stdout);
     else
-        emit_begin(&e, stdout, EMIT_TABLE, snap_cols, nfig + 2, 0);
+        emit_begin(&e, stdout, EMIT_TABLE, cols, ncols, 0);
     int64_t cur_t = -1;
     int first = 1;
     char when[32];
@@ -131,13 +149,17 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             if (!o->json) {
                 const int64_t *v = by_key + (size_t)key * NSNAP;
                 snprintf(when, sizeof when, "%.3fs", (double)t / 1e9);
-                emit_val row[NCOLS] = {{.s = when}, {.s = k.labels[key]}, {.i = v[0]}, {.i = v[1]}, {.i = v[2]},
-                                       {.i = v[3]}, {.i = v[4]}};
+                emit_val all[NCOLS] = {{.s = when}, {.s = k.labels[key]}, {.i = v[0]}, {.i = v[1]}, {.i = v[2]},
+                                       {.i = v[3]}, {.i = v[4]}, {.i = v[6]}, {.i = v[5]}}, row[NCOLS];
+                int n = 0;
+                for (int c = 0; c < NCOLS; c++)
+                    if (c < 2 || shown[c - 2])
+                        row[n++] = all[c];
                 emit_row(&e, row, NULL);
             }
         }
         if (o->json) {
-            json_snapshot(stdout, &k, by_key, t, first, nfig);
+            json_snapshot(stdout, &k, by_key, t, first, shown);
             first = 0;
         }
     }
