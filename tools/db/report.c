@@ -83,8 +83,12 @@ static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[
     v[2].s = r->file;
     snprintf(calls_shown, 32, "%lld%s", (long long)r->calls, r->unfinished > 0 ? "*" : marked ? " " : "");
     v[4].shown = calls_shown;
-    if (r->window)   /* not kept per snapshot: empty, never a wrong figure (total, p50, p99, frees, unfinished) */
+    if (r->window) {   /* not kept per snapshot: empty, never a wrong figure (total, p50, p99, frees, unfinished) */
         v[6].null = v[7].null = v[8].null = v[9].null = v[10].null = v[13].null = v[14].null = v[NREPORT - 1].null = 1;
+        for (int k = 1; k < 5; k++)   /* a snapshot keeps self CPU only */
+            v[CPU_COL + k].null = 1;
+        v[INUSE_COL + 2].null = 1;    /* in use is the window's end's; no peak per window */
+    }
 }
 
 /* report --heap: who holds the memory, by bytes in use at the end (leaks). */

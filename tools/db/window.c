@@ -70,12 +70,15 @@ void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
 /* The figures of run ?1 at snapshot ?2, per function id: the rows of the
  * latest snapshot at or before it that lists the function. */
 #define AT_SNAPSHOT(t)                                                                                           \
-    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes, cpu_ns FROM snapshots x WHERE run = ?1 "      \
+    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes, cpu_ns, inuse_objects, inuse_bytes "           \
+    "FROM snapshots x WHERE run = ?1 "                                                                           \
     "AND t_ns = "                                                                                                \
     "(SELECT max(t_ns) FROM snapshots y WHERE y.run = ?1 AND y.fn = x.fn AND y.t_ns <= " t ")"
 #define AT_END                                                                                                   \
     "SELECT fn, sum(calls) AS calls, sum(self_ns) AS self_ns, sum(%s) AS child_calls, sum(allocs) AS allocs, "  \
-    "sum(alloc_bytes) AS alloc_bytes, CASE WHEN count(cpu_ns) = count(*) THEN sum(cpu_ns) END AS cpu_ns "       \
+    "sum(alloc_bytes) AS alloc_bytes, CASE WHEN count(cpu_ns) = count(*) THEN sum(cpu_ns) END AS cpu_ns, "      \
+    "CASE WHEN count(inuse_bytes) = count(*) THEN sum(inuse_objects) END AS inuse_objects, "                     \
+    "CASE WHEN count(inuse_bytes) = count(*) THEN sum(inuse_bytes) END AS inuse_bytes "                          \
     "FROM stats WHERE run = ?1 GROUP BY fn"
 
 void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
@@ -87,7 +90,8 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
              "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
              "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
              "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
-             "b.child_calls - coalesce(a.child_calls, 0), 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+             "b.child_calls - coalesce(a.child_calls, 0), 0, b.cpu_ns - coalesce(a.cpu_ns, 0), NULL, NULL, NULL, NULL, "
+             "b.inuse_objects, b.inuse_bytes, NULL "
              "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
              "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
              "ORDER BY f.name, f.file, f.line",

@@ -29,7 +29,10 @@ int main(void) {
     scratch = open("scratch.bin", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (scratch < 0 || unlink("scratch.bin") != 0)
         return 2;
-    long long a = cpu_of(spinner, 50), b = cpu_of(spin_sleep, 30), c = cpu_of(writer, 5), d = cpu_of(outer, 50);
+    /* writer first and long (~50 ms): the kernel's user/system split is sampled at
+     * its ticks and scaled over the thread's whole life, so the spinners' user
+     * time before it, or a few ticks, would blur its split */
+    long long c = cpu_of(writer, 10), a = cpu_of(spinner, 50), b = cpu_of(spin_sleep, 30), d = cpu_of(outer, 50);
     printf("%lld %lld %lld %lld\n", a, b, c, d);
     return 0;
 }
