@@ -148,6 +148,7 @@ typedef struct {
 } fkeys;
 void fkeys_load(pdb *p, int64_t run, fkeys *k);
 int fkeys_find(const fkeys *k, int64_t id); /* key, or the "(unknown)" key */
+size_t fkeys_index(const fkeys *k, int64_t id); /* the index of id in k->ids, or k->nids */
 void fkeys_free(fkeys *k);
 
 /* The self time of one function key in one frame. */

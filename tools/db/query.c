@@ -317,7 +317,7 @@ void fkeys_load(pdb *p, int64_t run, fkeys *k)
                           (size_t)k->nkeys, 0);
 }
 
-int fkeys_find(const fkeys *k, int64_t id)
+size_t fkeys_index(const fkeys *k, int64_t id)
 {
     size_t lo = 0, hi = k->nids;
     while (lo < hi) {
@@ -327,9 +327,15 @@ int fkeys_find(const fkeys *k, int64_t id)
         else if (k->ids[mid] > id)
             hi = mid;
         else
-            return k->key_of[mid];
+            return mid;
     }
-    return k->nkeys - 1;
+    return k->nids;
+}
+
+int fkeys_find(const fkeys *k, int64_t id)
+{
+    size_t i = fkeys_index(k, id);
+    return i < k->nids ? k->key_of[i] : k->nkeys - 1;
 }
 
 void fkeys_free(fkeys *k)

@@ -34,22 +34,6 @@ int64_t pdb_snapshot_count(pdb *p, int64_t run)
     return n;
 }
 
-/* Where function id's figures are in cum (the index of id in k->ids). */
-static size_t id_slot(const fkeys *k, int64_t id)
-{
-    size_t lo = 0, hi = k->nids;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (k->ids[mid] < id)
-            lo = mid + 1;
-        else if (k->ids[mid] > id)
-            hi = mid;
-        else
-            return mid;
-    }
-    return k->nids;   /* not named: the spare slot */
-}
-
 /* One snapshot in JSON: every function (key) with figures so far. */
 static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_t t_ns, int first, const int *shown)
 {
@@ -139,7 +123,7 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             if (sqlite3_column_type(st, 1) == SQLITE_NULL)
                 continue;   /* a snapshot in which nothing changed */
             int64_t fn = sqlite3_column_int64(st, 1);
-            size_t slot = id_slot(&k, fn);
+            size_t slot = fkeys_index(&k, fn);
             int key = fkeys_find(&k, fn);
             for (int c = 0; c < NSNAP; c++) {
                 int64_t v = sqlite3_column_int64(st, 2 + c);

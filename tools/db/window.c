@@ -81,26 +81,32 @@ void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
     "CASE WHEN count(inuse_bytes) = count(*) THEN sum(inuse_bytes) END AS inuse_bytes "                          \
     "FROM stats WHERE run = ?1 GROUP BY fn"
 
-void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
+/* Prepares "WITH a AS (the figures at the window's start), b AS (at its
+ * end) <select>", bound: select reads a and b. */
+static sqlite3_stmt *window_query(pdb *p, const run_info *r, const pdb_window *w, const char *select)
 {
-    char sql[2048];
-    char end_sql[512];
+    char sql[2048], end_sql[512];
     snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
-    snprintf(sql, sizeof sql,
-             "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
-             "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
-             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
-             "b.child_calls - coalesce(a.child_calls, 0), 0, b.cpu_ns - coalesce(a.cpu_ns, 0), NULL, NULL, NULL, NULL, "
-             "b.inuse_objects, b.inuse_bytes, NULL "
-             "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
-             "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
-             "ORDER BY f.name, f.file, f.line",
-             w->b_end ? end_sql : AT_SNAPSHOT("?3"));
+    snprintf(sql, sizeof sql, "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) %s",
+             w->b_end ? end_sql : AT_SNAPSHOT("?3"), select);
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, w->a_ns);
     if (!w->b_end)
         sqlite3_bind_int64(st, 3, w->b_ns);
+    return st;
+}
+
+void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
+{
+    sqlite3_stmt *st = window_query(p, r, w,
+        "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
+        "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
+        "b.child_calls - coalesce(a.child_calls, 0), 0, b.cpu_ns - coalesce(a.cpu_ns, 0), NULL, NULL, NULL, NULL, "
+        "b.inuse_objects, b.inuse_bytes, NULL "
+        "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
+        "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
+        "ORDER BY f.name, f.file, f.line");
     pdb_load_rows(p, r, st, flags & ~AGG_KEEP_HIST, out);
     for (size_t i = 0; i < out->n; i++)
         out->v[i].window = 1;
@@ -123,20 +129,11 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
         t->v[i].depth = i ? 1 : 0;
         t->v[i].first_child = t->v[i].last_child = t->v[i].next_sibling = -1;
     }
-    char sql[2048], end_sql[512];
-    snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
-    snprintf(sql, sizeof sql,
-             "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) "
-             "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
-             "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), "
-             "b.cpu_ns - coalesce(a.cpu_ns, 0) "
-             "FROM b LEFT JOIN a ON a.fn = b.fn",
-             w->b_end ? end_sql : AT_SNAPSHOT("?3"));
-    sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_bind_int64(st, 1, r->id);
-    sqlite3_bind_int64(st, 2, w->a_ns);
-    if (!w->b_end)
-        sqlite3_bind_int64(st, 3, w->b_ns);
+    sqlite3_stmt *st = window_query(p, r, w,
+        "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
+        "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), "
+        "b.cpu_ns - coalesce(a.cpu_ns, 0) "
+        "FROM b LEFT JOIN a ON a.fn = b.fn");
     size_t rows = 0;
     t->cpu_known = 1;
     while (pdb_step(p, st) == SQLITE_ROW) {
