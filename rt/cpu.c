@@ -228,3 +228,33 @@ void cpu_resync(struct piano_thread *ts, struct piano_node *to)
     to->sys += ts->sys_ns - sys0;
     errno = saved;
 }
+
+/* At the run's end: a thread's off-CPU time since its last reading goes to
+ * its innermost call in flight (the calls still in flight end with the run).
+ * A thread asleep in a call makes no hook that would read it: without this,
+ * a daemon's idle threads showed their whole life as CPU time. Another
+ * thread's CPU clock is read through its tid (the same process:
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); no user/system split for it. */
+void cpu_settle(struct piano_thread *ts, int self)
+{
+    if (!ts->cpu_ok)
+        return;
+    struct piano_node *to = PIANO_NODES(ts) + PIANO_STACK(ts)[piano_depth(ts->depth)].node;
+    if (self) {
+        cpu_resync(ts, to);
+        return;
+    }
+    int saved = errno;
+    struct timespec c;
+    clockid_t clock = (clockid_t)(~(uint32_t)ts->tid << 3 | 6);
+    if (clock_gettime(clock, &c) == 0) {
+        uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec, mono = mono_ns();
+        uint64_t anchor_mono = ts->cpu_mono, anchor_cpu = ts->cpu_ns;
+        if (mono > anchor_mono && cpu >= anchor_cpu && mono - anchor_mono > cpu - anchor_cpu) {
+            uint64_t off = (mono - anchor_mono) - (cpu - anchor_cpu);
+            ts->off_ns += off;
+            to->off += off;
+        }
+    }
+    errno = saved;
+}

@@ -136,6 +136,7 @@ static void piano_finish(void)
     pthread_mutex_lock(&g.threads_lock);
     for (struct piano_thread *t = g.threads; t; t = t->next) {
         refresh_name(t, t == self);
+        cpu_settle(t, t == self);
         cap += 2;
     }
     for (struct piano_thread *t = g.kept; t; t = t->next)
