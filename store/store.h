@@ -45,7 +45,7 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
 
 /* The size of the write-ahead log (<path>-wal) past which a process that
  * stored its run folds the log into the database file when it closes. */
-#define PIANO_STORE_CHECKPOINT_BYTES (1L << 20)
+#define PIANO_STORE_CHECKPOINT_BYTES (512L << 10)
 
 /* Closes db, the connection that stored a run into the database at path:
  * the log is checkpointed (and emptied) only when it holds at least
