@@ -30,6 +30,32 @@
 /* import_dir's -1 when the database's disk was too full. */
 #define IMPORT_FULL (-3)
 
+/* The id in names of (name, file, line), added when it is not there yet.
+ * Returns it, or -1 on a database error. The tables behind the view functions
+ * directly: its INSTEAD OF trigger compiled a program per run (row (f)). */
+static sqlite3_int64 name_id(struct job *j, const char *name, int name_len, const char *file, int file_len,
+                             sqlite3_int64 line)
+{
+    sqlite3_stmt *st = j->name_find_st;
+    sqlite3_bind_text(st, 1, name, name_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, file, file_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, line);
+    int rc = sqlite3_step(st);
+    sqlite3_int64 id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rc == SQLITE_ROW ? id : -1;
+    /* Not there: most runs of a program find every name stored by its earlier runs. */
+    if (!j->name_add_st &&
+        sqlite3_prepare_v2(j->db, "INSERT INTO names(name, file, line) VALUES(?,?,?)", -1, &j->name_add_st, NULL))
+        return -1;
+    st = j->name_add_st;
+    sqlite3_bind_text(st, 1, name, name_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, file, file_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, line);
+    return STEP(st) ? -1 : sqlite3_last_insert_rowid(j->db);
+}
+
 /* Stores the names of the functions the run's rows name, from the spool's
  * fns records. Returns 0, or -1 on a database error. */
 static int import_functions(struct job *j)
@@ -53,12 +79,11 @@ static int import_functions(struct job *j)
          * a 5 ms process). */
         if (r.id >= PIANO_FN_CAP || !(j->used[r.id >> 3] >> (r.id & 7) & 1))
             continue;
+        sqlite3_int64 id = name_id(j, name, (int)r.name_len, name + r.name_len, (int)r.file_len, r.line);
         sqlite3_bind_int64(j->fn_st, 1, j->run_id);
         sqlite3_bind_int64(j->fn_st, 2, r.id);
-        sqlite3_bind_text(j->fn_st, 3, name, (int)r.name_len, SQLITE_TRANSIENT);
-        sqlite3_bind_text(j->fn_st, 4, name + r.name_len, (int)r.file_len, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(j->fn_st, 5, r.line);
-        if (STEP(j->fn_st)) {
+        sqlite3_bind_int64(j->fn_st, 3, id);
+        if (id < 0 || STEP(j->fn_st)) {
             spool_unmap(&m);
             return -1;
         }
@@ -69,6 +94,8 @@ static int import_functions(struct job *j)
 
 static void job_free(struct job *j)
 {
+    sqlite3_finalize(j->name_find_st);
+    sqlite3_finalize(j->name_add_st);
     sqlite3_finalize(j->fn_st);
     sqlite3_finalize(j->thread_st);
     sqlite3_finalize(j->ctx_st);
@@ -158,12 +185,21 @@ static int insert_run(struct job *j, int complete)
     return 1;
 }
 
-/* The statements inserting a run's rows (the frames' are import_frames'). */
+int import_prepare_unfinished(struct job *j)
+{
+    return sqlite3_prepare_v2(j->db, "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
+                              -1, &j->unf_st, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* The statements inserting a run's rows (the frames' are import_frames', the
+ * calls in flight's import_prepare_unfinished). */
 static int prepare_statements(struct job *j)
 {
     sqlite3 *db = j->db;
-    return sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO functions(run,id,name,file,line) VALUES(?,?,?,?,?)", -1,
-                              &j->fn_st, NULL) ||
+    return sqlite3_prepare_v2(db, "SELECT id FROM names WHERE name = ? AND file = ? AND line = ?", -1,
+                              &j->name_find_st, NULL) ||
+           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO run_functions(run,id,name) VALUES(?,?,?)", -1, &j->fn_st,
+                              NULL) ||
            sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)",
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db,
@@ -177,10 +213,7 @@ static int prepare_statements(struct job *j)
                               "free_bytes,hist_self,hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,"
                               "cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) "
                               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              -1, &j->stats_st, NULL) ||
-           sqlite3_prepare_v2(db,
-                              "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
-                              -1, &j->unf_st, NULL);
+                              -1, &j->stats_st, NULL);
 }
 
 /* Stores every thread: its row (with its frame histogram), and its state
