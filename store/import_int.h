@@ -194,6 +194,8 @@ struct job {
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
     unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
+    void *tables;             /* one mapping holding agg..blob (job_alloc) */
+    size_t tables_len;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
     /* The frame budget (rt/budget.c frame_keep): every frame counted, the run's
      * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
