@@ -173,7 +173,7 @@ static void piano_finish(void)
         if (r > 0 && err[0])
             say("piano: the run is stored, but %s", err);
         stored = r >= 0;
-        sqlite3_close(db);
+        piano_store_close_stored(db, g.db_path);
     }
     for (size_t i = 0; !stored && i < mem.n; i++) {
         struct piano_thread *t = (struct piano_thread *)mem.states[i];

@@ -25,10 +25,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* import_dir's -1 when the database's disk was too full. */
 #define IMPORT_FULL (-3)
+
+/* The id in names of (name, file, line), added when it is not there yet.
+ * Returns it, or -1 on a database error. The tables behind the view functions
+ * directly: its INSTEAD OF trigger compiled a program per run (row (f)). */
+static sqlite3_int64 name_id(struct job *j, const char *name, int name_len, const char *file, int file_len,
+                             sqlite3_int64 line)
+{
+    sqlite3_stmt *st = j->name_find_st;
+    sqlite3_bind_text(st, 1, name, name_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, file, file_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, line);
+    int rc = sqlite3_step(st);
+    sqlite3_int64 id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return rc == SQLITE_ROW ? id : -1;
+    /* Not there: most runs of a program find every name stored by its earlier runs. */
+    if (!j->name_add_st &&
+        sqlite3_prepare_v2(j->db, "INSERT INTO names(name, file, line) VALUES(?,?,?)", -1, &j->name_add_st, NULL))
+        return -1;
+    st = j->name_add_st;
+    sqlite3_bind_text(st, 1, name, name_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, file, file_len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, line);
+    return STEP(st) ? -1 : sqlite3_last_insert_rowid(j->db);
+}
 
 /* Stores the names of the functions the run's rows name, from the spool's
  * fns records. Returns 0, or -1 on a database error. */
@@ -53,12 +80,11 @@ static int import_functions(struct job *j)
          * a 5 ms process). */
         if (r.id >= PIANO_FN_CAP || !(j->used[r.id >> 3] >> (r.id & 7) & 1))
             continue;
+        sqlite3_int64 id = name_id(j, name, (int)r.name_len, name + r.name_len, (int)r.file_len, r.line);
         sqlite3_bind_int64(j->fn_st, 1, j->run_id);
         sqlite3_bind_int64(j->fn_st, 2, r.id);
-        sqlite3_bind_text(j->fn_st, 3, name, (int)r.name_len, SQLITE_TRANSIENT);
-        sqlite3_bind_text(j->fn_st, 4, name + r.name_len, (int)r.file_len, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(j->fn_st, 5, r.line);
-        if (STEP(j->fn_st)) {
+        sqlite3_bind_int64(j->fn_st, 3, id);
+        if (id < 0 || STEP(j->fn_st)) {
             spool_unmap(&m);
             return -1;
         }
@@ -69,6 +95,8 @@ static int import_functions(struct job *j)
 
 static void job_free(struct job *j)
 {
+    sqlite3_finalize(j->name_find_st);
+    sqlite3_finalize(j->name_add_st);
     sqlite3_finalize(j->fn_st);
     sqlite3_finalize(j->thread_st);
     sqlite3_finalize(j->ctx_st);
@@ -82,36 +110,63 @@ static void job_free(struct job *j)
     free(j->chunks);
     free(j->maps);
     free(j->spans);
-    free(j->agg);
-    free(j->nodes);
-    free(j->node_total);
-    free(j->node_off);
     free(j->cpu_threads);
-    free(j->node_sys);
     free(j->samples);
-    free(j->dense);
-    free(j->used);
-    free(j->blob);
-    free(j->frame_hist);
+    if (j->tables)
+        munmap(j->tables, j->tables_len);
 }
 
-/* Allocates the job's tables. Returns 0, or -1 (out of memory). */
+/* Size of a table in the job's mapping: rounded up to a cache line. */
+static size_t table_size(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* Allocates the job's tables, zeroed, in one anonymous mapping: one mmap and
+ * one munmap instead of nine allocations, and pages the kernel zeroes when
+ * first touched, only those the run uses (calloc zeroed ~100 KB of them page
+ * by page; with job_free, ~170 us of a short process's exit). Nor can a later
+ * import in the same process get agg's 19 MB from reused heap memory, zeroed
+ * whole, once frees have raised glibc's mmap threshold (13 ms in a program
+ * making these allocations three times). Returns 0, or -1 (out of memory). */
 static int job_alloc(struct job *j)
 {
-    j->agg = calloc(PIANO_FN_CAP, sizeof *j->agg);
-    j->nodes = malloc((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes);
-    j->node_total = malloc(PIANO_NODE_CAP * sizeof *j->node_total);
-    j->node_off = malloc(PIANO_NODE_CAP * sizeof *j->node_off);
-    j->node_sys = malloc(PIANO_NODE_CAP * sizeof *j->node_sys);
-    j->dense = calloc(2 * PIANO_HIST_BUCKETS, sizeof *j->dense);
-    j->used = calloc(PIANO_FN_CAP / 8, 1);
-    j->frame_hist = calloc(1, sizeof *j->frame_hist);
     /* A blob holds at most one histogram's records or one frame's functions. */
     _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
                    "a frame's functions fit the blob");
-    j->blob = malloc(PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD ? PIANO_CHUNK_SIZE
-                                                                                : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
-    return j->agg && j->blob && j->nodes && j->node_total && j->node_off && j->node_sys && j->dense && j->used && j->frame_hist ? 0 : -1;
+    const size_t blob = PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD
+                            ? PIANO_CHUNK_SIZE
+                            : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD;
+    const size_t sizes[] = {
+        table_size(PIANO_FN_CAP * sizeof *j->agg),
+        table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes),
+        table_size(PIANO_NODE_CAP * sizeof *j->node_total),
+        table_size(PIANO_NODE_CAP * sizeof *j->node_off),
+        table_size(PIANO_NODE_CAP * sizeof *j->node_sys),
+        table_size(2 * PIANO_HIST_BUCKETS * sizeof *j->dense),
+        table_size(PIANO_FN_CAP / 8),
+        table_size(sizeof *j->frame_hist),
+        table_size(blob),
+    };
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        len += sizes[i];
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    j->tables = p;
+    j->tables_len = len;
+    unsigned char *at = p;
+    j->agg = (void *)at;
+    j->nodes = (void *)(at += sizes[0]);
+    j->node_total = (void *)(at += sizes[1]);
+    j->node_off = (void *)(at += sizes[2]);
+    j->node_sys = (void *)(at += sizes[3]);
+    j->dense = (void *)(at += sizes[4]);
+    j->used = at += sizes[5];
+    j->frame_hist = (void *)(at += sizes[6]);
+    j->blob = at + sizes[7];
+    return 0;
 }
 
 /* Inserts the run's row ('complete', 'recovered' or 'running'). Returns 1; 0
@@ -158,12 +213,21 @@ static int insert_run(struct job *j, int complete)
     return 1;
 }
 
-/* The statements inserting a run's rows (the frames' are import_frames'). */
+int import_prepare_unfinished(struct job *j)
+{
+    return sqlite3_prepare_v2(j->db, "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
+                              -1, &j->unf_st, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* The statements inserting a run's rows (the frames' are import_frames', the
+ * calls in flight's import_prepare_unfinished). */
 static int prepare_statements(struct job *j)
 {
     sqlite3 *db = j->db;
-    return sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO functions(run,id,name,file,line) VALUES(?,?,?,?,?)", -1,
-                              &j->fn_st, NULL) ||
+    return sqlite3_prepare_v2(db, "SELECT id FROM names WHERE name = ? AND file = ? AND line = ?", -1,
+                              &j->name_find_st, NULL) ||
+           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO run_functions(run,id,name) VALUES(?,?,?)", -1, &j->fn_st,
+                              NULL) ||
            sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)",
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db,
@@ -177,10 +241,7 @@ static int prepare_statements(struct job *j)
                               "free_bytes,hist_self,hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,"
                               "cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) "
                               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              -1, &j->stats_st, NULL) ||
-           sqlite3_prepare_v2(db,
-                              "INSERT INTO unfinished(run,thread,depth,fn,start_ns,elapsed_ns) VALUES(?,?,?,?,?,?)",
-                              -1, &j->unf_st, NULL);
+                              -1, &j->stats_st, NULL);
 }
 
 /* Stores every thread: its row (with its frame histogram), and its state

@@ -162,17 +162,16 @@ static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n
     return got;
 }
 
-/* The statements inserting FRAME_BATCH frames (batch) and one (one). */
-static int prepare_frames(sqlite3 *db, sqlite3_stmt **batch, sqlite3_stmt **one)
+/* The statement inserting FRAME_BATCH frames, made when a run has that many:
+ * its 832 parameters take a quarter of a millisecond to compile, as much as a
+ * short process's whole store otherwise (bench/README.md, row (f)). */
+static int prepare_batch(sqlite3 *db, sqlite3_stmt **batch)
 {
     char sql[FRAME_BATCH * 32 + 160];
     int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
     for (int k = 0; k < FRAME_BATCH; k++)
         len += snprintf(sql + len, sizeof sql - (size_t)len, "%s" FRAME_PARAMS, k ? "," : "");
-    if (sqlite3_prepare_v2(db, sql, -1, batch, NULL) != SQLITE_OK)
-        return -1;
-    const char *one_sql = "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS;
-    return sqlite3_prepare_v2(db, one_sql, -1, one, NULL) == SQLITE_OK ? 0 : -1;
+    return sqlite3_prepare_v2(db, sql, -1, batch, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 /* Inserts every frame, numbered in end order (ties: by thread), merging the
@@ -186,7 +185,8 @@ int import_frames(struct job *j, int dry)
     struct frame_cursor **heap = calloc(j->n_spans, sizeof *heap);
     sqlite3_stmt *batch = NULL, *one = NULL;
     int rc = -1;
-    if (!cur || !heap || prepare_frames(j->db, &batch, &one))
+    if (!cur || !heap ||
+        sqlite3_prepare_v2(j->db, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS, -1, &one, NULL))
         goto out;
     /* Which threads measured CPU time (their frames' cpu_ns; NULL otherwise). */
     uint32_t max_thread = 0;
@@ -212,6 +212,8 @@ int import_frames(struct job *j, int dry)
         }
         if (got == FRAME_BATCH && need <= FRAME_BLOB_SIZE) {
             size_t at = 0;
+            if (!batch && prepare_batch(j->db, &batch))
+                goto out;
             for (int k = 0; k < got; k++)
                 bind_frame(j, batch, 1 + FRAME_NCOL * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
             if (STEP(batch))

@@ -173,7 +173,7 @@ struct job {
     const struct piano_import_mem *mem;   /* states held in memory, or NULL */
     double npt;
     sqlite3_int64 run_id;
-    sqlite3_stmt *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
+    sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
     struct mapping *maps;
     size_t n_maps, cap_maps;
     struct frame_span *spans;
@@ -194,6 +194,8 @@ struct job {
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
     unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
+    void *tables;             /* one mapping holding agg..blob (job_alloc) */
+    size_t tables_len;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
     /* The frame budget (rt/budget.c frame_keep): every frame counted, the run's
      * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
@@ -242,6 +244,7 @@ int import_state(struct job *j, const struct thread_in *t);
 size_t import_thread_frames(struct job *j, const struct thread_in *t);
 int import_frames(struct job *j, int dry);
 int import_snapshots(struct job *j);   /* import_snaps.c */
+int import_prepare_unfinished(struct job *j);   /* import.c: made at the first call in flight */
 
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */

@@ -66,6 +66,8 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             a->unfinished++;
             j->samples[n++] = (struct sample){ fn, (uint16_t)piano_hist_bucket(self),
                                                (uint16_t)piano_hist_bucket(total) };
+            if (!j->unf_st && import_prepare_unfinished(j))
+                return -1;
             sqlite3_stmt *st = j->unf_st;
             use_fn(j, fn);
             sqlite3_bind_int64(st, 1, j->run_id);

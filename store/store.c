@@ -580,11 +580,12 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
      * first writer has set it. */
     if (mode == PIANO_STORE_WRITE)
         piano_store_exec(db, "PRAGMA journal_mode=WAL");
-    /* The write-ahead log and its index stay when the last connection closes,
-     * emptied (the close still checkpoints): a short process then neither
-     * creates them, which made its store sync the folder too, nor deletes them
-     * (bench/README.md, row (f)). An empty log still lets a read-only folder's
-     * reader open the database as a read-only file (open_immutable). */
+    /* The write-ahead log and its index stay when the last connection closes:
+     * a short process then neither creates them, which made its store sync
+     * the folder too, nor deletes them (bench/README.md, row (f)). A close
+     * that checkpoints empties the log (piano-db's always, a run's process
+     * past a size: piano_store_close_stored); an empty log lets a read-only
+     * folder's reader without an index open the file as it is (open_immutable). */
     int persist = 1;
     sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
     piano_store_exec(db, "PRAGMA journal_size_limit=0");
@@ -595,3 +596,24 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     }
     return db;
 }
+
+int piano_store_close_stored(sqlite3 *db, const char *path)
+{
+    /* A checkpoint costs four device flushes (the log, the file, then the log's
+     * header and its folder when the next writer starts the log again) against
+     * none for a commit with synchronous=NORMAL: a short process skips it while
+     * the log is small. The bound stays small because the next process reads
+     * the whole log back (the first connection rebuilds its index). */
+    /* The log is next to the file a link (the user's own) leads to. Not
+     * sqlite3_filename_wal: the store may run through a program's own older
+     * SQLite (doc/running.md), whose file names it would misread. */
+    char wal[PATH_MAX + 8], real[PATH_MAX];
+    struct stat st;
+    int ok = (size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0;
+    if (!ok && realpath(path, real))
+        ok = (size_t)snprintf(wal, sizeof wal, "%s-wal", real) < sizeof wal && stat(wal, &st) == 0;
+    if (db && ok && st.st_size < PIANO_STORE_CHECKPOINT_BYTES)
+        sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+    return sqlite3_close(db);
+}
+
