@@ -378,14 +378,19 @@ static uintptr_t group_map(uint32_t k)
     return seen;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
+#endif
+
 /* Writes zeros over the pages of slot n that a thread's first calls touch
  * first, in two runs: the header's page and the shadow stack's first, and the
  * frame function list's first with the frame buffer's first (spool.h), whose
  * blocks this reserves (chunk_room). The pages are then in the page cache:
  * each first touch is a minor fault, where a first write into a hole of the
  * file costs several microseconds (bench/README.md, "Slots mapped in groups").
- * Nothing is lost if it fails: the pages fault in as before. */
-static void slot_prefill(struct piano_thread *ts, uint32_t n)
+ * Nothing is lost if it fails: the pages fault in as before. The kernel's
+ * own population (slot_populate) is used when it has it. */
+static void slot_prefill_by_write(struct piano_thread *ts, uint32_t n)
 {
     uint64_t at = piano_slot_offset(n);
     struct quiet q;
@@ -397,6 +402,47 @@ static void slot_prefill(struct piano_thread *ts, uint32_t n)
     if (fd >= 0)
         close(fd);
     quiet_end(&q);
+}
+
+/* Makes the pages a thread's first calls write (the header's and the shadow
+ * stack's first, the first page of its contexts, function records and
+ * histogram pages, the frame function list's last with the frame buffer's
+ * first) present and writable in one system call each, with no descriptor
+ * (MADV_POPULATE_WRITE): their blocks are reserved as by a write, so the
+ * buffer's first bytes are reserved (chunk_room), and the thread's first
+ * calls take no fault (a first touch of a hole of the file, through the
+ * fault path, costs several microseconds on a virtual machine: bench/README.md,
+ * "A new thread without faults"). Returns 0, or -1 when the kernel does not
+ * have it (before Linux 5.14: the caller writes zeros instead). */
+static int slot_populate(struct piano_thread *ts)
+{
+    static _Atomic int unsupported;
+    if (atomic_load_explicit(&unsupported, memory_order_relaxed))
+        return -1;
+    char *b = (char *)ts;
+    if (madvise(b + PIANO_SLOT_BUF - 4096, 4096 + CHUNK_ROOM_FIRST, MADV_POPULATE_WRITE) != 0) {
+        if (errno != EINVAL)
+            return 0;   /* the disk is full, or memory: the pages fault in when touched */
+        atomic_store_explicit(&unsupported, 1, memory_order_relaxed);
+        return -1;
+    }
+    static const uint64_t first[][2] = {
+        { 0, PIANO_OFF_STACK + 4096 },
+        { PIANO_OFF_NODES, 4096 },
+        { PIANO_OFF_FNS, 4096 },
+        { PIANO_OFF_PAGES, 4096 },
+    };
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (madvise(b + first[i][0], first[i][1], MADV_POPULATE_WRITE) != 0)
+            break;
+    ts->chunk_room = CHUNK_ROOM_FIRST;   /* after the header's page is in */
+    return 0;
+}
+
+static void slot_prefill(struct piano_thread *ts, uint32_t n)
+{
+    if (slot_populate(ts) != 0)
+        slot_prefill_by_write(ts, n);
 }
 
 /* Maps thread number n's slot of states: its state, then its frame buffer;
