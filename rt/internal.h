@@ -63,6 +63,11 @@ struct piano_process {
     dev_t dir_dev;              /* ... and its identity: files are made only in that folder */
     ino_t dir_ino;
     void *lock_map;             /* the lock file, mapped: holds its flock (make_spool) */
+    /* The run file, mapped: its header is saved with no open, which a program
+     * that has since changed its user could no longer do (save_run_header). */
+    void *run_map;
+    uint32_t run_map_pid;       /* the process that mapped it: a forked child never writes its parent's */
+    uid_t start_euid;           /* the user the spool was made by */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
