@@ -219,6 +219,7 @@ void cpu_mode_init(void);
 void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
 void cpu_state_end(struct piano_thread *ts);
 void cpu_state_forked(struct piano_thread *ts);
+void cpu_state_dropped(struct piano_thread *ts);
 void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 void cpu_settle(struct piano_thread *ts, int self);
 
