@@ -161,22 +161,39 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
     errno = saved;
 }
 
-/* The thread's state ends (or a forked child drops its parent's page). */
-void cpu_state_end(struct piano_thread *ts)
+/* Forgets ts's perf page without unmapping it. */
+static void cpu_state_forget(struct piano_thread *ts)
 {
-    if (ts->cpu_page)
-        munmap(ts->cpu_page, 4096);
     ts->cpu_page = NULL;
     ts->cpu_lockp = &cpu_lock_never;
     ts->cpu_deadline = UINT64_MAX;
 }
 
+/* The thread's state ends. */
+void cpu_state_end(struct piano_thread *ts)
+{
+    if (ts->cpu_page)
+        munmap(ts->cpu_page, 4096);
+    cpu_state_forget(ts);
+}
+
+/* A forked child drops a parent thread's state: the kernel does not copy a
+ * perf mapping into a child (VM_DONTCOPY), so its address is free there and
+ * may hold the child's own mappings by now (its run header, its lock): an
+ * munmap of it took those away (the child's store then crashed or its run
+ * was lost). */
+void cpu_state_dropped(struct piano_thread *ts)
+{
+    cpu_state_forget(ts);
+}
+
 /* A forked child: its thread is new, the parent's perf page counts the
- * parent's. Counts start again at the fork. */
+ * parent's (and is not in the child: cpu_state_dropped). Counts start again
+ * at the fork. */
 void cpu_state_forked(struct piano_thread *ts)
 {
     int was = ts->cpu_ok;
-    cpu_state_end(ts);
+    cpu_state_forget(ts);
     ts->off_ns = ts->sys_ns = 0;
     ts->frame_off0 = 0;
     if (was)

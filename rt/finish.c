@@ -97,6 +97,20 @@ static void snapshot_anon_buffer(struct piano_thread *ts)
         close(fd);
 }
 
+/* Calls a state recorded (its contexts' calls, and calls too deep for its
+ * shadow stack). */
+static uint64_t state_calls(const struct piano_thread *ts)
+{
+    const struct piano_node *nodes = PIANO_NODES(ts);
+    uint64_t calls = ts->deep_calls;
+    for (uint32_t i = 1; i < ts->n_nodes && i < PIANO_NODE_CAP; i++)
+        calls += nodes[i].calls;
+    uint32_t nfn = atomic_load(&g.next_fn);
+    for (uint32_t i = 0; ts->contexts_truncated && i < nfn && i < PIANO_FN_CAP; i++)
+        calls += nodes[PIANO_NODE_CAP + i].calls;
+    return calls;
+}
+
 /* Stores this run: called once, at exit (a library destructor runs after the
  * program's own atexit handlers and static destructors). Other threads may
  * still be recording: their states and buffers stay mapped, and the import
@@ -175,11 +189,19 @@ static void piano_finish(void)
         stored = r >= 0;
         piano_store_close_stored(db, g.db_path);
     }
+    int lost = 0;
     for (size_t i = 0; !stored && i < mem.n; i++) {
         struct piano_thread *t = (struct piano_thread *)mem.states[i];
         snapshot_anon_buffer(t);
-        dump_anon(t);
+        if (dump_anon(t) != 0) {
+            /* Its records are gone with the process: the run says how many calls. */
+            g.run.calls_unrecorded += state_calls(t);
+            g.run.threads_unrecorded++;
+            lost = 1;
+        }
     }
+    if (lost)
+        save_run_header();
     if (states)
         munmap(states, cap * sizeof *states);
     if (self)

@@ -173,7 +173,7 @@ void atfork_child(void)
         }
         if (t == self)
             continue;
-        cpu_state_end(t);
+        cpu_state_dropped(t);
         munmap(t, PIANO_SLOT_SIZE);
     }
     g.threads = NULL;

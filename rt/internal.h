@@ -63,6 +63,11 @@ struct piano_process {
     dev_t dir_dev;              /* ... and its identity: files are made only in that folder */
     ino_t dir_ino;
     void *lock_map;             /* the lock file, mapped: holds its flock (make_spool) */
+    /* The run file, mapped: its header is saved with no open, which a program
+     * that has since changed its user could no longer do (save_run_header). */
+    void *run_map;
+    uint32_t run_map_pid;       /* the process that mapped it: a forked child never writes its parent's */
+    uid_t start_euid;           /* the user the spool was made by */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -214,6 +219,7 @@ void cpu_mode_init(void);
 void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
 void cpu_state_end(struct piano_thread *ts);
 void cpu_state_forked(struct piano_thread *ts);
+void cpu_state_dropped(struct piano_thread *ts);
 void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 void cpu_settle(struct piano_thread *ts, int self);
 

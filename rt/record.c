@@ -100,6 +100,13 @@ int write_all(int fd, const void *p, size_t n, off_t off)
 static int run_dir_open(void)
 {
     int dfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && (errno == EACCES || errno == EPERM) && geteuid() != g.start_euid) {
+        int e = errno;
+        say("piano: this process changed its user (uid %u -> %u) and can no longer write its spool %s: "
+            "threads started from now may be counted only, not recorded; run the program as that user to profile it",
+            (unsigned)g.start_euid, (unsigned)geteuid(), g.dir);
+        errno = e;
+    }
     struct stat st;
     if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != g.dir_dev || st.st_ino != g.dir_ino)) {
         close(dfd);
@@ -210,9 +217,12 @@ int make_spool(const char *parent_key)
         close(lock);
     int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     int states = fns >= 0 ? openat(dfd, PIANO_SPOOL_STATES, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
     int e = errno;
+    /* Written above, its blocks exist: a write through the mapping cannot
+     * meet a full disk. Without the mapping, the header is written by path. */
+    void *run_map = ok ? mmap(NULL, sizeof g.run, PROT_READ | PROT_WRITE, MAP_SHARED, run, 0) : MAP_FAILED;
     if (fns >= 0)
         close(fns);
     if (states >= 0)
@@ -230,11 +240,20 @@ int make_spool(const char *parent_key)
     g.dir_dev = st.st_dev;
     g.dir_ino = st.st_ino;
     g.lock_map = map;
+    if (g.run_map)   /* a forked child's copy of its parent's */
+        munmap(g.run_map, sizeof g.run);
+    g.run_map = run_map == MAP_FAILED ? NULL : run_map;
+    g.run_map_pid = g.run.pid;
+    g.start_euid = geteuid();
     return 0;
 }
 
 void save_run_header(void)
 {
+    if (g.run_map && g.run_map_pid == (uint32_t)getpid()) {
+        memcpy(g.run_map, &g.run, sizeof g.run);
+        return;
+    }
     struct quiet q;
     quiet_begin(&q);
     int fd = run_open(PIANO_SPOOL_RUN, O_WRONLY | O_CREAT);

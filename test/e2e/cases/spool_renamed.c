@@ -3,7 +3,8 @@
 // The run's spool folder is renamed away while the program runs (another
 // process of the same user could): piano writes nothing into another folder
 // of that name, counts the frames it could not store, says so in one line,
-// and the renamed folder is recovered by the next piano-db command.
+// and the renamed folder is stored by the next piano-db command, complete
+// (the program exited: its mapped header says so).
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
