@@ -402,7 +402,8 @@ static uintptr_t group_map(uint32_t k)
 #endif
 
 /* Writes zeros over the pages of slot n that a thread's first calls touch
- * first, in two runs: the header's page and the shadow stack's first, and the
+ * first, in two runs: the header's page (with the first hash and the shadow
+ * stack's first slots), and the
  * frame function list's first with the frame buffer's first (spool.h), whose
  * blocks this reserves (chunk_room). The pages are then in the page cache:
  * each first touch is a minor fault, where a first write into a hole of the
@@ -415,7 +416,7 @@ static void slot_prefill_by_write(struct piano_thread *ts, uint32_t n)
     struct quiet q;
     quiet_begin(&q);
     int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
-    if (fd >= 0 && write_all(fd, zeros, PIANO_OFF_STACK + 4096, (off_t)at) == 0 &&
+    if (fd >= 0 && write_all(fd, zeros, 4096, (off_t)at) == 0 &&
         write_all(fd, zeros, 4096 + CHUNK_ROOM_FIRST, (off_t)(at + PIANO_SLOT_BUF - 4096)) == 0)
         ts->chunk_room = CHUNK_ROOM_FIRST;
     if (fd >= 0)
@@ -423,8 +424,8 @@ static void slot_prefill_by_write(struct piano_thread *ts, uint32_t n)
     quiet_end(&q);
 }
 
-/* Makes the pages a thread's first calls write (the header's and the shadow
- * stack's first, the first page of its contexts, function records and
+/* Makes the pages a thread's first calls write (the header's, with the shadow
+ * stack's first slots; the first page of its contexts, function records and
  * histogram pages, the frame function list's last with the frame buffer's
  * first) present and writable in one system call each, with no descriptor
  * (MADV_POPULATE_WRITE): their blocks are reserved as by a write, so the
@@ -446,7 +447,7 @@ static int slot_populate(struct piano_thread *ts)
         return -1;
     }
     static const uint64_t first[][2] = {
-        { 0, PIANO_OFF_STACK + 4096 },
+        { 0, 4096 },   /* the header, the first hash, the shadow stack's first slots */
         { PIANO_OFF_NODES, 4096 },
         { PIANO_OFF_FNS, 4096 },
         { PIANO_OFF_PAGES, 4096 },

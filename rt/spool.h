@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 12  /* 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 13  /* 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -188,9 +188,9 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
  * doubles: a new thread's first calls fault in one page fewer. */
-#define PIANO_OFF_HASH_FIRST 2048u
+#define PIANO_OFF_HASH_FIRST 1024u
 _Static_assert(sizeof(struct piano_thread) <= PIANO_OFF_HASH_FIRST, "the thread header fits below the first hash");
-_Static_assert(PIANO_OFF_HASH_FIRST + PIANO_HASH_MIN * sizeof(uint32_t) <= 4096, "the first hash fits the header's page");
+_Static_assert(PIANO_OFF_HASH_FIRST + PIANO_HASH_MIN * sizeof(uint32_t) <= 3072, "the first hash ends where the shadow stack starts");
 
 /* A thread's depth as a reader outside its hooks may use it: without the
  * in-hook bit, and at most PIANO_STACK_CAP (deeper calls are not in slots). */
@@ -459,7 +459,11 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 };
 
 #define PIANO_ALIGN_UP(x) (((x) + 4095) & ~(uint64_t)4095)
-#define PIANO_OFF_STACK 4096ull
+/* The shadow stack starts in the header's page, after the first hash: a
+ * thread's first 32 nested calls touch no other page of it (a first touch of
+ * a page of the states file is a fault through the file system: the cost of
+ * a new thread, bench/README.md). */
+#define PIANO_OFF_STACK 3072ull
 #define PIANO_OFF_NODES PIANO_ALIGN_UP(PIANO_OFF_STACK + (PIANO_STACK_CAP + 1ull) * sizeof(struct piano_slot))
 #define PIANO_NODES_TOTAL (PIANO_NODE_CAP + PIANO_FN_CAP)
 #define PIANO_OFF_FNS PIANO_ALIGN_UP(PIANO_OFF_NODES + (uint64_t)PIANO_NODES_TOTAL * sizeof(struct piano_node))
