@@ -85,7 +85,7 @@ static void snapshot_anon_buffer(struct piano_thread *ts)
     int fd = run_open(PIANO_SPOOL_STATES, O_WRONLY);
     size_t used = __atomic_load_n(&h->used, __ATOMIC_ACQUIRE);
     struct piano_chunk_hdr copy = { h->magic, used, __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) };
-    off_t at = (off_t)(piano_slot_offset(ts->thread) + PIANO_SLOT_BUF);
+    off_t at = (off_t)(piano_slot_offset(ts->slot) + PIANO_SLOT_BUF);
     int ok = fd >= 0 && write_all(fd, &copy, sizeof copy, at) == 0 &&
              write_all(fd, ts->chunk + sizeof copy, used, at + (off_t)sizeof copy) == 0;
     if (!ok) {
