@@ -566,9 +566,12 @@ void slots_forget(const struct piano_thread *keep)
  * appended to the ended file (one write of a few KiB), the slot's pages in
  * use are zeroed, and the slot waits here with its pages present. Only a
  * state whose pages in use are all known is reused: a few contexts, histogram
- * pages and frame bytes, its shadow stack and context hash still in the
- * header's page, no signal handlers' state, and not while snapshots read the
- * slots (snap.c folds an ended slot's figures by its number). */
+ * pages and frame bytes, its context hash still in the header's page, no
+ * signal handlers' state, and not while snapshots read the slots (snap.c
+ * folds an ended slot's figures by its number). The shadow stack's slots
+ * past the header's page are not zeroed: a call writes every field of its
+ * slot, and a reader reads none above the top but the one above it, whose
+ * stale entry tick is older than the next thread's own. */
 #define REUSE_NODES_MAX 64u
 #define REUSE_PAGES_MAX 32u
 #define REUSE_BUF_MAX (64u << 10)
@@ -604,11 +607,6 @@ int slot_reuse(struct piano_thread *ts)
         ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
         n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
         buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX)
-        return 0;
-    /* The shadow stack past the header's page is untouched unless the thread
-     * went 32 calls deep: then its pages are not all known. */
-    unsigned char in_core = 0;
-    if (mincore((char *)ts + 4096, 4096, &in_core) != 0 || (in_core & 1))
         return 0;
     struct piano_ended_part parts[PIANO_ENDED_PARTS_MAX];
     uint32_t np = 0;

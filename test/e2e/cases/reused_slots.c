@@ -3,10 +3,11 @@
 // EXIT: 137
 // 300 short threads, created and joined one at a time: a short thread's slot
 // is given to the next thread once its records are in the ended file
-// (rt/record.c slot_reuse). Some threads are not short: every 50th goes 40
-// calls deep (its shadow stack leaves the header's page), every 70th makes 70
-// contexts, every 90th makes 2,000 frames of histogram pages; their slots are
-// not reused. Then main kills itself: the run is recovered from the slots and
+// (rt/record.c slot_reuse). Every 50th goes 40 calls deep (its shadow stack
+// leaves the header's page, whose slots are not zeroed: the next thread's
+// calls write theirs before any is read), every 90th makes 2,000 frames:
+// their slots are reused too. Every 70th makes 70 contexts: its slot is not
+// reused. Then main kills itself: the run is recovered from the slots and
 // the ended file, every call and frame exact. With an argument "exit", the
 // program exits instead and stores its run itself.
 #include <pthread.h>
