@@ -575,6 +575,9 @@ void slots_forget(const struct piano_thread *keep)
 #define REUSE_NODES_MAX 64u
 #define REUSE_PAGES_MAX 32u
 #define REUSE_BUF_MAX (64u << 10)
+/* header, shadow stack, contexts, a range per histogram page, frame buffer, a
+ * function record per function of a context (the root's excepted) */
+_Static_assert(4 + REUSE_PAGES_MAX + REUSE_NODES_MAX - 1 <= PIANO_ENDED_PARTS_MAX, "an ended record's parts fit");
 static int reuse_off;          /* writing the ended file failed once: no more reuse */
 
 /* A reused slot for a new thread's own state, if one waits: 1 with *slot and
@@ -582,11 +585,12 @@ static int reuse_off;          /* writing the ended file failed once: no more re
 int slot_take(uint32_t *slot, uint32_t *room)
 {
     pthread_mutex_lock(&g.threads_lock);
-    int got = slot_free_n > 0;
+    uint32_t n = slot_free_n;
+    int got = n > 0;
     if (got) {
-        slot_free_n--;
-        *slot = slot_free[slot_free_n].slot;
-        *room = slot_free[slot_free_n].room;
+        *slot = slot_free[n - 1].slot;
+        *room = slot_free[n - 1].room;
+        __atomic_store_n(&slot_free_n, n - 1, __ATOMIC_RELAXED);   /* read unlocked by slot_reuse */
     }
     pthread_mutex_unlock(&g.threads_lock);
     return got;
@@ -613,7 +617,20 @@ int slot_reuse(struct piano_thread *ts)
     parts[np++] = (struct piano_ended_part){ 0, sizeof *ts };
     parts[np++] = (struct piano_ended_part){ PIANO_OFF_STACK, 2 * sizeof(struct piano_slot) };
     parts[np++] = (struct piano_ended_part){ PIANO_OFF_NODES, (uint64_t)n_nodes * sizeof(struct piano_node) };
-    parts[np++] = (struct piano_ended_part){ PIANO_OFF_PAGES, (uint64_t)n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) };
+    /* A histogram page's counters in use: its buckets between the first and
+     * the last it counted (a function's calls take alike times), not 1 KiB. */
+    const uint64_t *pages = PIANO_PAGES(ts);
+    for (uint32_t p = 0; p < n_pages; p++) {
+        const uint64_t *w = pages + (size_t)p * PIANO_PAGE_WORDS;
+        uint32_t first = 0, last = PIANO_PAGE_WORDS;
+        while (first < PIANO_PAGE_WORDS && !w[first])
+            first++;
+        while (last > first && !w[last - 1])
+            last--;
+        if (first < last)
+            parts[np++] = (struct piano_ended_part){ PIANO_OFF_PAGES + ((uint64_t)p * PIANO_PAGE_WORDS + first) * 8,
+                                                     (uint64_t)(last - first) * 8 };
+    }
     if (h->magic == PIANO_SPOOL_MAGIC)
         parts[np++] = (struct piano_ended_part){ PIANO_SLOT_BUF, sizeof *h + buf_used };
     /* The function records it wrote: those of the functions of its contexts
@@ -667,10 +684,11 @@ int slot_reuse(struct piano_thread *ts)
     memset((char *)ts + sizeof ts->magic, 0, 4096 - sizeof ts->magic);
     int kept = 0;
     pthread_mutex_lock(&g.threads_lock);
-    if (slot_free_n < SLOT_FREE_MAX) {
-        slot_free[slot_free_n].slot = slot;
-        slot_free[slot_free_n].room = room;
-        slot_free_n++;
+    uint32_t n = slot_free_n;
+    if (n < SLOT_FREE_MAX) {
+        slot_free[n].slot = slot;
+        slot_free[n].room = room;
+        __atomic_store_n(&slot_free_n, n + 1, __ATOMIC_RELAXED);
         kept = 1;
     }
     pthread_mutex_unlock(&g.threads_lock);
