@@ -122,6 +122,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     ts->chunks = 0;
     ts->chunk_used = 0;
     ts->thread = 0;
+    ts->slot = 0;
     ts->tid = (uint32_t)syscall(SYS_gettid);
     cpu_state_forked(ts);
 }
@@ -206,6 +207,7 @@ void atfork_child(void)
     if (parent_fns_fit)
         copy_fns(parent_fns);
     atomic_store(&g.next_thread, 1);
+    atomic_store(&g.next_slot, 1);
     if (self) {
         if (!self->anon && clone_state(self) != 0) {
             fork_release_parent();

@@ -71,6 +71,7 @@ struct piano_process {
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
+    _Atomic uint32_t next_slot; /* slots of states made so far (a thread may take a reused one) */
     const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
     pthread_mutex_t threads_lock;
     struct piano_thread *threads;
@@ -203,7 +204,9 @@ void batch_flush(struct fn_batch *b);
 void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
 
 int states_extend(int fd, uint64_t end);
-struct piano_thread *map_thread(uint32_t n, int *anon);
+struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
+int slot_take(uint32_t *slot, uint32_t *room);
+int slot_reuse(struct piano_thread *ts);
 void slot_ended(uint32_t n);
 void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
 void slots_forget(const struct piano_thread *keep);
@@ -232,6 +235,7 @@ void atfork_child(void);
 /* ---------------------------------------------------------------- snap.c */
 
 void snap_init(void);
+int snap_active(void);
 void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/uio.h>
 
 /* ---------------------------------------------------------------- quiet writes, messages */
 
@@ -379,6 +380,12 @@ static struct slot_group {
     _Atomic uintptr_t base;   /* the group's mapping; 0: none */
     _Atomic uint32_t ended;   /* its slots released (or never made) */
 } slot_groups[SLOT_GROUPS_MAX];
+/* Slots waiting to be reused (slot_reuse, below). */
+#define SLOT_FREE_MAX 64u
+static struct {
+    uint32_t slot, room;
+} slot_free[SLOT_FREE_MAX];
+static uint32_t slot_free_n;   /* under g.threads_lock */
 
 /* Maps group k in states; 0 when it cannot be, or only in anonymous memory
  * (its threads' slots are then mapped one by one, each choosing for itself). */
@@ -465,9 +472,11 @@ static void slot_prefill(struct piano_thread *ts, uint32_t n)
         slot_prefill_by_write(ts, n);
 }
 
-/* Maps thread number n's slot of states: its state, then its frame buffer;
- * no file made (anon: set when it is in anonymous memory, see map_states). */
-struct piano_thread *map_thread(uint32_t n, int *anon)
+/* Maps slot n of states: a state, then its frame buffer; no file made (anon:
+ * set when it is in anonymous memory, see map_states). reused_room: the slot
+ * was reused (slot_take), its pages are present and that many bytes of its
+ * frame buffer reserved; 0 for a new slot. */
+struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon)
 {
     struct piano_thread *ts = NULL;
     uint32_t k = n / SLOT_GROUP;
@@ -482,7 +491,9 @@ struct piano_thread *map_thread(uint32_t n, int *anon)
     }
     if (!ts)
         ts = map_states(piano_slot_offset(n), PIANO_SLOT_SIZE, anon);
-    if (ts && !*anon)
+    if (ts && !*anon && reused_room)
+        ts->chunk_room = reused_room;
+    else if (ts && !*anon)
         slot_prefill(ts, n);
     return ts;
 }
@@ -528,7 +539,7 @@ void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used)
  * states at the same address) and forgets them. */
 void slots_forget(const struct piano_thread *keep)
 {
-    uint32_t groups = (atomic_load(&g.next_thread) + SLOT_GROUP - 1) / SLOT_GROUP;
+    uint32_t groups = (atomic_load(&g.next_slot) + SLOT_GROUP - 1) / SLOT_GROUP;
     if (groups > SLOT_GROUPS_MAX)
         groups = SLOT_GROUPS_MAX;
     for (uint32_t k = 0; k < groups; k++) {
@@ -542,6 +553,148 @@ void slots_forget(const struct piano_thread *keep)
         atomic_store(&slot_groups[k].base, 0);
         atomic_store(&slot_groups[k].ended, 0);
     }
+    slot_free_n = 0;   /* the parent's */
+}
+
+/* ---------------------------------------------------------------- reused slots */
+
+/* A new thread's first touch of each page of a new slot goes through the file
+ * system (several microseconds a page on a virtual machine, and a page-table
+ * page for each 2 MiB region it touches): most of what a short thread cost
+ * (bench/README.md, "A short thread's slot reused"). So the slot of a short
+ * thread that ends is given to the next new thread: its records in use are
+ * appended to the ended file (one write of a few KiB), the slot's pages in
+ * use are zeroed, and the slot waits here with its pages present. Only a
+ * state whose pages in use are all known is reused: a few contexts, histogram
+ * pages and frame bytes, its context hash still in the header's page, no
+ * signal handlers' state, and not while snapshots read the slots (snap.c
+ * folds an ended slot's figures by its number). The shadow stack's slots
+ * past the header's page are not zeroed: a call writes every field of its
+ * slot, and a reader reads none above the top but the one above it, whose
+ * stale entry tick is older than the next thread's own. */
+#define REUSE_NODES_MAX 64u
+#define REUSE_PAGES_MAX 32u
+#define REUSE_BUF_MAX (64u << 10)
+/* header, shadow stack, contexts, a range per histogram page, frame buffer, a
+ * function record per function of a context (the root's excepted) */
+_Static_assert(4 + REUSE_PAGES_MAX + REUSE_NODES_MAX - 1 <= PIANO_ENDED_PARTS_MAX, "an ended record's parts fit");
+static int reuse_off;          /* writing the ended file failed once: no more reuse */
+
+/* A reused slot for a new thread's own state, if one waits: 1 with *slot and
+ * *room (its frame buffer's bytes reserved); 0 when none. */
+int slot_take(uint32_t *slot, uint32_t *room)
+{
+    pthread_mutex_lock(&g.threads_lock);
+    uint32_t n = slot_free_n;
+    int got = n > 0;
+    if (got) {
+        *slot = slot_free[n - 1].slot;
+        *room = slot_free[n - 1].room;
+        __atomic_store_n(&slot_free_n, n - 1, __ATOMIC_RELAXED);   /* read unlocked by slot_reuse */
+    }
+    pthread_mutex_unlock(&g.threads_lock);
+    return got;
+}
+
+static const unsigned char pad_zeros[8];
+
+/* The ended thread ts (dead, its calls closed, its buffer done with) is
+ * stored in the ended file and its slot zeroed and kept for the next thread.
+ * Returns 1 when done so (the slot is then reused, or released when enough
+ * wait already); 0 when the slot must be released as before. */
+int slot_reuse(struct piano_thread *ts)
+{
+    uint32_t slot = ts->slot, n_nodes = ts->n_nodes, n_pages = ts->n_pages;
+    const struct piano_chunk_hdr *h = (const void *)((const char *)ts + PIANO_SLOT_BUF);
+    uint64_t buf_used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
+    if (reuse_off || ts->anon || ts->sig || ts->signal_of || snap_active() || !in_group(ts, slot) ||
+        ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
+        n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
+        buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX)
+        return 0;
+    struct piano_ended_part parts[PIANO_ENDED_PARTS_MAX];
+    uint32_t np = 0;
+    parts[np++] = (struct piano_ended_part){ 0, sizeof *ts };
+    parts[np++] = (struct piano_ended_part){ PIANO_OFF_STACK, 2 * sizeof(struct piano_slot) };
+    parts[np++] = (struct piano_ended_part){ PIANO_OFF_NODES, (uint64_t)n_nodes * sizeof(struct piano_node) };
+    /* A histogram page's counters in use: its buckets between the first and
+     * the last it counted (a function's calls take alike times), not 1 KiB. */
+    const uint64_t *pages = PIANO_PAGES(ts);
+    for (uint32_t p = 0; p < n_pages; p++) {
+        const uint64_t *w = pages + (size_t)p * PIANO_PAGE_WORDS;
+        uint32_t first = 0, last = PIANO_PAGE_WORDS;
+        while (first < PIANO_PAGE_WORDS && !w[first])
+            first++;
+        while (last > first && !w[last - 1])
+            last--;
+        if (first < last)
+            parts[np++] = (struct piano_ended_part){ PIANO_OFF_PAGES + ((uint64_t)p * PIANO_PAGE_WORDS + first) * 8,
+                                                     (uint64_t)(last - first) * 8 };
+    }
+    if (h->magic == PIANO_SPOOL_MAGIC)
+        parts[np++] = (struct piano_ended_part){ PIANO_SLOT_BUF, sizeof *h + buf_used };
+    /* The function records it wrote: those of the functions of its contexts
+     * (a call's record is written only where its context is found). */
+    const struct piano_node *nodes = PIANO_NODES(ts);
+    for (uint32_t i = 1; i < n_nodes; i++) {
+        uint32_t fn = nodes[i].fn, seen = 0;
+        if (fn >= PIANO_FN_CAP)
+            return 0;
+        for (uint32_t k = 1; k < i && !seen; k++)
+            seen = nodes[k].fn == fn;
+        if (!seen)
+            parts[np++] = (struct piano_ended_part){ PIANO_OFF_FNS + (uint64_t)fn * sizeof(struct piano_fnrec),
+                                                     sizeof(struct piano_fnrec) };
+    }
+    struct iovec iov[2 + 2 * PIANO_ENDED_PARTS_MAX];
+    int niov = 2;
+    uint64_t size = sizeof(struct piano_ended_hdr) + np * sizeof *parts;
+    for (uint32_t i = 0; i < np; i++) {
+        iov[niov++] = (struct iovec){ (char *)ts + parts[i].off, parts[i].len };
+        if (parts[i].len % 8)
+            iov[niov++] = (struct iovec){ (void *)pad_zeros, 8 - parts[i].len % 8 };
+        size += (parts[i].len + 7) & ~7ull;
+    }
+    struct piano_ended_hdr eh = { PIANO_ENDED_MAGIC, (uint32_t)size, ts->thread, np, 0, 0 };
+    iov[0] = (struct iovec){ &eh, sizeof eh };
+    iov[1] = (struct iovec){ parts, np * sizeof *parts };
+    uint64_t check = piano_ended_start(size);
+    for (int i = 0; i < niov; i++)
+        if (iov[i].iov_base != pad_zeros)   /* a part's padding is mixed with its last bytes */
+            check = piano_ended_mix(check, iov[i].iov_base, iov[i].iov_len);
+    eh.check = check;
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_ENDED, O_WRONLY | O_CREAT | O_APPEND);
+    ssize_t w = fd >= 0 ? writev(fd, iov, niov) : -1;
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+    if (w != (ssize_t)size) {
+        reuse_off = 1;   /* a full disk: the slot keeps the records; a record cut short is skipped */
+        return 0;
+    }
+    /* Its records are in the ended file: a reader that finds the slot from
+     * now on skips it (no magic), then finds it zero, or the next thread's. */
+    uint32_t room = ts->chunk_room;
+    __atomic_store_n(&ts->magic, 0, __ATOMIC_RELEASE);
+    for (uint32_t i = 2; i < np; i++)
+        memset((char *)ts + parts[i].off, 0,
+               parts[i].len + (parts[i].off == PIANO_SLOT_BUF ? PIANO_PV_SLACK : 0));
+    memset((char *)ts + sizeof ts->magic, 0, 4096 - sizeof ts->magic);
+    int kept = 0;
+    pthread_mutex_lock(&g.threads_lock);
+    uint32_t n = slot_free_n;
+    if (n < SLOT_FREE_MAX) {
+        slot_free[n].slot = slot;
+        slot_free[n].room = room;
+        __atomic_store_n(&slot_free_n, n + 1, __ATOMIC_RELAXED);
+        kept = 1;
+    }
+    pthread_mutex_unlock(&g.threads_lock);
+    if (!kept)
+        slot_release(ts, slot, 0);
+    return 1;
 }
 
 /* Writes the parts of a thread's state in use into fd at base (its slot's
@@ -579,7 +732,7 @@ int dump_anon(struct piano_thread *ts)
     struct quiet q;
     quiet_begin(&q);
     int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
-    int ok = fd >= 0 && write_state(fd, ts, piano_slot_offset(ts->thread)) == 0;
+    int ok = fd >= 0 && write_state(fd, ts, piano_slot_offset(ts->slot)) == 0;
     if (!ok)
         say("piano: cannot write %s in %s: %s", name.s, g.dir, strerror(errno));
     if (fd >= 0)
@@ -614,7 +767,7 @@ static int buffer_reserve(struct piano_thread *ts, uint32_t room)
     struct quiet q;
     quiet_begin(&q);
     int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
-    uint64_t at = piano_slot_offset(ts->thread) + PIANO_SLOT_BUF;
+    uint64_t at = piano_slot_offset(ts->slot) + PIANO_SLOT_BUF;
     int ok = fd >= 0;
     for (uint32_t from = ts->chunk_room; ok && from < room; from += sizeof zeros)
         ok = write_all(fd, zeros, room - from < sizeof zeros ? room - from : sizeof zeros, (off_t)(at + from)) == 0;

@@ -59,15 +59,20 @@ static void stack_bounds(struct piano_thread *ts)
  * mapped. */
 struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
 {
+    /* A thread's own state may take a reused slot (a signal handler's, made
+     * inside the handler, takes no lock: always a new one). */
+    uint32_t slot, room = 0;
+    if (owner || !slot_take(&slot, &room))
+        slot = atomic_fetch_add(&g.next_slot, 1);
     int anon;
-    struct piano_thread *ts = map_thread(n, &anon);
+    struct piano_thread *ts = map_thread(slot, room, &anon);
     if (!ts) {
-        slot_ended(n);
+        slot_ended(slot);
         return NULL;
     }
-    ts->magic = PIANO_SPOOL_MAGIC;
     ts->version = PIANO_SPOOL_VERSION;
     ts->thread = n;
+    ts->slot = slot;
     ts->tid = (uint32_t)syscall(SYS_gettid);
     prctl(PR_GET_NAME, ts->name, 0, 0, 0);
     ts->name[sizeof ts->name - 1] = 0;
@@ -83,6 +88,9 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
         stack_bounds(ts);
     }
     cpu_state_init(ts, owner);
+    /* Last: a reader that finds the magic finds the thread's number and slot
+     * (a reused slot held another thread's before). */
+    __atomic_store_n(&ts->magic, PIANO_SPOOL_MAGIC, __ATOMIC_RELEASE);
     return ts;
 }
 
@@ -136,8 +144,8 @@ static void state_end(struct piano_thread *ts, int keep_mapped)
         pthread_mutex_unlock(&g.threads_lock);
         return;
     }
-    if (!keep_mapped)
-        slot_release(ts, ts->thread, state_bytes(ts));
+    if (!keep_mapped && !slot_reuse(ts))
+        slot_release(ts, ts->slot, state_bytes(ts));
 }
 
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));

@@ -74,6 +74,13 @@ static struct {
 #define SNAP_REC_BYTES (sizeof(struct piano_snap_hdr) + (size_t)PIANO_FN_CAP * PIANO_SNAP_ENTRY_MAX + PIANO_PV_SLACK)
 
 /* PIANO_INTERVAL, read once at the start. */
+/* Whether snapshots are taken: they read ended threads' slots by number
+ * (sum_threads), so slots are not reused meanwhile (record.c slot_reuse). */
+int snap_active(void)
+{
+    return snap.interval_ns != 0;
+}
+
 void snap_init(void)
 {
     const char *v = getenv("PIANO_INTERVAL");
@@ -179,8 +186,8 @@ static int sum_threads(uint32_t nfn)
             close(fd);
         return -1;
     }
-    uint32_t nthreads = atomic_load(&g.next_thread);
-    for (uint32_t n = 0; n < nthreads; n++) {
+    uint32_t nslots = atomic_load(&g.next_slot);   /* each one thread's: no reuse meanwhile */
+    for (uint32_t n = 0; n < nslots; n++) {
         if (n < SNAP_FOLD_CAP && (snap.folded[n >> 3] >> (n & 7) & 1))
             continue;
         uint64_t off = piano_slot_offset(n);

@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 13  /* 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 14  /* 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -183,7 +183,11 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
      * number of the latest peak copy this thread made (heap.c): the import
      * takes the largest of every thread's, so they survive a crash. */
     uint64_t heap_peak;
-    uint32_t heap_gen, heap_pad;
+    uint32_t heap_gen;
+    /* The slot of states this state is in: a short thread's slot is given to
+     * a later thread once its records are in the ended file (record.c), so
+     * slot and thread number differ then. */
+    uint32_t slot;
 };
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
@@ -488,6 +492,47 @@ static inline uint64_t piano_slot_offset(uint32_t n)
     return (uint64_t)n * PIANO_SLOT_SIZE;
 }
 
+/* The ended file: the records of short threads whose slots were given to
+ * later threads (record.c slot_recycle). Each record is appended by one write
+ * and is the parts of its thread's state in use, as write_state would write
+ * them into its slot: this header, nparts part headers, then each part's
+ * bytes padded to 8. A reader takes the parts at their offsets in a zeroed
+ * slot-shaped buffer. A record is whole when its magic, size and check agree
+ * (a write cut short by a full disk is skipped: the reader looks for the next
+ * magic); a thread found both here and in a slot is taken from here. */
+#define PIANO_ENDED_MAGIC 0x646e65206f6e6170ull   /* "pano end" */
+#define PIANO_ENDED_PARTS_MAX 128u
+struct piano_ended_hdr {
+    uint64_t magic;
+    uint32_t size;           /* bytes of the record, this header included: a multiple of 8 */
+    uint32_t thread;         /* the thread's number */
+    uint32_t nparts, pad;
+    uint64_t check;          /* piano_ended_mix of the record with this field 0 */
+};
+struct piano_ended_part {
+    uint64_t off, len;       /* where in the slot, and how many bytes */
+};
+
+/* The record's check: a 64-bit mix of its words, in order (the record of
+ * `size` bytes, its check field 0), computed over pieces whose lengths are
+ * multiples of 8, or over the whole: piano_ended_mix(piano_ended_start(size),
+ * record, size). */
+static inline uint64_t piano_ended_start(uint64_t size)
+{
+    return 0x9e3779b97f4a7c15ull ^ size;
+}
+static inline uint64_t piano_ended_mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        __builtin_memcpy(&w, b + i, n - i < 8 ? n - i : 8);   /* a last piece of a part: padded with zeros */
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 /* The names of the spool's files, built here only: the recorder makes them,
  * the import and piano-db find them. */
 #define PIANO_SPOOL_SUFFIX ".spool"   /* <db>.spool holds the run folders */
@@ -496,6 +541,7 @@ static inline uint64_t piano_slot_offset(uint32_t n)
 #define PIANO_SPOOL_FNS "fns"
 #define PIANO_SPOOL_STATES "states"
 #define PIANO_SPOOL_SNAPS "snaps"
+#define PIANO_SPOOL_ENDED "ended"
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
 typedef struct { char s[40]; } piano_spool_name;
 

@@ -27,9 +27,9 @@ sanitized() {   # DIR SANITIZERS TEST_REGEX TARGET...
   (cd "$dir" && ASAN_OPTIONS=abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     TSAN_OPTIONS=halt_on_error=1 $norand ctest --output-on-failure -j"$(nproc)" -R "$tests")
 }
-sanitized build-asan address,undefined '^(unit\.(hist|schema|stack|threads)|db_.*|fuzz\..*)$' \
-  test_hist test_schema test_stack test_threads test_db_units piano-db make_fixture fuzz_db fuzz_blobs fuzz_frames
-sanitized build-tsan thread '^unit\.(stack|threads)$' test_stack test_threads
+sanitized build-asan address,undefined '^(unit\.(hist|schema|stack|threads|threads_reuse)|db_.*|fuzz\..*)$' \
+  test_hist test_schema test_stack test_threads test_db_units piano-db make_fixture fuzz_db fuzz_blobs fuzz_frames fuzz_ended
+sanitized build-tsan thread '^unit\.(stack|threads|threads_reuse)$' test_stack test_threads
 
 case "${PIANO_TEST_LLVM:-}" in
   0) ;;

@@ -114,6 +114,8 @@ static void job_free(struct job *j)
     free(j->samples);
     if (j->tables)
         munmap(j->tables, j->tables_len);
+    if (j->scratch)
+        munmap(j->scratch, PIANO_THREAD_FILE_SIZE);
 }
 
 /* Size of a table in the job's mapping: rounded up to a cache line. */
@@ -259,7 +261,16 @@ static int store_threads(struct job *j)
                 j->heap_peak = h->heap_peak;
         }
     for (size_t i = 0; i < j->n_threads; i++) {
-        const struct thread_in *t = &j->threads[i];
+        struct thread_in *t = &j->threads[i];
+        if (t->has_state && t->slot && t->live) {
+            /* A live run's slot may have been reused since it was listed: its
+             * thread's records are then in the ended file, for the next reader. */
+            const struct piano_thread *now = (const void *)t->slot;
+            if (__atomic_load_n(&now->magic, __ATOMIC_ACQUIRE) != PIANO_SPOOL_MAGIC || now->thread != t->number)
+                t->has_state = 0;
+        }
+        if (t->ended && t->has_state && ended_state(j, t))
+            return -1;
         char name[sizeof t->hdr.name + 1] = "";
         if (t->has_hdr) {
             memcpy(name, t->hdr.name, sizeof t->hdr.name);
@@ -272,7 +283,9 @@ static int store_threads(struct job *j)
         sqlite3_bind_int64(j->thread_st, 5, t->has_hdr ? count64(t->hdr.frames_all) : 0);
         size_t hist_len = import_thread_frames(j, t);
         sqlite3_bind_blob(j->thread_st, 6, j->blob, (int)hist_len, SQLITE_TRANSIENT);
-        if (STEP(j->thread_st) || (t->has_state && import_state(j, t)))
+        int failed = STEP(j->thread_st) || (t->has_state && import_state(j, t));
+        ended_release(j, t);
+        if (failed)
             return -1;
     }
     return 0;

@@ -135,8 +135,11 @@ struct thread_in {
     int has_state, has_hdr;   /* its state in states[N] is whole; its header is readable */
     int live;                 /* a thread of this process that may still be recording */
     const struct piano_thread *mem;   /* its state in this process's memory, not in states */
-    const unsigned char *slot;    /* states[N], mapped (slot_len bytes: the file may end inside it) */
+    const unsigned char *slot;    /* its slot of states, mapped (slot_len bytes: the file may end inside it) */
     size_t slot_len;
+    uint32_t slot_index;      /* ... that slot's number (a reused slot's differs from the thread's) */
+    const unsigned char *ended;   /* or its record in the ended file (checked), whose parts are its
+                                   * state in the job's scratch between ended_state and ended_release */
     struct piano_thread hdr;  /* a copy of the header, read once */
     const unsigned char *state;   /* its state: the slot's start, or mem (has_state) */
     int has_buf;              /* the buffer was copied: buf_seq is its chunk number */
@@ -195,6 +198,7 @@ struct job {
     unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
     void *tables;             /* one mapping holding agg..blob (job_alloc) */
+    unsigned char *scratch;   /* a zeroed slot-shaped state for a thread of the ended file, or NULL */
     size_t tables_len;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
     /* The frame budget (rt/budget.c frame_keep): every frame counted, the run's
@@ -242,6 +246,8 @@ int import_collect(struct job *j, int complete, char *err, size_t errn);
 /* Phase 2 (import_state.c, import_frames.c). */
 int import_state(struct job *j, const struct thread_in *t);
 size_t import_thread_frames(struct job *j, const struct thread_in *t);
+int ended_state(struct job *j, struct thread_in *t);
+void ended_release(struct job *j, struct thread_in *t);
 int import_frames(struct job *j, int dry);
 int import_snapshots(struct job *j);   /* import_snaps.c */
 int import_prepare_unfinished(struct job *j);   /* import.c: made at the first call in flight */

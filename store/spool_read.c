@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -138,12 +139,12 @@ static int see_slots(struct job *j)
             off = piano_slot_offset((uint32_t)n);
         }
         struct piano_thread hdr;
-        if (pread(fd, &hdr, sizeof hdr, (off_t)off) < (ssize_t)sizeof hdr.magic || hdr.magic == 0)
-            continue;   /* never written, or its thread was killed while making it */
-        if (in_memory(j, (uint32_t)n))
+        if (pread(fd, &hdr, sizeof hdr, (off_t)off) < (ssize_t)sizeof hdr || hdr.magic == 0)
+            continue;   /* never written, its thread was killed while making it, or reused */
+        if (in_memory(j, hdr.thread))
             continue;   /* this process's own, held in memory: read from there */
         uint64_t left = (uint64_t)size - off;
-        struct thread_in t = { .number = (uint32_t)n };
+        struct thread_in t = { .number = hdr.thread, .slot_index = (uint32_t)n };
         struct mapping m = { 0 };
         if (spool_map_range(fd, off, left < PIANO_SLOT_SIZE ? (size_t)left : (size_t)PIANO_SLOT_SIZE, &m) != 0) {
             import_note(j, "%s cannot be read (%s)", piano_spool_slot_name(t.number).s, strerror(errno));
@@ -157,10 +158,146 @@ static int see_slots(struct job *j)
     return rc;
 }
 
+/* Checks the ended file's record at p (at most `left` bytes): returns its
+ * size, or 0 when it is not a whole record. */
+static size_t ended_record(const unsigned char *p, size_t left)
+{
+    struct piano_ended_hdr h;
+    if (left < sizeof h)
+        return 0;
+    memcpy(&h, p, sizeof h);
+    size_t table = (size_t)h.nparts * sizeof(struct piano_ended_part);
+    if (h.magic != PIANO_ENDED_MAGIC || h.size % 8 || h.size > left || h.nparts < 1 ||
+        h.nparts > PIANO_ENDED_PARTS_MAX || h.size < sizeof h + table)
+        return 0;
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < h.nparts; i++) {
+        struct piano_ended_part part;
+        memcpy(&part, p + sizeof h + i * sizeof part, sizeof part);
+        if (part.len > PIANO_SLOT_BUF + PIANO_CHUNK_SIZE || part.off > PIANO_SLOT_BUF + PIANO_CHUNK_SIZE - part.len ||
+            (i == 0 && (part.off != 0 || part.len != sizeof(struct piano_thread))))
+            return 0;
+        data += (part.len + 7) & ~7ull;
+    }
+    if (data != h.size - sizeof h - table)
+        return 0;
+    uint64_t check = h.check;
+    h.check = 0;
+    uint64_t mix = piano_ended_mix(piano_ended_start(h.size), &h, sizeof h);
+    if (piano_ended_mix(mix, p + sizeof h, h.size - sizeof h) != check)
+        return 0;
+    return h.size;
+}
+
+/* The threads of the ended file (short threads whose slots were reused):
+ * each whole record; past a damaged one (a write a full disk cut short), the
+ * next magic. Returns 0, or -1 (out of memory). */
+static int see_ended(struct job *j)
+{
+    struct mapping m = { 0 };
+    if (spool_map_at(j->dfd, PIANO_SPOOL_ENDED, SIZE_MAX, &m) != 0) {
+        if (errno != ENOENT && errno != ENODATA)
+            import_note(j, "%s cannot be read (%s)", PIANO_SPOOL_ENDED, strerror(errno));
+        return 0;
+    }
+    if (keep_map(j, m))
+        return -1;
+    size_t at = 0, skipped = 0;
+    while (at + sizeof(struct piano_ended_hdr) <= m.len) {
+        size_t size = ended_record(m.p + at, m.len - at);
+        if (!size) {
+            skipped += 8;
+            at += 8;
+            continue;
+        }
+        struct piano_ended_hdr h;
+        memcpy(&h, m.p + at, sizeof h);
+        struct thread_in t = { .number = h.thread, .ended = m.p + at };
+        if (push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t))
+            return -1;
+        at += size;
+    }
+    if (skipped)
+        import_note(j, "%s: %zu bytes that are not a whole record are not read", PIANO_SPOOL_ENDED, skipped);
+    return 0;
+}
+
+/* The parts of record r of the ended file: calls fn(part, its bytes, arg) for each. */
+static void ended_parts(const unsigned char *r, void (*fn)(const struct piano_ended_part *, const unsigned char *, void *),
+                        void *arg)
+{
+    struct piano_ended_hdr h;
+    memcpy(&h, r, sizeof h);
+    const unsigned char *data = r + sizeof h + (size_t)h.nparts * sizeof(struct piano_ended_part);
+    for (uint32_t i = 0; i < h.nparts; i++) {
+        struct piano_ended_part part;
+        memcpy(&part, r + sizeof h + i * sizeof part, sizeof part);
+        fn(&part, data, arg);
+        data += (part.len + 7) & ~7ull;
+    }
+}
+
+static void part_copy(const struct piano_ended_part *part, const unsigned char *bytes, void *scratch)
+{
+    if (part->off + part->len <= PIANO_THREAD_FILE_SIZE)   /* the frame buffer is read from the record */
+        memcpy((unsigned char *)scratch + part->off, bytes, part->len);
+}
+
+static void part_clear(const struct piano_ended_part *part, const unsigned char *bytes, void *scratch)
+{
+    (void)bytes;
+    if (part->off + part->len <= PIANO_THREAD_FILE_SIZE)
+        memset((unsigned char *)scratch + part->off, 0, part->len);
+}
+
+struct found_part {
+    uint64_t off;
+    const unsigned char *bytes;
+    uint64_t len;
+};
+
+static void part_find(const struct piano_ended_part *part, const unsigned char *bytes, void *arg)
+{
+    struct found_part *f = arg;
+    if (part->off == f->off) {
+        f->bytes = bytes;
+        f->len = part->len;
+    }
+}
+
+/* Thread t of the ended file: its state made in the job's scratch (zeroed
+ * but for its parts). Returns 0, or -1 (out of memory). */
+int ended_state(struct job *j, struct thread_in *t)
+{
+    if (!t->ended)
+        return 0;
+    if (!j->scratch) {
+        void *p = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        j->scratch = p;
+    }
+    ended_parts(t->ended, part_copy, j->scratch);
+    t->state = j->scratch;
+    return 0;
+}
+
+/* ... and zeroed again after use. */
+void ended_release(struct job *j, struct thread_in *t)
+{
+    if (!t->ended || t->state != j->scratch || !j->scratch)
+        return;
+    ended_parts(t->ended, part_clear, j->scratch);
+    t->state = NULL;
+}
+
 static int by_thread_number(const void *a, const void *b)
 {
-    uint32_t x = ((const struct thread_in *)a)->number, y = ((const struct thread_in *)b)->number;
-    return x < y ? -1 : x > y;
+    const struct thread_in *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return (y->ended != NULL) - (x->ended != NULL);   /* a thread also in the ended file: that record first */
 }
 
 /* Copies the records of a frame buffer, which its thread may be writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
@@ -232,10 +369,27 @@ static void collect_thread(struct job *j, struct thread_in *t)
         return;
     }
     const char *name = piano_spool_slot_name(t->number).s;
+    if (t->ended) {   /* dead, its records whole: the header is the record's first part */
+        memcpy(&t->hdr, t->ended + sizeof(struct piano_ended_hdr) +
+                            ((const struct piano_ended_hdr *)(const void *)t->ended)->nparts *
+                                sizeof(struct piano_ended_part), sizeof t->hdr);
+        t->has_hdr = t->hdr.magic == PIANO_SPOOL_MAGIC && t->hdr.version == PIANO_SPOOL_VERSION &&
+                     t->hdr.thread == t->number;
+        if (!t->has_hdr)
+            import_note(j, "%s: thread %u is not a piano thread record (its figures are lost)", PIANO_SPOOL_ENDED,
+                        t->number);
+        t->has_state = t->has_hdr;
+        struct found_part buf = { PIANO_SLOT_BUF, NULL, 0 };
+        ended_parts(t->ended, part_find, &buf);
+        const struct piano_chunk_hdr *h = (const void *)buf.bytes;
+        if (t->has_hdr && h && buf.len >= sizeof *h && h->magic == PIANO_SPOOL_MAGIC)
+            copy_records(t, h, buf.len - sizeof *h);
+        return;
+    }
     if (t->slot_len >= sizeof t->hdr) {
         memcpy(&t->hdr, t->slot, sizeof t->hdr);
         t->has_hdr = t->hdr.magic == PIANO_SPOOL_MAGIC && t->hdr.version == PIANO_SPOOL_VERSION &&
-                     t->hdr.thread == t->number;
+                     t->hdr.thread == t->number && t->hdr.slot == t->slot_index;
     }
     if (!t->has_hdr)
         import_note(j, "%s is not a piano thread record (its figures are lost)", name);
@@ -360,9 +514,9 @@ static int collect_frames(struct job *j)
 /* The latest tick the thread is known to have been alive at: its last frame
  * end or exit, the entry of a call in flight, or the end of its last call
  * (kept in the slot above the top, rt/hooks.c). */
-static void thread_last_tick(struct job *j, const struct thread_in *t)
+static void thread_last_tick(struct job *j, struct thread_in *t)
 {
-    if (!t->has_state)
+    if (!t->has_state || ended_state(j, t))
         return;
     uint64_t last = t->hdr.last_tick;
     uint32_t depth = piano_depth(t->hdr.depth);
@@ -374,6 +528,7 @@ static void thread_last_tick(struct job *j, const struct thread_in *t)
     }
     if (last > j->end_tick)
         j->end_tick = last;
+    ended_release(j, t);
 }
 
 /* Phase 1, before the database is locked: find the threads, copy their live
@@ -386,7 +541,9 @@ int import_collect(struct job *j, int complete, char *err, size_t errn)
         if (push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t))
             goto out_of_memory;
     }
-    if (see_slots(j))
+    /* The slots first, then the ended file: a thread that ends meanwhile is
+     * found in one or the other (or both: its record is taken). */
+    if (see_slots(j) || see_ended(j))
         goto out_of_memory;
     if (j->n_threads)
         qsort(j->threads, j->n_threads, sizeof *j->threads, by_thread_number);

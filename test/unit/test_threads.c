@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #define THREADS 8
 #define ROUNDS 2000
@@ -207,6 +208,60 @@ static void snapshots_sum_every_thread(void **state)
     assert_int_equal(s.cum[id_of(&site_outer)][PIANO_SNAP_child_calls], (int64_t)THREADS * 3 * ROUNDS);
 }
 
+/* A short thread: one outer call, its own counts checked. A reused slot
+ * (rt/record.c slot_reuse) must start as zeroed as a new one. */
+static void *short_one(void *arg)
+{
+    int i = (int)(long)arg;
+    outer(i);
+    struct piano_thread *ts = piano_tls;
+    if (!ts)
+        return (void *)"no thread state";
+    if (calls_of(ts, id_of(&site_outer)) != 1 || calls_of(ts, id_of(&site_leaf)) != 2 ||
+        calls_of(ts, id_of(&site_rec)) != (uint64_t)(i % 5) + 1 || calls_of(ts, id_of(&site_jump)) != 1 ||
+        ts->frames != 1 || ts->depth != 0)
+        return (void *)"counts of a short thread";
+    return NULL;
+}
+
+static void *spawner(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < 100; i++) {
+        pthread_t t;
+        void *why = NULL;
+        if (pthread_create(&t, NULL, short_one, (void *)i) != 0 || pthread_join(t, &why) != 0)
+            return (void *)"pthread";
+        if (why)
+            return why;
+    }
+    return NULL;
+}
+
+/* Four threads each making 100 short threads one at a time: the short
+ * threads' slots are reused by one another, from several threads at once.
+ * Without snapshots (which stop reuse) the ended file then holds records. */
+static void short_threads_reuse_slots(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (long k = 0; k < 4; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, spawner, NULL), 0);
+    for (int k = 0; k < 4; k++) {
+        void *why = NULL;
+        assert_int_equal(pthread_join(t[k], &why), 0);
+        if (why)
+            fail_msg("spawner %d: %s", k, (const char *)why);
+    }
+    if (!snap_active()) {
+        char path[PIANO_PATH_MAX + 8];
+        snprintf(path, sizeof path, "%s/" PIANO_SPOOL_ENDED, g.dir);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_size > 0);
+    }
+}
+
 static void *spinner(void *arg)
 {
     volatile int *stop = arg;
@@ -263,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(threads_record_apart),
         cmocka_unit_test(snapshots_sum_every_thread),
+        cmocka_unit_test(short_threads_reuse_slots),
         cmocka_unit_test(forked_child_is_recovered),
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
