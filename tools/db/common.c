@@ -4,6 +4,9 @@
 #include "spool.h"
 #include "store.h"
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -73,7 +76,8 @@ char *xstrdup(const char *s)
     return memcpy(xmalloc(n), s, n);
 }
 
-/* Does the spool folder (<path>.spool) hold runs (other than ones being made, named '.*')? */
+/* Does the spool folder (<path>.spool) hold runs: folders, other than ones
+ * being made (named '.*')? Its files (the clock's calibration) are not runs. */
 static int spool_pending(const char *spool)
 {
     DIR *d = opendir(spool);
@@ -81,10 +85,29 @@ static int spool_pending(const char *spool)
         return 0;
     int n = 0;
     struct dirent *e;
-    while (!n && (e = readdir(d)) != NULL)
-        n = e->d_name[0] != '.';
+    while (!n && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        struct stat st;
+        n = e->d_type == DT_DIR ||
+            (e->d_type == DT_UNKNOWN && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+             S_ISDIR(st.st_mode));
+    }
     closedir(d);
     return n;
+}
+
+/* Whether the database's write-ahead log holds anything: the stores of
+ * short processes leave their runs there (doc/running.md). The log is beside
+ * the file a link leads to. */
+static int log_left(const char *path)
+{
+    char wal[PATH_MAX + 8], real[PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0)
+        return st.st_size > 0;
+    return realpath(path, real) && (size_t)snprintf(wal, sizeof wal, "%s-wal", real) < sizeof wal &&
+           stat(wal, &st) == 0 && st.st_size > 0;
 }
 
 static int import_pending(pdb *p)
@@ -155,11 +178,15 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("no database at %s, and the runs waiting in %s cannot be stored: %s", p->path, spool, ro);
     if (write && ro)
         pdb_die("cannot write %s: %s", p->path, ro);
-    if (write || (pending && !ro)) {
+    /* A log the programs' stores left: a command that may write opens for
+     * writing, so that its close, as the database's last user, copies the log
+     * into the file (a connection that only reads never does). */
+    int fold = exists && !ro && log_left(p->path);
+    if (write || ((pending || fold) && !ro)) {
         p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
         if (!p->db && (write || !exists))
             pdb_die("%s", err);
-        if (!p->db)
+        if (!p->db && pending)
             fprintf(stderr, "piano-db: warning: %s; the runs of crashed processes in %s are not imported\n",
                     err, spool);
     } else if (pending) {
