@@ -48,6 +48,8 @@ void atfork_prepare(void)
     snap_atfork_prepare();
     int saved = errno;
     struct piano_thread *ts = piano_tls;
+    if (!g.off && !g.finished)
+        fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
     if (ts && !g.off && !g.finished) {
         /* An anonymous state is the child's own copy after the fork. */
         if (!ts->anon) {
@@ -66,7 +68,6 @@ void atfork_prepare(void)
                 fork_take.len = len;
             }
         }
-        fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
         if (pipe2(fork_pipe, O_CLOEXEC) != 0)
             fork_pipe[0] = fork_pipe[1] = -1;
     }
