@@ -177,18 +177,9 @@ void cpu_state_end(struct piano_thread *ts)
     cpu_state_forget(ts);
 }
 
-/* A forked child drops a parent thread's state: the kernel does not copy a
- * perf mapping into a child (VM_DONTCOPY), so its address is free there and
- * may hold the child's own mappings by now (its run header, its lock): an
- * munmap of it took those away (the child's store then crashed or its run
- * was lost). */
-void cpu_state_dropped(struct piano_thread *ts)
-{
-    cpu_state_forget(ts);
-}
-
 /* A forked child: its thread is new, the parent's perf page counts the
- * parent's (and is not in the child: cpu_state_dropped). Counts start again
+ * parent's (and is not in the child: the kernel does not copy a perf
+ * mapping into a child). Counts start again
  * at the fork. */
 void cpu_state_forked(struct piano_thread *ts)
 {

@@ -12,18 +12,65 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* The forking thread's slot is shared with the child until the child has
- * copied it: the parent's forking thread waits for that (a byte, or EOF
- * if the child dies first) before it records anything more. */
+/* The child reads its parent's thread list, whose links are in the parent's
+ * shared state headers: the parent's forking thread waits (a byte, or EOF if
+ * the child dies first) until the child has let go of every mapping of the
+ * parent's, holding the thread lock meanwhile. It used to wait until the
+ * child had made its whole spool (0.5-1.5 ms a fork); what that took of the
+ * parent is taken by the parent before the fork instead: a copy of the
+ * forking thread's state as at the fork (its slot is a shared mapping of the
+ * parent's file, which the parent goes on writing), and a descriptor of the
+ * parent's fns file (which the parent's exit may remove before the child
+ * reads it). Both are private to the fork: made in the prepare handler,
+ * released in the parent's handler and by the child once read. */
 static int fork_pipe[2] = { -1, -1 };
+
+static struct {
+    unsigned char *copy;      /* the parts of state_parts, one after another */
+    size_t len;
+    struct piano_ended_part parts[PIANO_STATE_PARTS];
+    int fns_fd;
+} fork_take = { .fns_fd = -1 };
+
+static void fork_take_release(void)
+{
+    if (fork_take.copy)
+        munmap(fork_take.copy, fork_take.len);
+    fork_take.copy = NULL;
+    if (fork_take.fns_fd >= 0)
+        close(fork_take.fns_fd);
+    fork_take.fns_fd = -1;
+}
 
 void atfork_prepare(void)
 {
     pthread_mutex_lock(&g.threads_lock);
     snap_atfork_prepare();
     int saved = errno;
-    if (piano_tls && !g.off && !g.finished && pipe2(fork_pipe, O_CLOEXEC) != 0)
-        fork_pipe[0] = fork_pipe[1] = -1;
+    struct piano_thread *ts = piano_tls;
+    if (!g.off && !g.finished)
+        fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
+    if (ts && !g.off && !g.finished) {
+        /* An anonymous state is the child's own copy after the fork. */
+        if (!ts->anon) {
+            state_parts(ts, fork_take.parts);
+            size_t len = 0;
+            for (int i = 0; i < PIANO_STATE_PARTS; i++)
+                len += fork_take.parts[i].len;
+            void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                unsigned char *at = p;
+                for (int i = 0; i < PIANO_STATE_PARTS; i++) {
+                    memcpy(at, (const char *)ts + fork_take.parts[i].off, fork_take.parts[i].len);
+                    at += fork_take.parts[i].len;
+                }
+                fork_take.copy = p;
+                fork_take.len = len;
+            }
+        }
+        if (pipe2(fork_pipe, O_CLOEXEC) != 0)
+            fork_pipe[0] = fork_pipe[1] = -1;
+    }
     errno = saved;
 }
 
@@ -38,12 +85,13 @@ void atfork_parent(void)
         close(fork_pipe[0]);
         fork_pipe[0] = fork_pipe[1] = -1;
     }
+    fork_take_release();
     errno = saved;
     snap_atfork_parent();
     pthread_mutex_unlock(&g.threads_lock);
 }
 
-/* Tells the parent that the child no longer reads the parent's files. */
+/* Tells the parent that the child no longer reads the parent's memory. */
 static void fork_release_parent(void)
 {
     if (fork_pipe[0] < 0)
@@ -55,33 +103,45 @@ static void fork_release_parent(void)
     fork_pipe[0] = fork_pipe[1] = -1;
 }
 
-/* Appends the whole records of the parent's fns file to ours: the parent's
- * other threads may be appending a record right now. */
-static void copy_fns(const char *from)
+/* Appends to ours the whole records of the parent's fns file (fd) for the
+ * functions registered before the fork (ids below next_fn, as the fork left
+ * it here): the parent's other threads may be appending a record right now,
+ * and the parent's later functions take ids this child gives its own. */
+static void copy_fns(int fd)
 {
-    int in = open(from, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return;
+    uint32_t before = atomic_load(&g.next_fn);
     char buf[PIANO_FNS_BATCH];
     size_t have = 0;
+    off_t pos = 0;
     ssize_t n;
-    while ((n = read(in, buf + have, sizeof buf - have)) > 0) {
+    while ((n = pread(fd, buf + have, sizeof buf - have, pos)) > 0) {
+        pos += n;
         have += (size_t)n;
-        size_t at = 0;
+        size_t at = 0, out = 0;
         while (have - at >= sizeof(struct piano_spool_fn)) {
             struct piano_spool_fn r;
             memcpy(&r, buf + at, sizeof r);
             size_t size = sizeof r + r.name_len + r.file_len;
+            if (r.name_len > PIANO_FN_TEXT_MAX || r.file_len > PIANO_FN_TEXT_MAX) {
+                have = at = 0;   /* not records: stop */
+                n = 0;
+                break;
+            }
             if (have - at < size)
                 break;
+            if (r.id < before) {
+                memmove(buf + out, buf + at, size);
+                out += size;
+            }
             at += size;
         }
-        if (at)
-            append_fns(buf, at);
+        if (out)
+            append_fns(buf, out);
+        if (!n)
+            break;
         memmove(buf, buf + at, have - at);
         have -= at;
     }
-    close(in);
 }
 
 /* Zeroes what a thread has recorded while keeping its calls in flight, which
@@ -127,16 +187,26 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
     cpu_state_forked(ts);
 }
 
-/* Moves the forking thread's state into slot 0 of the child's own states
- * file, mapped at the same address so that nothing pointing into it changes.
- * The frame buffer (the slot's tail) starts anew there. */
+/* Moves the forking thread's state, as the parent copied it at the fork,
+ * into slot 0 of the child's own states file, mapped at the same address so
+ * that nothing pointing into it changes. The frame buffer (the slot's tail)
+ * starts anew there. */
 static int clone_state(struct piano_thread *ts)
 {
     int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
     if (fd < 0)
         return -1;
-    int ok = states_extend(fd, piano_slot_offset(0) + PIANO_SLOT_SIZE) == 0 &&
-             write_state(fd, ts, piano_slot_offset(0)) == 0;
+    int ok = states_extend(fd, piano_slot_offset(0) + PIANO_SLOT_SIZE) == 0;
+    if (ok && fork_take.copy) {
+        const unsigned char *at = fork_take.copy;
+        for (int i = 0; ok && i < PIANO_STATE_PARTS; i++) {
+            const struct piano_ended_part *part = &fork_take.parts[i];
+            ok = !part->len || write_all(fd, at, part->len, (off_t)(piano_slot_offset(0) + part->off)) == 0;
+            at += part->len;
+        }
+    } else if (ok) {
+        ok = write_state(fd, ts, piano_slot_offset(0)) == 0;   /* no copy (no memory): as it is now */
+    }
     void *p = ok ? mmap(ts, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
                         (off_t)piano_slot_offset(0))
                  : MAP_FAILED;
@@ -153,6 +223,17 @@ static void set_off(void)
     __atomic_store_n(&__piano_on, 0, __ATOMIC_RELAXED);
 }
 
+/* The child failed to make its own run: it records nothing. */
+static void child_off(int saved, int was_starting)
+{
+    fork_release_parent();
+    fork_take_release();
+    set_off();
+    piano_tls = NULL;
+    tls_starting = was_starting;
+    errno = saved;
+}
+
 void atfork_child(void)
 {
     pthread_mutex_init(&g.threads_lock, NULL);
@@ -160,22 +241,25 @@ void atfork_child(void)
     int saved = errno;
     if (g.off || g.finished) {
         fork_release_parent();
+        fork_take_release();
         errno = saved;
         return;
     }
     struct piano_thread *self = piano_tls;
+    /* Until the child's own state is mapped, nothing is recorded (a signal
+     * handler's calls would go into the parent's mapping). */
+    int was_starting = tls_starting;
+    piano_tls = NULL;
+    tls_starting = 1;
     /* The other threads do not exist here, nor do signal handlers' calls in
-     * flight; their files belong to the parent. */
+     * flight; their states are the parent's: unmapped, never written (the
+     * parent goes on with them; a perf page of theirs is not in the child). */
     for (struct piano_thread *t = g.threads, *next; t; t = next) {
         next = t->next;
-        if (t->sig) {
+        if (t->sig)
             munmap(t->sig, PIANO_SLOT_SIZE);
-            t->sig = NULL;
-        }
-        if (t == self)
-            continue;
-        cpu_state_dropped(t);
-        munmap(t, PIANO_SLOT_SIZE);
+        if (t != self)
+            munmap(t, PIANO_SLOT_SIZE);
     }
     g.threads = NULL;
     for (struct piano_thread *t = g.kept, *next; t; t = next) {
@@ -185,40 +269,39 @@ void atfork_child(void)
     g.kept = NULL;
     heap_atfork_child();
     slots_forget(self);
-    if (self) {
-        self->chunk = NULL;   /* the parent's buffer: the child starts its own in its slot */
-        self->chunk_room = 0;   /* ... reserved in the child's states when it does */
-    }
-    char parent_key[sizeof g.run.key], parent_fns[PIANO_PATH_MAX];
-    snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
-    int parent_fns_fit = spool_path(parent_fns, g.dir, PIANO_SPOOL_FNS) == 0;
+    int self_anon = self && self->anon;
     /* The parent's lock stays held through the parent's mapping. */
     if (g.lock_map)
         munmap(g.lock_map, PIANO_LOCK_MAP);
     g.lock_map = NULL;
-    if (make_spool(parent_key) != 0) {
+    /* Without a copy of its state (no memory for it), the parent waits
+     * until the child has read the state from the parent's slot. */
+    int copied = !self || self_anon || fork_take.copy;
+    if (copied)
         fork_release_parent();
-        set_off();
-        piano_tls = NULL;
-        errno = saved;
+    char parent_key[sizeof g.run.key];
+    snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
+    if (make_spool(parent_key) != 0) {
+        child_off(saved, was_starting);
         return;
     }
-    /* The child knows every function the parent registered. */
-    if (parent_fns_fit)
-        copy_fns(parent_fns);
+    /* The child knows every function the parent registered before the fork. */
+    if (fork_take.fns_fd >= 0)
+        copy_fns(fork_take.fns_fd);
     atomic_store(&g.next_thread, 1);
     atomic_store(&g.next_slot, 1);
     if (self) {
-        if (!self->anon && clone_state(self) != 0) {
-            fork_release_parent();
+        if (!self_anon && clone_state(self) != 0) {
             say("piano: cannot copy thread state into %s: %s; the child is not recorded", g.dir,
                 strerror(errno));
-            set_off();
-            piano_tls = NULL;
-            errno = saved;
+            child_off(saved, was_starting);
             return;
         }
         fork_release_parent();
+        /* Now the child's own (or private, when anonymous). */
+        self->sig = NULL;
+        self->chunk = NULL;     /* the parent's buffer: the child starts its own in its slot */
+        self->chunk_room = 0;   /* ... reserved in the child's states when it does */
         g.run.fork_tick = piano_now();
         save_run_header();
         reset_counts(self, g.run.fork_tick);
@@ -226,6 +309,9 @@ void atfork_child(void)
         g.threads = self;
     }
     fork_release_parent();
+    fork_take_release();
+    piano_tls = self;
+    tls_starting = was_starting;
     snap_start();   /* the child's own snapshots */
     errno = saved;
 }

@@ -210,6 +210,8 @@ int slot_reuse(struct piano_thread *ts);
 void slot_ended(uint32_t n);
 void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
 void slots_forget(const struct piano_thread *keep);
+#define PIANO_STATE_PARTS 8
+void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS]);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);
 void chunk_finish(struct piano_thread *ts);
@@ -222,7 +224,6 @@ void cpu_mode_init(void);
 void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner);
 void cpu_state_end(struct piano_thread *ts);
 void cpu_state_forked(struct piano_thread *ts);
-void cpu_state_dropped(struct piano_thread *ts);
 void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 void cpu_settle(struct piano_thread *ts, int self);
 

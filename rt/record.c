@@ -697,16 +697,16 @@ int slot_reuse(struct piano_thread *ts)
     return 1;
 }
 
-/* Writes the parts of a thread's state in use into fd at base (its slot's
- * offset in states), each at its offset. Returns 0, or -1. */
-int write_state(int fd, const struct piano_thread *ts, uint64_t base)
+/* The parts of a thread's state in use, each {offset in the slot, bytes}
+ * (0 bytes: none), the state's last byte last (the import sees it whole). */
+void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS])
 {
     uint32_t nfn = atomic_load(&g.next_fn);
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
     /* The slots in use, and one more: the last closed call's end tick. */
     uint32_t depth = piano_depth(ts->depth) < PIANO_STACK_CAP ? piano_depth(ts->depth) + 1 : PIANO_STACK_CAP;
-    struct { uint64_t off, len; } parts[] = {
+    const struct piano_ended_part all[PIANO_STATE_PARTS] = {
         { 0, PIANO_OFF_STACK },   /* the header's page */
         { PIANO_OFF_STACK, (depth + 1ull) * sizeof(struct piano_slot) },
         { PIANO_OFF_NODES, (uint64_t)ts->n_nodes * sizeof(struct piano_node) },
@@ -715,9 +715,18 @@ int write_state(int fd, const struct piano_thread *ts, uint64_t base)
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
         { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
         { PIANO_OFF_HASH, hash_mask(ts) < PIANO_HASH_MIN ? 0 : ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
-        { PIANO_THREAD_FILE_SIZE - 1, 1 },   /* the state's last byte: the import sees it whole */
+        { PIANO_THREAD_FILE_SIZE - 1, 1 },
     };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    memcpy(parts, all, sizeof all);
+}
+
+/* Writes the parts of a thread's state in use into fd at base (its slot's
+ * offset in states), each at its offset. Returns 0, or -1. */
+int write_state(int fd, const struct piano_thread *ts, uint64_t base)
+{
+    struct piano_ended_part parts[PIANO_STATE_PARTS];
+    state_parts(ts, parts);
+    for (size_t i = 0; i < PIANO_STATE_PARTS; i++)
         if (parts[i].len &&
             write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)(base + parts[i].off)))
             return -1;
