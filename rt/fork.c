@@ -12,23 +12,26 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* The child reads its parent's thread list, whose links are in the parent's
- * shared state headers: the parent's forking thread waits (a byte, or EOF if
- * the child dies first) until the child has let go of every mapping of the
- * parent's, holding the thread lock meanwhile. It used to wait until the
- * child had made its whole spool (0.5-1.5 ms a fork); what that took of the
- * parent is taken by the parent before the fork instead: a copy of the
- * forking thread's state as at the fork (its slot is a shared mapping of the
- * parent's file, which the parent goes on writing), and a descriptor of the
- * parent's fns file (which the parent's exit may remove before the child
- * reads it). Both are private to the fork: made in the prepare handler,
- * released in the parent's handler and by the child once read. */
+/* The parent's states are shared mappings of the parent's file, which the
+ * parent goes on writing after the fork, links of its thread lists included:
+ * the child must not read them. What it needs of them the parent takes in
+ * the prepare handler, holding the thread lock: a copy of the forking
+ * thread's state as at the fork, the list of its states the child unmaps,
+ * and a descriptor of its fns file (which its exit may remove before the
+ * child reads it). All private to the fork: released in the parent's handler
+ * and by the child once used. The parent used to wait until the child had
+ * made its whole spool (2.2-2.6 ms a fork); now it waits (a byte, or EOF if
+ * the child dies first) only when the copy could not be made (no memory),
+ * until the child has read the state from the parent's slot. */
 static int fork_pipe[2] = { -1, -1 };
 
 static struct {
     unsigned char *copy;      /* the parts of state_parts, one after another */
     size_t len;
     struct piano_ended_part parts[PIANO_STATE_PARTS];
+    int self_anon;            /* the forking thread's state is anonymous: the child's own copy */
+    struct piano_thread **drop;   /* the parent's states but the forking thread's own */
+    size_t n_drop, drop_len;
     int fns_fd;
 } fork_take = { .fns_fd = -1 };
 
@@ -37,9 +40,26 @@ static void fork_take_release(void)
     if (fork_take.copy)
         munmap(fork_take.copy, fork_take.len);
     fork_take.copy = NULL;
+    fork_take.self_anon = 0;
+    if (fork_take.drop)
+        munmap(fork_take.drop, fork_take.drop_len);
+    fork_take.drop = NULL;
+    fork_take.n_drop = 0;
     if (fork_take.fns_fd >= 0)
         close(fork_take.fns_fd);
     fork_take.fns_fd = -1;
+}
+
+/* Lists the states (and their signal handlers' states) of list, but the
+ * forking thread's own, into fork_take.drop (room for them counted). */
+static void list_states(struct piano_thread *list, const struct piano_thread *self, size_t room)
+{
+    for (struct piano_thread *t = list; t; t = t->next) {
+        if (t != self && fork_take.n_drop < room)
+            fork_take.drop[fork_take.n_drop++] = t;
+        if (t->sig && fork_take.n_drop < room)
+            fork_take.drop[fork_take.n_drop++] = t->sig;
+    }
 }
 
 void atfork_prepare(void)
@@ -48,9 +68,24 @@ void atfork_prepare(void)
     snap_atfork_prepare();
     int saved = errno;
     struct piano_thread *ts = piano_tls;
-    if (!g.off && !g.finished)
+    if (!g.off && !g.finished) {
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
+        size_t room = 0;
+        for (int list = 0; list < 2; list++)
+            for (struct piano_thread *t = list ? heap_kept_states() : g.threads; t; t = t->next)
+                room += 1 + (t->sig != NULL);
+        void *p = room ? mmap(NULL, room * sizeof *fork_take.drop, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                       : MAP_FAILED;
+        if (p != MAP_FAILED) {   /* else the child keeps them mapped, unused, until it execs or ends */
+            fork_take.drop = p;
+            fork_take.drop_len = room * sizeof *fork_take.drop;
+            list_states(g.threads, ts, room);
+            list_states(heap_kept_states(), ts, room);
+        }
+    }
     if (ts && !g.off && !g.finished) {
+        fork_take.self_anon = (int)ts->anon;
         /* An anonymous state is the child's own copy after the fork. */
         if (!ts->anon) {
             state_parts(ts, fork_take.parts);
@@ -68,7 +103,7 @@ void atfork_prepare(void)
                 fork_take.len = len;
             }
         }
-        if (pipe2(fork_pipe, O_CLOEXEC) != 0)
+        if (!ts->anon && !fork_take.copy && pipe2(fork_pipe, O_CLOEXEC) != 0)
             fork_pipe[0] = fork_pipe[1] = -1;
     }
     errno = saved;
@@ -252,15 +287,11 @@ void atfork_child(void)
     piano_tls = NULL;
     tls_starting = 1;
     /* The other threads do not exist here, nor do signal handlers' calls in
-     * flight; their states are the parent's: unmapped, never written (the
-     * parent goes on with them; a perf page of theirs is not in the child). */
-    for (struct piano_thread *t = g.threads, *next; t; t = next) {
-        next = t->next;
-        if (t->sig)
-            munmap(t->sig, PIANO_SLOT_SIZE);
-        if (t != self)
-            munmap(t, PIANO_SLOT_SIZE);
-    }
+     * flight; their states are the parent's: unmapped as the parent listed
+     * them, never read nor written (the parent goes on with them; a perf page
+     * of theirs is not in the child). */
+    for (size_t i = 0; i < fork_take.n_drop; i++)
+        munmap(fork_take.drop[i], PIANO_SLOT_SIZE);
     g.threads = NULL;
     for (struct piano_thread *t = g.kept, *next; t; t = next) {
         next = t->next;
@@ -269,7 +300,7 @@ void atfork_child(void)
     g.kept = NULL;
     heap_atfork_child();
     slots_forget(self);
-    int self_anon = self && self->anon;
+    int self_anon = self && fork_take.self_anon;
     /* The parent's lock stays held through the parent's mapping. */
     if (g.lock_map)
         munmap(g.lock_map, PIANO_LOCK_MAP);

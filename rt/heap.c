@@ -329,6 +329,12 @@ static int owns_live(struct piano_thread *ts)
     return 0;
 }
 
+/* The states kept for the heap's frees (under g.threads_lock). */
+struct piano_thread *heap_kept_states(void)
+{
+    return heap_kept;
+}
+
 /* A thread ends: 1 when its states must stay mapped (their contexts own live
  * blocks, which any thread may free later); it is then kept on a list the
  * peak copy reads, under g.threads_lock (held by the caller). */
@@ -352,13 +358,7 @@ void heap_atfork_child(void)
         memset(&shards[i], 0, sizeof shards[i]);
     }
     pthread_mutex_init(&copy_lock, NULL);
-    for (struct piano_thread *t = heap_kept, *next; t; t = next) {
-        next = t->next;
-        if (t->sig)
-            munmap(t->sig, PIANO_SLOT_SIZE);
-        munmap(t, PIANO_SLOT_SIZE);
-    }
-    heap_kept = NULL;
+    heap_kept = NULL;   /* unmapped by the fork's child as the parent listed them (fork.c) */
     atomic_store(&heap_now, 0);
     atomic_store(&heap_max, 0);
     atomic_store(&heap_copied, 0);

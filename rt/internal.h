@@ -248,6 +248,7 @@ void snap_atfork_parent(void);
 void heap_init(void);
 void heap_finish(void);
 int heap_keep_state(struct piano_thread *ts);
+struct piano_thread *heap_kept_states(void);
 void heap_atfork_child(void);
 
 /* ---------------------------------------------------------------- allocator.c */
