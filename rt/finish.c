@@ -153,7 +153,8 @@ static void piano_finish(void)
     g.run.end_tick = piano_now();
     g.run.overhead_ticks = measure_overhead();
     g.run.status = 1;
-    g.finished = 1;
+    __atomic_store_n(&g.finished, 1, __ATOMIC_SEQ_CST);
+    slot_reuse_wait();   /* a thread ending now zeroes no slot the store reads */
     /* From here this thread records nothing: the import must not count its
      * own calls (a program's instrumented malloc, used by SQLite). */
     piano_tls = NULL;

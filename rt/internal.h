@@ -207,6 +207,7 @@ int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
 int slot_take(uint32_t *slot, uint32_t *room);
 int slot_reuse(struct piano_thread *ts);
+void slot_reuse_wait(void);
 void slot_ended(uint32_t n);
 void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
 void slots_forget(const struct piano_thread *keep);

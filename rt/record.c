@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/uio.h>
+#include <sched.h>
 
 /* ---------------------------------------------------------------- quiet writes, messages */
 
@@ -386,6 +387,8 @@ static struct {
     uint32_t slot, room;
 } slot_free[SLOT_FREE_MAX];
 static uint32_t slot_free_n;   /* under g.threads_lock */
+/* Threads inside slot_reuse: the run's store waits for them (slot_reuse_wait). */
+static _Atomic uint32_t slots_reusing;
 
 /* Maps group k in states; 0 when it cannot be, or only in anonymous memory
  * (its threads' slots are then mapped one by one, each choosing for itself). */
@@ -602,7 +605,27 @@ static const unsigned char pad_zeros[8];
  * stored in the ended file and its slot zeroed and kept for the next thread.
  * Returns 1 when done so (the slot is then reused, or released when enough
  * wait already); 0 when the slot must be released as before. */
+static int slot_reuse_state(struct piano_thread *ts);
+
 int slot_reuse(struct piano_thread *ts)
+{
+    /* The run's store reads the slots: it waits for a reuse begun before it,
+     * and none begins after (a slot zeroed under it would lose its records). */
+    atomic_fetch_add(&slots_reusing, 1);
+    int done = !__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST) && slot_reuse_state(ts);
+    atomic_fetch_sub(&slots_reusing, 1);
+    return done;
+}
+
+/* The run is being stored (g.finished is set): returns once no thread is
+ * reusing its slot. */
+void slot_reuse_wait(void)
+{
+    while (atomic_load(&slots_reusing))
+        sched_yield();
+}
+
+static int slot_reuse_state(struct piano_thread *ts)
 {
     uint32_t slot = ts->slot, n_nodes = ts->n_nodes, n_pages = ts->n_pages;
     const struct piano_chunk_hdr *h = (const void *)((const char *)ts + PIANO_SLOT_BUF);
