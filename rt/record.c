@@ -605,26 +605,6 @@ static const unsigned char pad_zeros[8];
  * stored in the ended file and its slot zeroed and kept for the next thread.
  * Returns 1 when done so (the slot is then reused, or released when enough
  * wait already); 0 when the slot must be released as before. */
-static int slot_reuse_state(struct piano_thread *ts);
-
-int slot_reuse(struct piano_thread *ts)
-{
-    /* The run's store reads the slots: it waits for a reuse begun before it,
-     * and none begins after (a slot zeroed under it would lose its records). */
-    atomic_fetch_add(&slots_reusing, 1);
-    int done = !__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST) && slot_reuse_state(ts);
-    atomic_fetch_sub(&slots_reusing, 1);
-    return done;
-}
-
-/* The run is being stored (g.finished is set): returns once no thread is
- * reusing its slot. */
-void slot_reuse_wait(void)
-{
-    while (atomic_load(&slots_reusing))
-        sched_yield();
-}
-
 static int slot_reuse_state(struct piano_thread *ts)
 {
     uint32_t slot = ts->slot, n_nodes = ts->n_nodes, n_pages = ts->n_pages;
@@ -719,6 +699,26 @@ static int slot_reuse_state(struct piano_thread *ts)
         slot_release(ts, slot, 0);
     return 1;
 }
+
+/* slot_reuse_state, unless the run is being stored: the store reads the
+ * slots, so it waits for a reuse begun before it, and none begins after (a
+ * slot zeroed under it would lose its records). */
+int slot_reuse(struct piano_thread *ts)
+{
+    atomic_fetch_add(&slots_reusing, 1);
+    int done = !__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST) && slot_reuse_state(ts);
+    atomic_fetch_sub(&slots_reusing, 1);
+    return done;
+}
+
+/* The run is being stored (g.finished is set): returns once no thread is
+ * reusing its slot. */
+void slot_reuse_wait(void)
+{
+    while (atomic_load(&slots_reusing))
+        sched_yield();
+}
+
 
 /* The parts of a thread's state in use, each {offset in the slot, bytes}
  * (0 bytes: none), the state's last byte last (the import sees it whole). */

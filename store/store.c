@@ -597,6 +597,21 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     return db;
 }
 
+off_t piano_store_log_bytes(const char *path)
+{
+    /* The log is next to the file a link (the user's own) leads to. Not
+     * sqlite3_filename_wal: the store may run through a program's own older
+     * SQLite (doc/running.md), whose file names it would misread. */
+    char wal[PATH_MAX + 8], real[PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0)
+        return st.st_size;
+    if (realpath(path, real) && (size_t)snprintf(wal, sizeof wal, "%s-wal", real) < sizeof wal &&
+        stat(wal, &st) == 0)
+        return st.st_size;
+    return -1;
+}
+
 int piano_store_close_stored(sqlite3 *db, const char *path)
 {
     /* A checkpoint costs four device flushes (the log, the file, then the log's
@@ -604,15 +619,8 @@ int piano_store_close_stored(sqlite3 *db, const char *path)
      * none for a commit with synchronous=NORMAL: a short process skips it while
      * the log is small. The bound stays small because the next process reads
      * the whole log back (the first connection rebuilds its index). */
-    /* The log is next to the file a link (the user's own) leads to. Not
-     * sqlite3_filename_wal: the store may run through a program's own older
-     * SQLite (doc/running.md), whose file names it would misread. */
-    char wal[PATH_MAX + 8], real[PATH_MAX];
-    struct stat st;
-    int ok = (size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0;
-    if (!ok && realpath(path, real))
-        ok = (size_t)snprintf(wal, sizeof wal, "%s-wal", real) < sizeof wal && stat(wal, &st) == 0;
-    if (db && ok && st.st_size < PIANO_STORE_CHECKPOINT_BYTES)
+    off_t log = piano_store_log_bytes(path);
+    if (db && log >= 0 && log < PIANO_STORE_CHECKPOINT_BYTES)
         sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     return sqlite3_close(db);
 }

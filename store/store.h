@@ -5,6 +5,7 @@
 #define PIANO_STORE_H
 #include <sqlite3.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The database path: $PIANO_DB, else ~/.piano/piano.db. Writes into buf (size n).
  * Returns buf, or NULL if no path can be formed (no HOME) or it does not fit. */
@@ -53,6 +54,10 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
  * connection). Committed runs stay in the log meanwhile, read by every
  * connection as usual. Returns sqlite3_close's result. */
 int piano_store_close_stored(sqlite3 *db, const char *path);
+
+/* Bytes in the write-ahead log of the database at path (beside the file a
+ * link leads to), or -1 when there is none. */
+off_t piano_store_log_bytes(const char *path);
 
 /* Creates the folders above path (the last one 0700). Returns 0, or -1 with a
  * one-line reason in err. */

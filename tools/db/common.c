@@ -5,7 +5,6 @@
 #include "store.h"
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -97,18 +96,6 @@ static int spool_pending(const char *spool)
     return n;
 }
 
-/* Whether the database's write-ahead log holds anything: the stores of
- * short processes leave their runs there (doc/running.md). The log is beside
- * the file a link leads to. */
-static int log_left(const char *path)
-{
-    char wal[PATH_MAX + 8], real[PATH_MAX];
-    struct stat st;
-    if ((size_t)snprintf(wal, sizeof wal, "%s-wal", path) < sizeof wal && stat(wal, &st) == 0)
-        return st.st_size > 0;
-    return realpath(path, real) && (size_t)snprintf(wal, sizeof wal, "%s-wal", real) < sizeof wal &&
-           stat(wal, &st) == 0 && st.st_size > 0;
-}
 
 static int import_pending(pdb *p)
 {
@@ -181,7 +168,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     /* A log the programs' stores left: a command that may write opens for
      * writing, so that its close, as the database's last user, copies the log
      * into the file (a connection that only reads never does). */
-    int fold = exists && !ro && log_left(p->path);
+    int fold = exists && !ro && piano_store_log_bytes(p->path) > 0;
     if (write || ((pending || fold) && !ro)) {
         p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
         if (!p->db && (write || !exists))
