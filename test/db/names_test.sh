@@ -45,21 +45,42 @@ INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,
  (1,0,11,10,2000000,2000000,0,0,0,0),(1,0,12,10,1000000,1000000,0,0,0,0);
 INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns) VALUES (1,1,0,0,1000,0,0,0,0,x'09640A320B140C0A'),(1,2,0,2000,1000,0,0,0,0,x'09640A320B140C0A');
 SQL
+# At 80 columns the figures leave the names their floor of 30: rows that read
+# the same there are told apart by a cut that keeps the function's own name
+# (JSON keeps the full names).
 expect report_80 env COLUMNS=80 "$P" report --db "$D" 1 <<'EOF'
-Function                                                 Calls       Self        p50        p99   Allocs      Bytes
--------------------------------------------------------------------------------------------------------------------
-ZSTD_compress…k_doubleFast_extDict_generic_noDict_alpha     10    12.00ms     0.00ns     0.00ns        0         0B
-ZSTD_compress…ck_doubleFast_extDict_generic_noDict_beta     10    11.00ms     0.00ns     0.00ns        0         0B
-leveldb::SkipList<…>::Insert(char const* const&)            10    10.00ms     0.00ns     0.00ns        0         0B
-leveldb::SkipList<…>::Insert(unsigned long long const&)     10     9.00ms     0.00ns     0.00ns        0         0B
-leveldb::SkipList<…>::FindGreaterOrEqual(…) const           10     8.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (compress/zstd_compress.c:120)               10     7.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (decompress/zstd_compress.c:120)             10     6.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (bits.h:30)                                  10     5.00ms     0.00ns     0.00ns        0         0B
-leveldb::DBImpl::WriteLevel0Table(…)                        10     4.00ms     0.00ns     0.00ns        0         0B
-leveldb::DBImpl::Write(…)                                   10     3.00ms     0.00ns     0.00ns        0         0B
-Foo<int>::run()                                             10     2.00ms     0.00ns     0.00ns        0         0B
-Foo<long>::run()                                            10     1.00ms     0.00ns     0.00ns        0         0B
+Function                                         Calls       Self        p50        p99   Allocs      Bytes
+-----------------------------------------------------------------------------------------------------------
+ZSTD_co…t_generic_noDict_alpha                      10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_co…ct_generic_noDict_beta                      10    11.00ms     0.00ns     0.00ns        0         0B
+…Insert(char const* const&)                         10    10.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…::Insert(…)                      10     9.00ms     0.00ns     0.00ns        0         0B
+…FindGreaterOrEqual(…) const                        10     8.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (compress/zstd_compress.c:120)       10     7.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (decompress/zstd_compress.c:120)     10     6.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (bits.h:30)                          10     5.00ms     0.00ns     0.00ns        0         0B
+leveldb:…::WriteLevel0Table(…)                      10     4.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::Write(…)                           10     3.00ms     0.00ns     0.00ns        0         0B
+Foo<int>::run()                                     10     2.00ms     0.00ns     0.00ns        0         0B
+Foo<long>::run()                                    10     1.00ms     0.00ns     0.00ns        0         0B
+
+2 frames
+EOF
+expect report_100 env COLUMNS=100 "$P" report --db "$D" 1 <<'EOF'
+Function                                         Calls       Self        p50        p99   Allocs      Bytes
+-----------------------------------------------------------------------------------------------------------
+ZSTD_comp…t_extDict_generic_noDict_alpha            10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_comp…st_extDict_generic_noDict_beta            10    11.00ms     0.00ns     0.00ns        0         0B
+leveldb::Sk…::Insert(char const* const&)            10    10.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::Insert(…)                     10     9.00ms     0.00ns     0.00ns        0         0B
+leveldb::S…::FindGreaterOrEqual(…) const            10     8.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (compress/zstd_compress.c:120)       10     7.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (decompress/zstd_compress.c:120)     10     6.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (bits.h:30)                          10     5.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::WriteLevel0Table(…)                10     4.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::Write(…)                           10     3.00ms     0.00ns     0.00ns        0         0B
+Foo<int>::run()                                     10     2.00ms     0.00ns     0.00ns        0         0B
+Foo<long>::run()                                    10     1.00ms     0.00ns     0.00ns        0         0B
 
 2 frames
 EOF
@@ -85,7 +106,7 @@ ZSTD_co…ct_generic_noDict_beta     10    11.00ms     0.00ns     0.00ns        
 2 frames
 EOF
 expect frames_80 env COLUMNS=80 "$P" report --db "$D" 1 --frames <<'EOF'
-Frame        Total  level…riteLevel0Table(…)  level…::DBImpl::Write(…)  Foo<int>::run()  Foo<long>::run()   Allocs      Bytes
+Frame        Total  leve…WriteLevel0Table(…)  leveldb::DBIm…::Write(…)  Foo<int>::run()  Foo<long>::run()   Allocs      Bytes
 -----------------------------------------------------------------------------------------------------------------------------
 1           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
 2           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
@@ -111,6 +132,59 @@ done
 "$P" report --db "$D" 1 --csv | grep -q '^ZSTD_highbit32,/src/lib//decompress/zstd_compress.c,120,' || fail "report --csv lost a path"
 "$P" runs --db "$D" --json | grep -q '"command": "/home/user/src/redis/src/redis-server --port 7000 --save \\"\\" --appendonly no --dir /tmp/some/long/folder/name --loglevel warning"' ||
     fail "runs --json lost the command"
+# C++ names as c++filt shows them, without the return type a template
+# function's demangled name carries; cut in the middle of qualifiers and
+# template arguments, never the function's own name; every table within
+# COLUMNS (issue 23).
+C=$W/cxx.db
+"$FX" empty "$C" || exit 1
+I21=$(i=0; s=""; while [ $i -lt 21 ]; do s="$s${s:+, }int const&"; i=$((i + 1)); done; echo "$s")
+I20=${I21%, int const&}
+sqlite3 "$C" <<SQL || exit 1
+INSERT INTO runs(id,key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) VALUES
+ (1,'1-1',1,'./format-test',1700000000000000000,2000000000,'complete','tsc',1.0);
+INSERT INTO functions(run,id,name,file,line) VALUES
+ (1,1,'char const* fmt::v12::detail::parse_format_specs<char>(char const*, char const*, fmt::v12::detail::dynamic_format_specs<char>&, fmt::v12::detail::parse_context<char>&, fmt::v12::detail::type)','/src/include/fmt/base.h',1500),
+ (1,2,'std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > fmt::v12::format<$I21>(fmt::v12::fstring<$I21>::t, $I21)','/src/include/fmt/format.h',4200),
+ (1,3,'std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > fmt::v12::format<$I20>(fmt::v12::fstring<$I20>::t, $I20)','/src/include/fmt/format.h',4200),
+ (1,4,'fmt::v12::basic_appender<char> fmt::v12::detail::write<char, fmt::v12::basic_appender<char>, int, 0>(fmt::v12::basic_appender<char>, int)','/src/include/fmt/format.h',2000),
+ (1,5,'decltype (({parm#1}.begin)()) std::begin<std::vector<int, std::allocator<int> > >(std::vector<int, std::allocator<int> >&)','/usr/include/c++/12/bits/range_access.h',52),
+ (1,6,'fmt::v12::detail::S::operator char const*() const','/src/s.h',3),
+ (1,7,'void* operator new<Pool>(unsigned long, Pool&)','/src/pool.h',9),
+ (1,8,'(anonymous namespace)::utf8_decode(char const*, unsigned int*, int*)','/src/test/format-impl-test.cc',30);
+INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes) VALUES
+ (1,0,1,10,8000000,8000000,0,0,0,0),(1,0,2,10,7000000,7000000,0,0,0,0),(1,0,3,10,6000000,6000000,0,0,0,0),
+ (1,0,4,10,5000000,5000000,0,0,0,0),(1,0,5,10,4000000,4000000,0,0,0,0),(1,0,6,10,3000000,3000000,0,0,0,0),
+ (1,0,7,10,2000000,2000000,0,0,0,0),(1,0,8,10,1000000,1000000,0,0,0,0);
+SQL
+expect cxx_100 env COLUMNS=100 "$P" report --db "$C" 1 <<'EOF'
+Function                                  Calls       Self        p50        p99   Allocs      Bytes
+----------------------------------------------------------------------------------------------------
+fmt::v12::det…::parse_format_specs<…>(…)     10     8.00ms     0.00ns     0.00ns        0         0B
+fmt::v12::format<…>(…)                       10     7.00ms     0.00ns     0.00ns        0         0B
+fmt::v12::format<…>(…) #2                    10     6.00ms     0.00ns     0.00ns        0         0B
+fmt::v12::detail::write<…>(…)                10     5.00ms     0.00ns     0.00ns        0         0B
+std::begin<…>(std::vector<…>&)               10     4.00ms     0.00ns     0.00ns        0         0B
+fmt::v12:…::operator char const*() const     10     3.00ms     0.00ns     0.00ns        0         0B
+operator new<Pool>(unsigned long, Pool&)     10     2.00ms     0.00ns     0.00ns        0         0B
+(anonymous namespace)::utf8_decode(…)        10     1.00ms     0.00ns     0.00ns        0         0B
+
+0 frames
+EOF
+for cols in 100 120 160 240 400; do
+    COLUMNS=$cols "$P" report --db "$C" 1 > "$W/out" || fail "cxx COLUMNS=$cols: exit $?"
+    # one column per character: the ellipsis is three bytes
+    wide=$(sed 's/\xe2\x80\xa6/./g' "$W/out" | awk -v c="$cols" 'length($0) > c' | head -1)
+    [ -z "$wide" ] || fail "cxx COLUMNS=$cols: wider: $wide"
+    grep -Eq '^(char const\*|std::__cxx11|fmt::v12::basic_appender<char> |decltype|void\* )' "$W/out" &&
+        fail "cxx COLUMNS=$cols: a return type shown: $(grep -E '^(char|std::__|decltype|void)' "$W/out" | head -1)"
+    sed -n '3,10p' "$W/out" | sed 's/  *[0-9][0-9]* .*//' | sort | uniq -d > "$W/dups"
+    [ -s "$W/dups" ] && fail "cxx COLUMNS=$cols: rows alike: $(cat "$W/dups")"
+done
+COLUMNS=400 "$P" report --db "$C" 1 | grep -q '^fmt::v12::detail::write<char, fmt::v12::basic_appender<char>, int, 0>(fmt::v12::basic_appender<char>, int)  ' ||
+    fail "cxx COLUMNS=400: write not shown whole"
+"$P" report --db "$C" 1 --json | grep -q '"function": "char const\* fmt::v12::detail::parse_format_specs<char>(' ||
+    fail "cxx --json lost the full name"
 [ $FAILS -eq 0 ] && echo "ok: names" && exit 0
 echo "$FAILS failure(s) in names"
 exit 1

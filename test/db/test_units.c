@@ -168,6 +168,35 @@ static void test_call_fix(void **state)
     assert_true(call_fix_ns(50, (call_fix){ 100, 0 }) == 0);
 }
 
+/* A C++ name without its return type, as c++filt shows a non-template function. */
+static void test_name_without_return(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"main", "main"},
+        {"ZSTD_highbit32 (bits.h:30)", "ZSTD_highbit32 (bits.h:30)"},
+        {"ns::f(int)", "ns::f(int)"},
+        {"char const* ns::f<char>(char const*)", "ns::f<char>(char const*)"},
+        {"std::vector<int, std::allocator<int> > ns::g<int>(int) const", "ns::g<int>(int) const"},
+        {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > f<int>(int) (a.cc:3)",
+         "f<int>(int) (a.cc:3)"},
+        {"(anonymous namespace)::h(int)", "(anonymous namespace)::h(int)"},
+        {"ns::S::operator char const*() const", "ns::S::operator char const*() const"},
+        {"ns::S::operator std::basic_string<char> const&<int>() const", "ns::S::operator std::basic_string<char> const&<int>() const"},
+        {"void* operator new<Pool>(unsigned long, Pool&)", "operator new<Pool>(unsigned long, Pool&)"},
+        {"bool ns::operator< <int>(ns::T<int> const&, ns::T<int> const&)", "ns::operator< <int>(ns::T<int> const&, ns::T<int> const&)"},
+        {"decltype (({parm#1}.begin)()) std::begin<V>(V&)", "std::begin<V>(V&)"},
+        {"auto ns::f<int>(int)::{lambda(int)#1}::operator()<int>(int) const",
+         "ns::f<int>(int)::{lambda(int)#1}::operator()<int>(int) const"},
+        {"std::string foo[abi:cxx11]<int>(int)", "foo[abi:cxx11]<int>(int)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = name_without_return(cases[i][0]);
+        assert_string_equal(got, cases[i][1]);
+        free(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_call_fix),
+        cmocka_unit_test(test_name_without_return),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

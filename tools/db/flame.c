@@ -198,7 +198,8 @@ static void draw(fg *g, int node, double x, int height)
     if (w < FG_MINW)
         return;
     FILE *f = g->f;
-    const char *label = node ? t->keys.labels[c->key] : "all";
+    /* as the tables show it: a C++ name without its return type */
+    char *label = name_without_return(node ? t->keys.labels[c->key] : "all");
     double y = height - FG_BOTTOM - (c->depth + 1) * FG_ROW;
     char tot[32], self[32], col[32], text[1024];
     fmt_metric(tot, sizeof tot, (double)c->total_ns, g->bytes);
@@ -238,6 +239,7 @@ static void draw(fg *g, int node, double x, int height)
     fprintf(f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + FG_ROW - 5);
     xml_str(f, text);
     fputs("</text></g>\n", f);
+    free(label);
     g->drawn++;
     /* Children in name order, left to right. */
     int n = 0;

@@ -1,5 +1,6 @@
 /* format.c - human units, text tables, JSON and CSV strings. */
 #include "piano_db.h"
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,89 +309,254 @@ static char *cut_middle(const char *s, size_t w)
     return out;
 }
 
+/* Where the last top-level "(...)" of s[0, n) opens (the parameter list of
+ * a demangled name), or n when it has none. */
+static size_t params_open(const char *s, size_t n)
+{
+    size_t open = n;
+    int angle = 0, paren = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '<' && !operator_char(s, i))
+            angle++;
+        else if (ch == '>' && !operator_char(s, i) && angle > 0)
+            angle--;
+        else if (ch == '(' && !angle && paren++ == 0)
+            open = i;
+        else if (ch == ')' && !angle && paren > 0)
+            paren--;
+    }
+    return paren ? n : open;
+}
+
+/* Where the "operator" keyword whose name holds the blank at s[i] begins
+ * (operator new, operator char const*, operator< <int>), outside brackets;
+ * (size_t)-1 when no such keyword is before it. */
+static size_t operator_token(const char *s, size_t i)
+{
+    int depth = 0;
+    for (size_t k = i; k-- > 0;) {
+        char ch = s[k];
+        if ((ch == '>' && !operator_char(s, k)) || ch == ')' || ch == ']' || ch == '}')
+            depth++;
+        else if (((ch == '<' && !operator_char(s, k)) || ch == '(' || ch == '[' || ch == '{') && depth > 0)
+            depth--;
+        else if (!depth && !strncmp(s + k, "operator", 8) && (k == 0 || s[k - 1] == ':' || s[k - 1] == ' ') &&
+                 !(isalnum((unsigned char)s[k + 8]) || s[k + 8] == '_'))
+            return k;
+    }
+    return (size_t)-1;
+}
+
+/* Where a demangled C++ name's qualified name begins, after the return type a
+ * template function's name carries (`char const* ns::f<char>(char const*)`:
+ * at `ns::`), as c++filt shows other functions; 0 when there is none. The
+ * return type ends at the last blank outside brackets before the parameter
+ * list, unless that blank belongs to an operator's name (`operator new`,
+ * `operator char const*`). */
+static size_t name_start(const char *s)
+{
+    size_t n = label_suffix(s), open = params_open(s, n);
+    if (open == n || open == 0)
+        return 0;
+    int depth = 0;
+    for (size_t i = open; i-- > 0;) {
+        char ch = s[i];
+        if ((ch == '>' && !operator_char(s, i)) || ch == ')' || ch == ']' || ch == '}')
+            depth++;
+        else if (((ch == '<' && !operator_char(s, i)) || ch == '(' || ch == '[' || ch == '{') && depth > 0)
+            depth--;
+        else if (ch == ' ' && !depth) {
+            /* a blank of an operator's name: on to its "operator" */
+            size_t op = operator_token(s, i);
+            if (op != (size_t)-1) {
+                if (op == 0)
+                    return 0;
+                i = op;
+                continue;
+            }
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Where the function's own name begins in a demangled name: past the last
+ * "::" outside brackets before its parameters (ns::T<…>::f(int): at f), or 0. */
+static size_t last_name_start(const char *s)
+{
+    size_t n = label_suffix(s), open = params_open(s, n), last = 0;
+    int depth = 0;
+    for (size_t i = name_start(s); i < open; i++) {
+        char ch = s[i];
+        if ((ch == '<' && !operator_char(s, i)) || ch == '(' || ch == '[' || ch == '{')
+            depth++;
+        else if (((ch == '>' && !operator_char(s, i)) || ch == ')' || ch == ']' || ch == '}') && depth > 0)
+            depth--;
+        else if (ch == ':' && s[i + 1] == ':' && !depth)
+            last = i + 2, i++;
+    }
+    return last;
+}
+
+/* s cut to w display characters keeping the function's own name and what
+ * follows it whole (qualifiers cut in their middle: ns::…::f(int)); NULL when
+ * that name alone does not fit. */
+static char *cut_keeping_name(const char *s, size_t w)
+{
+    if (utf8_width(s) <= w)
+        return xstrdup(s);
+    size_t b = last_name_start(s), tw = utf8_width(s + b);
+    if (tw + 1 > w)
+        return NULL;
+    if (tw + 1 + 4 > w) { /* no room for a telling part of its qualifier */
+        char *out = xmalloc(strlen(s + b) + 4);
+        sprintf(out, ELLIPSIS "%s", s + b);
+        return out;
+    }
+    /* the qualifier's head, then "…::" when there is room for it */
+    int sep = b >= 2 && tw + 3 + 6 <= w;
+    size_t head = w - tw - (sep ? 3 : 1), hb = utf8_offset(s, head);
+    char *out = xmalloc(strlen(s) + 6);
+    sprintf(out, "%.*s" ELLIPSIS "%s%s", (int)hb, s, sep ? "::" : "", s + b);
+    return out;
+}
+
+/* s in w display characters: the cut that keeps the function's own name,
+ * else the middle cut. */
+static char *cut_name(const char *s, size_t w)
+{
+    char *c = cut_keeping_name(s, w);
+    return c ? c : cut_middle(s, w);
+}
+
+char *name_without_return(const char *s)
+{
+    return xstrdup(s + name_start(s));
+}
+
+enum { NFORMS = 4 };
 typedef struct {
-    char *forms[3];  /* least to most shortened: as given, templates elided, parameters elided */
-    int nforms, k;   /* form in use */
-    size_t w;        /* cut to w characters; 0: not cut */
+    char *forms[NFORMS]; /* least to most shortened: without its return type,
+                          * templates elided, parameters elided, both */
+    int nforms;
+    const char *given;
     char *shown;
-    size_t idx;
 } fitname;
 
 static int cmp_shown(const void *a, const void *b)
 {
     const fitname *x = *(fitname *const *)a, *y = *(fitname *const *)b;
     int c = strcmp(x->shown, y->shown);
-    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+    return c ? c : (x < y ? -1 : x > y);
 }
 
-static void fit_show(fitname *f)
+static void add_form(fitname *f, char *form)
 {
-    free(f->shown);
-    f->shown = f->w ? cut_middle(f->forms[f->k], f->w) : xstrdup(f->forms[f->k]);
+    for (int k = 0; k < f->nforms; k++)
+        if (!strcmp(f->forms[k], form)) {
+            free(form);
+            return;
+        }
+    f->forms[f->nforms++] = form;
 }
 
-/* One step back towards the name as given; 0 when it is there already. */
-static int fit_back(fitname *f)
+/* Whether a row of another name than self's shows s (rows of one name, as a
+ * function in several snapshots, may read the same). */
+static int shown_elsewhere(fitname *v, size_t n, const fitname *self, const char *s)
 {
-    if (f->w) {
-        f->w += 4;
-        if (f->w >= utf8_width(f->forms[f->k]))
-            f->w = 0;
-    } else if (f->k > 0) {
-        f->k--; /* a less shortened form, whole: a cut of it would read worse */
-    } else {
-        return 0;
-    }
-    fit_show(f);
-    return 1;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].given, self->given) && !strcmp(v[i].shown, s))
+            return 1;
+    return 0;
 }
 
-static char **names_fit_once(const char *const *names, size_t n, size_t max)
+/* A shown name for f that no other row shows and that fits max: the least
+ * shortened of its forms, whole, then cut keeping the function's own name;
+ * NULL when none is. */
+static char *fit_unique(fitname *v, size_t n, const fitname *f, size_t max)
+{
+    for (int cut = 0; cut < 2; cut++)
+        for (int k = 0; k < f->nforms; k++) {
+            if (!cut && utf8_width(f->forms[k]) > max)
+                continue;
+            char *c = cut ? cut_keeping_name(f->forms[k], max) : xstrdup(f->forms[k]);
+            if (c && utf8_width(c) <= max && !shown_elsewhere(v, n, f, c))
+                return c;
+            free(c);
+        }
+    return NULL;
+}
+
+char **names_fit(const char *const *names, size_t n, size_t max)
 {
     char **out = xcalloc(n ? n : 1, sizeof *out);
     fitname *v = xcalloc(n ? n : 1, sizeof *v);
     fitname **order = xcalloc(n ? n : 1, sizeof *order);
     for (size_t i = 0; i < n; i++) {
         fitname *f = &v[i];
-        f->idx = i;
-        f->forms[0] = xstrdup(names[i]);
-        f->nforms = 1;
-        if (utf8_width(names[i]) > max) {
-            char *e = elide_templates(f->forms[0]);
-            if (strcmp(e, f->forms[f->nforms - 1]))
-                f->forms[f->nforms++] = e;
-            else
-                free(e);
-            e = elide_params(f->forms[f->nforms - 1]);
-            if (strcmp(e, f->forms[f->nforms - 1]))
-                f->forms[f->nforms++] = e;
-            else
-                free(e);
+        f->given = names[i];
+        f->forms[f->nforms++] = name_without_return(names[i]);
+        if (utf8_width(f->forms[0]) > max) {
+            char *t = elide_templates(f->forms[0]), *tp = elide_params(t), *p = elide_params(f->forms[0]);
+            add_form(f, t);
+            add_form(f, p);
+            add_form(f, tp);
         }
         /* the least shortened form that fits, else the most shortened one, cut */
-        f->k = f->nforms - 1;
-        for (int k = 0; k < f->nforms; k++)
-            if (utf8_width(f->forms[k]) <= max) {
-                f->k = k;
-                break;
-            }
-        f->w = utf8_width(f->forms[f->k]) > max ? max : 0;
-        fit_show(f);
+        int k = 0;
+        while (k < f->nforms && utf8_width(f->forms[k]) > max)
+            k++;
+        f->shown = k < f->nforms ? xstrdup(f->forms[k]) : cut_name(f->forms[f->nforms - 1], max);
         order[i] = f;
     }
-    /* Rows that read the same step back towards their names as given until none do. */
-    for (int changed = 1; changed && n > 1;) {
-        changed = 0;
+    /* Rows of different names that read the same take another form that fits
+     * and no other row shows; those that find none keep their name but the
+     * first, which get a number (JSON and CSV keep the full names). The table
+     * never grows past max for it. */
+    for (int round = 0; round < 4 && n > 1; round++) {
+        int alike = 0;
         qsort(order, n, sizeof *order, cmp_shown);
         for (size_t i = 0; i < n;) {
-            size_t j = i + 1;
-            while (j < n && !strcmp(order[j]->shown, order[i]->shown))
+            size_t j = i + 1, names = 1;
+            while (j < n && !strcmp(order[j]->shown, order[i]->shown)) {
+                names += strcmp(order[j]->given, order[j - 1]->given) != 0;
                 j++;
-            if (j - i > 1)
-                for (size_t q = i; q < j; q++)
-                    changed |= fit_back(order[q]);
+            }
+            if (names > 1) {
+                alike = 1;
+                char *same = xstrdup(order[i]->shown);
+                for (size_t q = i; q < j; q++) {
+                    char *c = fit_unique(v, n, order[q], max);
+                    if (c) {
+                        free(order[q]->shown);
+                        order[q]->shown = c;
+                    }
+                }
+                size_t num = 0;
+                const char *first = NULL;
+                for (size_t q = i; q < j; q++) {
+                    fitname *f = order[q];
+                    if (strcmp(f->shown, same))
+                        continue;
+                    if (!first || !strcmp(f->given, first)) {
+                        first = first ? first : f->given;
+                        continue;
+                    }
+                    char tag[24];
+                    int nl = snprintf(tag, sizeof tag, " #%zu", ++num + 1);
+                    char *base = cut_name(f->forms[f->nforms - 1], max > (size_t)nl + 8 ? max - (size_t)nl : 8);
+                    free(f->shown);
+                    f->shown = xmalloc(strlen(base) + (size_t)nl + 1);
+                    sprintf(f->shown, "%s%s", base, tag);
+                    free(base);
+                }
+                free(same);
+            }
             i = j;
         }
+        if (!alike)
+            break;
     }
     for (size_t i = 0; i < n; i++) {
         out[i] = v[i].shown;
@@ -399,25 +565,6 @@ static char **names_fit_once(const char *const *names, size_t n, size_t max)
     }
     free(order);
     free(v);
-    return out;
-}
-
-char **names_fit(const char *const *names, size_t n, size_t max)
-{
-    /* Rows made wider than max to tell them apart widen the column anyway:
-     * the others may use that width too. */
-    char **out = names_fit_once(names, n, max);
-    for (int round = 0; round < 4; round++) {
-        size_t wide = max;
-        for (size_t i = 0; i < n; i++)
-            if (utf8_width(out[i]) > wide)
-                wide = utf8_width(out[i]);
-        if (wide == max)
-            break;
-        names_free(out, n);
-        max = wide;
-        out = names_fit_once(names, n, max);
-    }
     return out;
 }
 

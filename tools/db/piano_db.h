@@ -319,11 +319,15 @@ enum { FIT_NAMES = 0, FIT_COMMAND = 1 };
  * one, else TABLE_WIDTH_NOT_TTY. */
 #define TABLE_WIDTH_NOT_TTY 160
 size_t term_width(void);
-/* Names shown in max display characters where that loses nothing: template
- * arguments elided (a<…>::f), then parameters (f(…)), then the middle cut
- * (head…tail); never making two of them read the same (rows that would step
- * back towards their names as given). n new strings (names_free). */
+/* Names shown in max display characters: a C++ name without its return type,
+ * then where needed template arguments elided (a<…>::f), parameters (f(…)),
+ * then the middle cut (head…tail) that keeps the function's own name; never
+ * two of them alike (rows that would read the same take another form that
+ * fits, else a number: " #2"), never wider than max. n new strings (names_free). */
 char **names_fit(const char *const *names, size_t n, size_t max);
+/* A demangled C++ name without the return type a template function carries
+ * (`char const* ns::f<char>(char const*)` -> `ns::f<char>(char const*)`), as a new string. */
+char *name_without_return(const char *s);
 void names_free(char **v, size_t n);
 /* A run's command as shown: argv[0]'s base name and the arguments, the
  * arguments cut to fit max characters (the name never). New string. */

@@ -188,7 +188,9 @@ static void put_functions(buf *out, strtab *st, const fkeys *k)
     }
     for (int i = 0; i < k->nkeys; i++) {
         f_int(&m, 1, i + 1);
-        f_int(&m, 2, intern(st, k->labels[i]));  /* name */
+        char *shown = name_without_return(k->labels[i]);
+        f_int(&m, 2, intern(st, shown));          /* name: as the tables show it */
+        free(shown);
         f_int(&m, 3, intern(st, k->names[i]));   /* system_name */
         f_int(&m, 4, intern(st, k->files[i]));   /* filename */
         f_int(&m, 5, k->lines[i]);               /* start_line */
