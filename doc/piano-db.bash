@@ -27,12 +27,13 @@ _piano_db()
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
         --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
+        --group) COMPREPLY=($(compgen -W "template" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes cpu offcpu inuse peak" -- "$cur")); return ;;
         --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval|--from|--to) return ;;
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group" ;;
         runs|tag|snapshots) opts+=" --json" ;;
         diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap" ;;
         gc) opts+=" --keep" ;;

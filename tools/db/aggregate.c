@@ -113,17 +113,22 @@ static void add_cpu(fnrow *row, sqlite3_stmt *st, int col)
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
-    char sql[900];
+    char sql[1000];
+    int group = (flags & AGG_GROUP) != 0;
     snprintf(sql, sizeof sql,
-             "SELECT f.name, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s, %s "
+             "SELECT %s, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
+             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s, %s, f.name "
              "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
-             "ORDER BY f.name, f.file, f.line",
+             "ORDER BY 1, f.file, %s",
+             group ? "piano_group(f.name)" : "f.name",
              p->has_child_calls ? "s.child_calls" : "0", pdb_has_unfinished(p) ? "s.unfinished" : "0",
              pdb_has_cpu(p) ? "s.cpu_ns, s.cpu_total_ns, s.cpu_user_ns, s.cpu_sys_ns, s.offcpu_ns"
                             : "NULL, NULL, NULL, NULL, NULL",
-             p->has_inuse ? "s.inuse_objects, s.inuse_bytes, s.peak_inuse_bytes" : "NULL, NULL, NULL");
+             p->has_inuse ? "s.inuse_objects, s.inuse_bytes, s.peak_inuse_bytes" : "NULL, NULL, NULL",
+             group ? "f.name, f.line" : "f.line");
+    if (group)
+        flags &= ~AGG_BY_LINE; /* instantiations of one template: one row per file */
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
@@ -136,10 +141,13 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
     int by_line = (flags & AGG_BY_LINE) != 0;
     merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0};
     fnrow *cur = NULL;
+    char *member = NULL; /* AGG_GROUP: the last function name summed into cur */
     while (pdb_step(p, st) == SQLITE_ROW) {
         const char *name = pdb_col_text(st, 0), *file = pdb_col_text(st, 1);
         int64_t line = sqlite3_column_int64(st, 2);
         if (!cur || !same_key(cur, name, file, line, by_line)) {
+            free(member);
+            member = NULL;
             if (cur)
                 finish_row(cur, &m, r, flags);
             if (out->n == out->cap) {
@@ -152,6 +160,14 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
             cur->name = xstrdup(name);
             cur->file = xstrdup(file);
             cur->line = line;
+        }
+        if (flags & AGG_GROUP) {
+            const char *fn = pdb_col_text(st, 22);
+            if (!member || strcmp(member, fn)) {
+                cur->instances++;
+                free(member);
+                member = xstrdup(fn);
+            }
         }
         cur->calls = sat_add(cur->calls, sqlite3_column_int64(st, 3));
         cur->self_ns = sat_add(cur->self_ns, sqlite3_column_int64(st, 4));
@@ -179,6 +195,7 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
     }
     if (cur)
         finish_row(cur, &m, r, flags);
+    free(member);
     sqlite3_finalize(st);
     free(m.self);
     free(m.total);

@@ -97,6 +97,18 @@ static int spool_pending(const char *spool)
 }
 
 
+/* SQL piano_group(name): name_group(name) (format.c). */
+static void sql_name_group(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const unsigned char *name = sqlite3_value_text(argv[0]);
+    if (!name) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, name_group((const char *)name), -1, free);
+}
+
 static int import_pending(pdb *p)
 {
     static char last[1024];   /* push --follow-all imports again and again: each warning once */
@@ -202,6 +214,9 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("cannot read %s: %s", p->path, m);
     }
     sqlite3_finalize(st_q);
+    /* report --group template keys rows by it (aggregate.c) */
+    sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,
+                            NULL, NULL);
     sqlite3_stmt *cc = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') "
                                       "WHERE name = 'child_calls'");
     if (pdb_step(p, cc) == SQLITE_ROW)

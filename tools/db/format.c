@@ -435,6 +435,34 @@ char *name_without_return(const char *s)
     return xstrdup(s + name_start(s));
 }
 
+char *name_group(const char *s)
+{
+    const char *n = s + name_start(s);
+    size_t len = strlen(n), open = params_open(n, len);
+    char *out = xmalloc(len + 8), *o = out;
+    for (size_t i = 0; i < len;) {
+        size_t end;
+        if (i == open) { /* the parameters: "(…)", or "()" when there are none */
+            int depth = 0;
+            size_t k = i;
+            for (; k < len; k++)
+                if (n[k] == '(')
+                    depth++;
+                else if (n[k] == ')' && --depth == 0)
+                    break;
+            o += sprintf(o, k > i + 1 ? "(" ELLIPSIS ")" : "()");
+            i = k < len ? k + 1 : len;
+        } else if (n[i] == '<' && !operator_char(n, i) && (end = close_angle(n, i)) != 0 && i < open) {
+            o += sprintf(o, "<" ELLIPSIS ">");
+            i = end;
+        } else {
+            *o++ = n[i++];
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 enum { NFORMS = 4 };
 typedef struct {
     char *forms[NFORMS]; /* least to most shortened: without its return type,

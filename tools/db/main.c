@@ -46,6 +46,10 @@ static const char *help_report =
     "                   bytes they held at the run's heap peak, and that peak in the header\n"
     "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu,\n"
     "                   inuse, peak\n"
+    "  --group template one row per C++ function template (or overload set) and file, its\n"
+    "                   instantiations summed: name without template arguments and\n"
+    "                   parameters (ns::write<…>(…)), histograms merged for p50/p99; Fns\n"
+    "                   (JSON instances) counts the functions in the row\n"
     "  --top N          show N rows (table default: 30; JSON and CSV default: all)\n"
     "  --all            show every row\n"
     "  --threads        one table per thread (JSON: [{thread, tid, name, functions: [rows]}])\n"
@@ -289,7 +293,7 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to ", &help_report, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group ", &help_report, 0},
     {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
     {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
      &help_snapshots, 0},
@@ -391,7 +395,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
                                                 "output", "format", "app", "label", "tenant", "timeout", "count", "metric",
-                                                "interval", "from", "to"};
+                                                "interval", "from", "to", "group"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -442,6 +446,10 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         if (!in_list(" folded pprof chrome callgrind ", val))
             pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
         o->format = val;
+    } else if (!strcmp(name, "group")) {
+        if (strcmp(val, "template"))
+            pdb_usage_die("%s: unknown grouping '%s' (template)", c->name, val);
+        o->group = val;
     } else if (!strcmp(name, "sort")) {
         if (fnset_sort_key(val) < 0)
             pdb_usage_die("%s: unknown sort key '%s' (%s)", c->name, val, fnset_sort_keys());

@@ -31,6 +31,7 @@ typedef struct {
     const char *db;
     int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap;
     const char *sort;
+    const char *group;  /* report --group template */
     long top;
     int top_set;
     long thread;
@@ -242,6 +243,7 @@ typedef struct {
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
     size_t nhist;
+    int64_t instances; /* AGG_GROUP: the functions (names) the row sums */
 } fnrow;
 
 typedef struct {
@@ -249,9 +251,10 @@ typedef struct {
     size_t n, cap;
 } fnset;
 
-enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4 };
+enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4, AGG_GROUP = 8 };
 /* Figures of run r's functions (thread -1: all threads merged), one row per
- * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids. */
+ * (name, file, line) -- or (name, file) without AGG_BY_LINE -- merging ids;
+ * AGG_GROUP: one row per (name_group(name), file), its histograms merged. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
 /* The rows of st (bound, in pdb_load_functions' columns, sorted by name,
@@ -328,6 +331,10 @@ char **names_fit(const char *const *names, size_t n, size_t max);
 /* A demangled C++ name without the return type a template function carries
  * (`char const* ns::f<char>(char const*)` -> `ns::f<char>(char const*)`), as a new string. */
 char *name_without_return(const char *s);
+/* The key of report --group template: the name without its return type, every
+ * template argument list before its parameters and the parameters elided
+ * (`fmt::detail::write<…>(…)`), as a new string. */
+char *name_group(const char *s);
 void names_free(char **v, size_t n);
 /* A run's command as shown: argv[0]'s base name and the arguments, the
  * arguments cut to fit max characters (the name never). New string. */

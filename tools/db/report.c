@@ -37,18 +37,22 @@ static const emit_col report_cols[] = {
 };
 enum { NREPORT = sizeof report_cols / sizeof *report_cols, CPU_COL = 15, INUSE_COL = 20 };
 
-/* The columns of a report: the contract's table, and with --cpu its CPU
- * columns (CPU: self; User, Sys: the inclusive CPU's split; Off-CPU: inclusive). */
-static const emit_col *report_columns(int cpu)
+/* report --group template: after a row's figures, the functions it sums. */
+static const emit_col instances_col = {.head = "Fns", .key = "instances", .type = COL_INT, .minw = 4};
+
+/* The columns of a report: the contract's table, with --cpu its CPU columns
+ * (CPU: self; User, Sys: the inclusive CPU's split; Off-CPU: inclusive), and
+ * with --group the functions each row sums (NREPORT + 1 columns). */
+static const emit_col *report_columns(int cpu, int group)
 {
-    static emit_col with_cpu[NREPORT];
-    if (!cpu)
-        return report_cols;
+    static emit_col cols[NREPORT + 1];
     static const char *const heads[] = {"CPU", NULL, "User", "Sys", "Off-CPU"};
-    memcpy(with_cpu, report_cols, sizeof with_cpu);
-    for (int k = 0; k < 5; k++)
-        with_cpu[CPU_COL + k].head = heads[k];
-    return with_cpu;
+    memcpy(cols, report_cols, sizeof report_cols);
+    for (int k = 0; cpu && k < 5; k++)
+        cols[CPU_COL + k].head = heads[k];
+    cols[NREPORT] = instances_col;
+    (void)group;
+    return cols;
 }
 
 /* --threads in JSON and CSV: a row per thread, its functions nested. */
@@ -149,17 +153,19 @@ static void emit_heap(FILE *f, emit_mode mode, const run_info *r, const fnset *s
 
 /* The rows of s (shown of them) as a table, JSON or CSV; returns the calls
  * marked in the table. */
-static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t shown, int color, int cpu)
+static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t shown, int color, int cpu,
+                              int group)
 {
     int64_t marked = 0;
     for (size_t i = 0; i < shown; i++)
         marked = sat_add(marked, s->v[i].unfinished > 0 ? s->v[i].unfinished : 0);
     emitter e;
-    emit_begin(&e, f, mode, report_columns(cpu), NREPORT, color ? EMIT_COLOR : 0);
+    emit_begin(&e, f, mode, report_columns(cpu, group), NREPORT + (group != 0), color ? EMIT_COLOR : 0);
     for (size_t i = 0; i < shown; i++) {
-        emit_val v[NREPORT];
+        emit_val v[NREPORT + 1];
         char calls[32];
         report_values(&s->v[i], v, calls, marked);
+        v[NREPORT] = (emit_val){.i = s->v[i].instances};
         emit_row(&e, v, NULL);
     }
     emit_end(&e, NULL);
@@ -266,7 +272,8 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 static void load_sorted(pdb *p, const pdb_opts *o, const run_info *r, long thread, fnset *s)
 {
     const char *sort = o->sort ? o->sort : o->heap ? "inuse" : "self";
-    pdb_load_functions(p, r, thread, AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED), s);
+    pdb_load_functions(p, r, thread,
+                       AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED) | (o->group ? AGG_GROUP : 0), s);
     if (fnset_sort(s, sort) != 0)
         pdb_usage_die("report: unknown sort key '%s' (%s)", sort, fnset_sort_keys());
 }
@@ -292,7 +299,8 @@ static void report_run(pdb *p, const pdb_opts *o, const run_info *r)
         fnset_free(&s);
         return;
     }
-    int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu);
+    int64_t marked = emit_functions(f, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu,
+                                    o->group != NULL);
     if (mode == EMIT_TABLE) {
         fputc('\n', f);
         frames_line(f, p, r, thread);
@@ -344,7 +352,7 @@ static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
         } else {
             fprintf(f, "%sThread %ld (tid %lld%s%s)\n", n ? "\n" : "", thread, (long long)tid, *name ? ", " : "",
                     name);
-            marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color, o->cpu));
+            marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color, o->cpu, o->group != NULL));
             frames_line(f, p, r, thread);
         }
         fnset_free(&s);
@@ -381,7 +389,7 @@ static void report_window(pdb *p, const pdb_opts *o, const run_info *r)
     pdb_window_describe(&w, what, sizeof what);
     if (mode == EMIT_TABLE)
         printf("run %lld, window %s\n", (long long)r->id, what);
-    emit_functions(stdout, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu);
+    emit_functions(stdout, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu, 0);
     if (mode == EMIT_TABLE)
         puts("\nwindow: the difference of the two snapshots named above; p50/p99 are not kept per snapshot (-)");
     fnset_free(&s);
@@ -392,6 +400,8 @@ int cmd_report(pdb *p, const pdb_opts *o)
     if (o->json && o->csv)
         pdb_usage_die("report: --json and --csv exclude each other");
     int64_t id;
+    if (o->group && (o->from || o->to || o->frames || o->heap))
+        pdb_usage_die("report: --group goes with the functions' table (not --from, --to, --frames or --heap)");
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
