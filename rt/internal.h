@@ -10,6 +10,7 @@
  *   fork.c     a forked child's run
  *   finish.c   exit: the run imported from its own spool
  *   snap.c     snapshots over time (PIANO_INTERVAL): a background thread
+ *   user.c     a program that changes its user: the run's files kept open
  *
  * Nothing here is exported from libpiano_rt.so (hidden).
  */
@@ -243,6 +244,12 @@ void snap_stop(void);
 void snap_fork_child(void);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);
+
+/* ---------------------------------------------------------------- user.c */
+
+int held_active(void);
+int held_open(const char *name);
+void held_forget(void);
 
 /* ---------------------------------------------------------------- heap.c */
 
