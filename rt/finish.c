@@ -185,6 +185,7 @@ static void piano_finish(void)
     mem.states = states;
     pthread_mutex_unlock(&g.threads_lock);
     allocator_detect(g.run.allocator, sizeof g.run.allocator);
+    refresh_command();   /* its title at the end, as ps showed it */
     save_run_header();
     char err[PIANO_WHY_MAX] = "";
     /* A program that changed its user (a daemon's worker that dropped root)

@@ -191,6 +191,7 @@ int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
 int run_open(const char *name, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
+void refresh_command(void);
 void append_fns(const void *buf, size_t n);
 
 /* Function records waiting to be appended to the fns file together: a

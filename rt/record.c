@@ -162,6 +162,20 @@ static void read_command(char *out, uint32_t *len, size_t cap)
     *len = (uint32_t)n;
 }
 
+/* The run's command is read again: the title the process has now (a daemon
+ * renames itself after the fork that made its run, as nginx's master and
+ * workers do: setproctitle over argv[0]); kept when it cannot be read. */
+void refresh_command(void)
+{
+    char cmd[sizeof g.run.cmd];
+    uint32_t len = 0;
+    read_command(cmd, &len, sizeof cmd);
+    if (len) {
+        memcpy(g.run.cmd, cmd, len + 1);
+        g.run.cmd_len = len;
+    }
+}
+
 /* Makes this run's spool folder: built under a dot name with its lock held,
  * its run header, fns and (empty) states files made, then renamed, so a recovering piano-db
  * never sees it half made. The lock is held through a mapping of the lock
