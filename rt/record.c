@@ -106,7 +106,7 @@ static int run_dir_open(void)
     if (dfd < 0 && (errno == EACCES || errno == EPERM) && geteuid() != g.start_euid) {
         int e = errno;
         say("piano: this process changed its user (uid %u -> %u) and can no longer write its spool %s: "
-            "threads started from now may be counted only, not recorded; run the program as that user to profile it",
+            "threads and frames from now on may be counted only, not recorded (doc/running.md, daemons that drop root)",
             (unsigned)g.start_euid, (unsigned)geteuid(), g.dir);
         errno = e;
     }

@@ -32,7 +32,7 @@ static void wait_for(const char *file) {
     while (file && access(file, F_OK) != 0 && time(NULL) - start < 20) usleep(10000);
 }
 int main(int argc, char **argv) {
-    const char *stop = argc > 1 ? argv[1] : NULL;
+    const char *stop = argc > 1 ? strdup(argv[1]) : NULL;   /* argv is overwritten by the titles */
     title_init(argc, argv);
     work(1);
     fflush(stdout);
