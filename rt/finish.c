@@ -185,17 +185,24 @@ static void piano_finish(void)
     mem.states = states;
     pthread_mutex_unlock(&g.threads_lock);
     allocator_detect(g.run.allocator, sizeof g.run.allocator);
+    refresh_command();   /* its title at the end, as ps showed it */
     save_run_header();
     char err[PIANO_WHY_MAX] = "";
+    /* A program that changed its user (a daemon's worker that dropped root)
+     * can open neither the database nor the spool folder of the user that
+     * started it: the run, complete, stays in the spool (written through the
+     * files kept open, user.c), and the next piano-db command of that user
+     * stores it. Nothing is lost: nothing is said. */
+    int moved = geteuid() != g.start_euid;
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
-    sqlite3 *db = piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    sqlite3 *db = moved ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
     if (db)
         sqlite3_busy_timeout(db, PIANO_EXIT_WAIT_MS);
     int stored = 0;
-    if (!db) {
+    if (!db && !moved) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
-    } else {
+    } else if (db) {
         int r = piano_import_spool_mem(db, g.dir, 1, &mem, err, sizeof err);
         if (r < 0)
             say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err,

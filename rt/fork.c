@@ -273,6 +273,7 @@ void atfork_child(void)
 {
     pthread_mutex_init(&g.threads_lock, NULL);
     snap_fork_child();
+    held_forget();   /* the parent's run's files, kept once it changed its user (user.c) */
     int saved = errno;
     if (g.off || g.finished) {
         fork_release_parent();

@@ -10,6 +10,7 @@
  *   fork.c     a forked child's run
  *   finish.c   exit: the run imported from its own spool
  *   snap.c     snapshots over time (PIANO_INTERVAL): a background thread
+ *   user.c     a program that changes its user: the run's files kept open
  *
  * Nothing here is exported from libpiano_rt.so (hidden).
  */
@@ -190,6 +191,7 @@ int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
 int run_open(const char *name, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
+void refresh_command(void);
 void append_fns(const void *buf, size_t n);
 
 /* Function records waiting to be appended to the fns file together: a
@@ -243,6 +245,12 @@ void snap_stop(void);
 void snap_fork_child(void);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);
+
+/* ---------------------------------------------------------------- user.c */
+
+int held_active(void);
+int held_open(const char *name);
+void held_forget(void);
 
 /* ---------------------------------------------------------------- heap.c */
 

@@ -3,7 +3,8 @@
  * files (a slot per thread: its state and its frame buffer), and the chunk
  * files of full buffers. Every file is opened by name in the
  * run's own folder, never kept open (a program may close or reuse any
- * descriptor), and written quietly (no SIGPIPE, no SIGXFSZ).
+ * descriptor), and written quietly (no SIGPIPE, no SIGXFSZ); once the
+ * program changes its user, through the descriptors user.c keeps.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -105,7 +106,7 @@ static int run_dir_open(void)
     if (dfd < 0 && (errno == EACCES || errno == EPERM) && geteuid() != g.start_euid) {
         int e = errno;
         say("piano: this process changed its user (uid %u -> %u) and can no longer write its spool %s: "
-            "threads started from now may be counted only, not recorded; run the program as that user to profile it",
+            "threads and frames from now on may be counted only, not recorded (doc/running.md, daemons that drop root)",
             (unsigned)g.start_euid, (unsigned)geteuid(), g.dir);
         errno = e;
     }
@@ -123,6 +124,9 @@ static int run_dir_open(void)
  * not open, or reuse its number. Returns a descriptor, or -1 with errno set. */
 int run_open(const char *name, int flags)
 {
+    int kept = held_open(name);   /* the program changed its user: the files piano kept (user.c) */
+    if (kept >= 0)
+        return kept;
     int dfd = run_dir_open();
     if (dfd < 0)
         return -1;
@@ -156,6 +160,20 @@ static void read_command(char *out, uint32_t *len, size_t cap)
             out[i] = ' ';
     out[n] = 0;
     *len = (uint32_t)n;
+}
+
+/* The run's command is read again: the title the process has now (a daemon
+ * renames itself after the fork that made its run, as nginx's master and
+ * workers do: setproctitle over argv[0]); kept when it cannot be read. */
+void refresh_command(void)
+{
+    char cmd[sizeof g.run.cmd];
+    uint32_t len = 0;
+    read_command(cmd, &len, sizeof cmd);
+    if (len) {
+        memcpy(g.run.cmd, cmd, len + 1);
+        g.run.cmd_len = len;
+    }
 }
 
 /* Makes this run's spool folder: built under a dot name with its lock held,
@@ -317,6 +335,7 @@ void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char 
 
 #define CHUNK_ROOM_FIRST 4096u   /* bytes of a frame buffer reserved first: made with its slot */
 static unsigned char zeros[64 << 10];   /* never written: .bss, no file bytes */
+static const unsigned char pad_zeros[8];
 
 /* Makes states (fd) at least `end` bytes long, never shorter: other threads
  * make their slots at the same time, without a lock (a signal handler's state
@@ -343,15 +362,17 @@ static void *map_states(uint64_t off, uint64_t len, int *anon)
     struct statvfs vfs;
     struct rlimit fsize;
     *anon = 1;
-    if (end <= (uint64_t)INT64_MAX && statvfs(g.dir, &vfs) == 0 &&
+    /* The disk's room is asked of the file (fstatvfs), not of the folder's
+     * path: a program that changed its user can no longer look it up. */
+    int fd = end <= (uint64_t)INT64_MAX ? run_open(PIANO_SPOOL_STATES, O_RDWR) : -1;
+    if (fd >= 0 && fstatvfs(fd, &vfs) == 0 &&
         (uint64_t)vfs.f_bavail * vfs.f_frsize > PIANO_SLOT_SIZE + (1ull << 30) &&
         getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur >= end) {
-        int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
-        void *p = fd >= 0 && states_extend(fd, end) == 0
+        void *p = states_extend(fd, end) == 0
                       ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)off)
                       : MAP_FAILED;
-        if (fd >= 0)
-            close(fd);
+        close(fd);
+        fd = -1;
         if (p != MAP_FAILED) {
             /* Faults on this sparse slot must not read ahead: it is all holes,
              * and read-ahead would zero-fill up to megabytes of the frame
@@ -361,6 +382,8 @@ static void *map_states(uint64_t off, uint64_t len, int *anon)
             return p;
         }
     }
+    if (fd >= 0)
+        close(fd);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
@@ -599,7 +622,6 @@ int slot_take(uint32_t *slot, uint32_t *room)
     return got;
 }
 
-static const unsigned char pad_zeros[8];
 
 /* The ended thread ts (dead, its calls closed, its buffer done with) is
  * stored in the ended file and its slot zeroed and kept for the next thread.
@@ -845,16 +867,39 @@ static int buffer_grow(struct piano_thread *ts, size_t need)
     return buffer_reserve(ts, room < PIANO_CHUNK_SIZE ? (uint32_t)room : PIANO_CHUNK_SIZE);
 }
 
-/* Stores the buffer's records as chunk file number ts->chunks and empties it.
- * The file appears whole or not at all (rename); the import reads the buffer
- * only while no file has its number, so a crash at any point neither loses
- * nor repeats a frame. Returns 0, or -1 with errno set (the buffer is left as
- * it was). */
-static int buffer_flush(struct piano_thread *ts)
+/* Appends the buffer's records to the chunks file as chunk ts->chunks (a
+ * program that changed its user cannot make a chunk file: user.c). Returns 0,
+ * or -1 with errno set (nothing whole was appended). */
+static int buffer_append(struct piano_thread *ts)
 {
-    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
-    if (!h || !ts->chunk_used)
-        return 0;
+    const struct piano_chunk_hdr *h = (const struct piano_chunk_hdr *)ts->chunk;
+    size_t len = sizeof *h + ts->chunk_used;
+    size_t size = sizeof(struct piano_chunks_rec) + ((len + 7) & ~(size_t)7);
+    struct piano_chunks_rec r = { PIANO_CHUNKS_MAGIC, (uint32_t)size, ts->thread, ts->chunks, 0 };
+    uint64_t check = piano_ended_mix(piano_ended_start(size), &r, sizeof r);
+    r.check = piano_ended_mix(check, h, len);   /* padded with zeros, as written */
+    struct iovec iov[3] = { { &r, sizeof r }, { (void *)h, len }, { (void *)pad_zeros, size - sizeof r - len } };
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_CHUNKS, O_WRONLY | O_CREAT | O_APPEND);
+    ssize_t w = fd >= 0 ? writev(fd, iov, 3) : -1;
+    int e = w < 0 ? errno : ENOSPC;
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+    if (w != (ssize_t)size) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes the buffer's records as chunk file f<N>.<K>, K = ts->chunks: whole
+ * or not at all (written under a .tmp name, then renamed). Returns 0, or -1
+ * with errno set. */
+static int buffer_store_file(struct piano_thread *ts)
+{
+    const struct piano_chunk_hdr *h = (const struct piano_chunk_hdr *)ts->chunk;
     piano_spool_name name = piano_spool_frames_file(ts->thread, ts->chunks);
     char tmp[sizeof name.s + sizeof ".tmp"];
     snprintf(tmp, sizeof tmp, "%s.tmp", name.s);
@@ -876,6 +921,22 @@ static int buffer_flush(struct piano_thread *ts)
         errno = e;
         return -1;
     }
+    return 0;
+}
+
+/* Stores the buffer's records as chunk number ts->chunks and empties it.
+ * The chunk appears whole or not at all (a chunk file renamed into place,
+ * or a checked record of the chunks file); the import reads the buffer only
+ * while no chunk has its number, so a crash at any point neither loses nor
+ * repeats a frame. Returns 0, or -1 with errno set (the buffer is left as it
+ * was). */
+static int buffer_flush(struct piano_thread *ts)
+{
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk;
+    if (!h || !ts->chunk_used)
+        return 0;
+    if ((held_active() ? buffer_append(ts) : buffer_store_file(ts)) != 0)
+        return -1;
     /* A live buffer is read as a seqlock (spool.h): the new seq is seen
      * before any record written after it. */
     __atomic_store_n(&h->used, 0, __ATOMIC_RELEASE);

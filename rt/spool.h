@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 14  /* 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 15  /* 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -533,6 +533,22 @@ static inline uint64_t piano_ended_mix(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* The chunks file: full frame buffers appended by a process that changed
+ * its user (rt/user.c) and can no longer make a chunk file f<N>.<K> in its
+ * spool folder. Each record, appended by one write, is this header, then the
+ * chunk as a chunk file holds it (its piano_chunk_hdr, then its records),
+ * padded to 8. A record is whole when its magic, size and check agree (one
+ * cut short by a full disk is skipped: the reader looks for the next magic);
+ * it stands for f<thread>.<k>. */
+#define PIANO_CHUNKS_MAGIC 0x736b6e75686370ull   /* "pchunks" */
+struct piano_chunks_rec {
+    uint64_t magic;
+    uint32_t size;           /* bytes of the record, this header included: a multiple of 8 */
+    uint32_t thread;         /* the thread's number */
+    uint64_t k;              /* the chunk's number among the thread's */
+    uint64_t check;          /* piano_ended_mix(piano_ended_start(size), ...) of the record with this field 0 */
+};
+
 /* The names of the spool's files, built here only: the recorder makes them,
  * the import and piano-db find them. */
 #define PIANO_SPOOL_SUFFIX ".spool"   /* <db>.spool holds the run folders */
@@ -542,6 +558,7 @@ static inline uint64_t piano_ended_mix(uint64_t h, const void *p, size_t n)
 #define PIANO_SPOOL_STATES "states"
 #define PIANO_SPOOL_SNAPS "snaps"
 #define PIANO_SPOOL_ENDED "ended"
+#define PIANO_SPOOL_CHUNKS "chunks"
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
 typedef struct { char s[40]; } piano_spool_name;
 

@@ -171,11 +171,36 @@ static int job_alloc(struct job *j)
     return 0;
 }
 
+/* A live run's command: the title its process has now, as ps shows it
+ * (/proc/PID/cmdline, its arguments joined by spaces: a daemon that renamed
+ * itself, as nginx's "worker process", after the fork that made its run);
+ * the run header's when it cannot be read. The process holds its spool's
+ * lock, so the pid is still its own. */
+static const char *live_command(const struct piano_spool_run *run, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/cmdline", (unsigned)run->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    while (n > 0 && buf[n - 1] == 0)
+        n--;
+    if (n <= 0)
+        return run->cmd;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == 0)
+            buf[i] = ' ';
+    buf[n] = 0;
+    return buf;
+}
+
 /* Inserts the run's row ('complete', 'recovered' or 'running'). Returns 1; 0
  * when the run was stored before (its key is there); -1 on a database error. */
 static int insert_run(struct job *j, int complete)
 {
     const struct piano_spool_run *run = j->run;
+    char title[sizeof run->cmd];
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
@@ -189,7 +214,7 @@ static int insert_run(struct job *j, int complete)
     else
         sqlite3_bind_null(ins, 2);
     sqlite3_bind_int64(ins, 3, run->pid);
-    sqlite3_bind_text(ins, 4, run->cmd, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, j->live ? live_command(run, title, sizeof title) : run->cmd, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(ins, 5, count64(run->start_real_ns));
     sqlite3_bind_text(ins, 6, j->live ? "running" : complete ? "complete" : "recovered", -1, SQLITE_STATIC);
     sqlite3_bind_text(ins, 7, run->clock == PIANO_CLOCK_TSC ? "tsc" : "monotonic", -1, SQLITE_STATIC);
@@ -377,7 +402,9 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto nothing;
     if (prepare_statements(&j) || store_threads(&j))
         goto sql_error_rollback;
-    if (run.parent_key[0] && !j.recorded)   /* a forked child that did nothing of its own (exec) */
+    /* A forked child that did nothing of its own (exec) is no run; a live
+     * one is listed (a daemon's master waits in calls made before its fork). */
+    if (run.parent_key[0] && !j.recorded && !live)
         goto nothing;
     if (import_snapshots(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;

@@ -148,10 +148,13 @@ struct thread_in {
     size_t buf_len;
 };
 
-/* A chunk file f<number>.<k>. */
+/* A chunk file f<number>.<k>, or a record of the chunks file that stands
+ * for it (rec: the chunk's bytes, len of them; NULL for a file). */
 struct chunk_name {
     uint32_t number;
     uint64_t k;
+    const unsigned char *rec;
+    size_t len;
 };
 
 struct agg {

@@ -413,8 +413,57 @@ static int see_chunk(struct job *j, const char *name)
     if (!dot || parse_number(name + 1, dot, UINT32_MAX, &n) != 0 ||
         parse_number(dot + 1, name + strlen(name), UINT64_MAX, &k) != 0 || !find_thread(j, (uint32_t)n))
         return 0;
-    struct chunk_name c = { (uint32_t)n, k };
+    struct chunk_name c = { (uint32_t)n, k, NULL, 0 };
     return push(&j->chunks, &j->n_chunks, &j->cap_chunks, &c, sizeof c);
+}
+
+/* The size of the whole record of the chunks file at p (left bytes), or 0. */
+static size_t chunks_record(const unsigned char *p, size_t left)
+{
+    struct piano_chunks_rec r;
+    if (left < sizeof r)
+        return 0;
+    memcpy(&r, p, sizeof r);
+    if (r.magic != PIANO_CHUNKS_MAGIC || r.size % 8 || r.size > left ||
+        r.size < sizeof r + sizeof(struct piano_chunk_hdr) || r.size > sizeof r + PIANO_CHUNK_SIZE + 8)
+        return 0;
+    uint64_t check = r.check;
+    r.check = 0;
+    uint64_t mix = piano_ended_mix(piano_ended_start(r.size), &r, sizeof r);
+    return piano_ended_mix(mix, p + sizeof r, r.size - sizeof r) == check ? r.size : 0;
+}
+
+/* Listing 2 too: the chunks of the chunks file (rt/user.c), each as if it
+ * were its chunk file. A record cut short is skipped (the next one is looked
+ * for byte by byte: the cut one may have ended anywhere). */
+static int see_chunks_file(struct job *j)
+{
+    struct mapping m = { 0 };
+    if (spool_map_at(j->dfd, PIANO_SPOOL_CHUNKS, SIZE_MAX, &m) != 0) {
+        if (errno != ENOENT && errno != ENODATA)
+            import_note(j, "%s cannot be read (%s)", PIANO_SPOOL_CHUNKS, strerror(errno));
+        return 0;
+    }
+    if (keep_map(j, m))
+        return -1;
+    size_t at = 0, skipped = 0;
+    while (at + sizeof(struct piano_chunks_rec) <= m.len) {
+        size_t size = chunks_record(m.p + at, m.len - at);
+        if (!size) {
+            skipped++;
+            at++;
+            continue;
+        }
+        struct piano_chunks_rec r;
+        memcpy(&r, m.p + at, sizeof r);
+        struct chunk_name c = { r.thread, r.k, m.p + at + sizeof r, size - sizeof r };
+        if (find_thread(j, r.thread) && push(&j->chunks, &j->n_chunks, &j->cap_chunks, &c, sizeof c))
+            return -1;
+        at += size;
+    }
+    if (skipped)
+        import_note(j, "%s: %zu bytes that are not a whole record are not read", PIANO_SPOOL_CHUNKS, skipped);
+    return 0;
 }
 
 static int by_chunk(const void *a, const void *b)
@@ -454,11 +503,21 @@ static int add_records(struct job *j, const unsigned char *p, size_t len, uint32
 
 /* Adds chunk file f<number>.<k>'s records. Returns 1, 0 when it cannot be
  * read (named), or -1 (out of memory). */
-static int add_chunk(struct job *j, uint32_t number, uint64_t k)
+static int add_chunk(struct job *j, const struct chunk_name *at)
 {
-    const piano_spool_name file = piano_spool_frames_file(number, k);
+    uint32_t number = at->number;
+    const piano_spool_name file = piano_spool_frames_file(number, at->k);
     const char *name = file.s;
     struct mapping c = { 0 };
+    if (at->rec) {   /* in the chunks file, mapped already */
+        const struct piano_chunk_hdr *h = (const void *)at->rec;
+        uint64_t used = h->used;
+        if (h->magic != PIANO_SPOOL_MAGIC || used > at->len - sizeof *h) {
+            import_note(j, "%s in %s is damaged (not read)", name, PIANO_SPOOL_CHUNKS);
+            return 0;
+        }
+        return add_records(j, at->rec + sizeof *h, (size_t)used, number, PIANO_SPOOL_CHUNKS) ? -1 : 1;
+    }
     if (spool_map_at(j->dfd, name, PIANO_CHUNK_SIZE, &c) != 0) {
         import_note(j, "%s is not a regular file (skipped)", name);
         return 0;
@@ -482,7 +541,7 @@ static int add_chunk(struct job *j, uint32_t number, uint64_t k)
  * copy, every chunk file. */
 static int collect_frames(struct job *j)
 {
-    if (list_dir(j->dfd, see_chunk, j))
+    if (list_dir(j->dfd, see_chunk, j) || see_chunks_file(j))
         return -1;
     const struct chunk_name *v = j->chunks;
     size_t n = j->n_chunks, c = 0;
@@ -496,9 +555,9 @@ static int collect_frames(struct job *j)
             ;
         for (; c < n && v[c].number == t->number && rc == 0; c++) {
             uint64_t k = v[c].k;
-            if (t->has_buf && k > t->buf_seq)
-                continue;
-            int r = add_chunk(j, t->number, k);
+            if ((t->has_buf && k > t->buf_seq) || (c > 0 && v[c - 1].number == t->number && v[c - 1].k == k))
+                continue;   /* stored after the copy; or a chunk found twice: once */
+            int r = add_chunk(j, &v[c]);
             stored_s |= t->has_buf && k == t->buf_seq && r == 1;
             rc = r < 0 ? -1 : 0;
         }
