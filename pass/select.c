@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { K_SUB, K_EXACT, K_FILE, K_ALL };
+enum kind { K_SUB, K_GLOB, K_EXACT, K_FILE, K_ALL };
 
 struct pattern {
     enum kind kind;
@@ -127,7 +127,17 @@ static int parse_item(const char *s, size_t len, struct pattern *p,
                         "expected a file name after 'file:'");
         p->kind = K_FILE;
     } else {
+        /* ngx_http_*: a '*' in a name pattern stands for any characters,
+         * but in an operator's name (operator*, operator->*, operator*=) */
         p->kind = K_SUB;
+        for (size_t i = 0; i < len; i++)
+            if (s[i] == '*') {
+                if ((i >= 8 && !memcmp(s + i - 8, "operator", 8)) || (i >= 10 && !memcmp(s + i - 10, "operator->", 10))) {
+                    p->kind = K_SUB;
+                    break;
+                }
+                p->kind = K_GLOB;
+            }
     }
     p->text = malloc(len + 1);
     if (!p->text) {
@@ -286,6 +296,30 @@ static int in_folder(const char *file, const char *dir)
     return 0;
 }
 
+/* Whether s matches pat whole, each '*' of pat standing for any characters
+ * (none too). Greedy with one backtrack point: linear in practice. */
+static int star_match(const char *pat, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
+        if (*pat == '*') {
+            star = pat++;
+            resume = s;
+        } else if (*pat == *s) {
+            pat++;
+            s++;
+        } else if (star) {
+            pat = star + 1;
+            s = ++resume;
+        } else {
+            return 0;
+        }
+    }
+    while (*pat == '*')
+        pat++;
+    return *pat == 0;
+}
+
 /* The names a function is seen under: with and without template arguments. */
 struct fn_names {
     const char *full;     /* as demangled, without parameters */
@@ -312,6 +346,17 @@ static int pattern_matches(const struct pattern *p, const struct fn_names *fn)
         if (p->text[lt - 1] == '/')
             return in_folder(fn->file, p->text) ? MATCH_NAMED : MATCH_NONE;
         return ends_with(fn->file, p->text) ? MATCH_NAMED : MATCH_NONE;
+    }
+    case K_GLOB: {
+        if (fn->system && !p->exclude && !names_system(p->text))
+            return MATCH_NONE;
+        /* the whole name, or its last '::' parts (Parser::* in app::Parser::parse) */
+        if (star_match(p->text, name))
+            return MATCH_BROAD;
+        for (const char *c = strstr(name, "::"); c; c = strstr(c + 2, "::"))
+            if (star_match(p->text, c + 2))
+                return MATCH_BROAD;
+        return MATCH_NONE;
     }
     case K_SUB: {
         /* System code is never caught by accident; excluding it is fine. */

@@ -287,6 +287,39 @@ static void test_system_explicit(void **state)
 
 /* Issue 15, item 4: which matches name a function (never left out for its
  * size) and which are broad. */
+/* A '*' in a name pattern stands for any characters: prefixes, suffixes,
+ * middles, matched against the whole name or its last '::' parts. */
+static void test_glob(void **state)
+{
+    (void)state;
+    struct piano_select *s = parse_ok("ngx_http_*,*_handler,Parser::*,a*b*c");
+    assert_int_equal(m(s, "ngx_http_process_request", ""), PIANO_SEL_BROAD);
+    assert_int_equal(m(s, "ngx_http_", ""), PIANO_SEL_BROAD);
+    assert_int_equal(m(s, "my_ngx_http_x", ""), PIANO_SEL_NO);   /* anchored, not a substring */
+    assert_int_equal(m(s, "ngx_event_accept", ""), PIANO_SEL_NO);
+    assert_int_equal(m(s, "ngx_epoll_handler", ""), PIANO_SEL_BROAD);
+    assert_int_equal(m(s, "ngx_handler_init", ""), PIANO_SEL_NO);
+    assert_int_equal(m(s, "app::Parser::parse", ""), PIANO_SEL_BROAD);
+    assert_int_equal(m(s, "app::Lexer::next", ""), PIANO_SEL_NO);
+    assert_int_equal(m(s, "axxbyyc", ""), PIANO_SEL_BROAD);
+    assert_int_equal(m(s, "axxbyycd", ""), PIANO_SEL_NO);
+    assert_int_equal(m(s, "abcbc", ""), PIANO_SEL_BROAD);
+    piano_select_free(s);
+    /* excluded, and system code only when the pattern names it */
+    s = parse_ok("*,!ngx_log_*");
+    assert_int_equal(m(s, "ngx_log_error_core", ""), PIANO_SEL_NO);
+    assert_int_equal(m(s, "ngx_palloc", ""), PIANO_SEL_BROAD);
+    piano_select_free(s);
+    s = parse_ok("*push_back");
+    assert_int_equal(piano_select_match_fn(s, "std::vector<int>::push_back", "/usr/include/c++/12/vector", 1),
+                     PIANO_SEL_NO);
+    piano_select_free(s);
+    s = parse_ok("std::*push_back");
+    assert_int_equal(piano_select_match_fn(s, "std::vector<int>::push_back", "/usr/include/c++/12/vector", 1),
+                     PIANO_SEL_BROAD);
+    piano_select_free(s);
+}
+
 static void test_named_or_broad(void **state)
 {
     (void)state;
@@ -407,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_exact),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_star),
+        cmocka_unit_test(test_glob),
         cmocka_unit_test(test_excludes_win),
         cmocka_unit_test(test_only_excludes),
         cmocka_unit_test(test_several_includes),
