@@ -23,11 +23,11 @@
  * 100 ms, kept missing them (issue 20). */
 static int exit_busy(void *arg, int tries)
 {
-    const struct timespec *start = arg;
-    struct timespec now, ms = { 0, 1000000 };
+    struct timespec *start = arg, now, ms = { 0, 1000000 };
     clock_gettime(CLOCK_MONOTONIC, &now);
+    if (tries == 0)   /* a new wait (SQLite counts the tries of each): from now */
+        *start = now;
     int64_t waited = (int64_t)(now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-    (void)tries;
     if (waited >= PIANO_EXIT_WAIT_MS)
         return 0;
     nanosleep(&ms, NULL);
@@ -214,8 +214,7 @@ static void piano_finish(void)
     int moved = geteuid() != g.start_euid;
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
-    struct timespec wait_start;
-    clock_gettime(CLOCK_MONOTONIC, &wait_start);
+    struct timespec wait_start = { 0, 0 };
     sqlite3 *db = moved ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
     if (db)
         sqlite3_busy_handler(db, exit_busy, &wait_start);
