@@ -215,9 +215,13 @@ def main():
                     help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
                          'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
     ap.add_argument('--only-heap', action='store_true', help='only row (g), heap tracking')
+    ap.add_argument('--live-reads', action='store_true',
+                    help='only the reading commands on a live run of 10,000,000 frames and 10,101 contexts')
     a = ap.parse_args()
     if a.snapshots:
         return snapshots(a)
+    if a.live_reads:
+        return live_reads(a)
     q = a.quick
     rounds = a.rounds or (3 if q else 5)
     t_start = time.monotonic()
@@ -632,6 +636,72 @@ def snapshots(a):
               '%.1f bytes a function' % (n, nbytes, fns / n, nbytes / n, (nbytes - n * SNAP_HDR) / max(fns, 1)))
         print('piano-snap thread: %.1f us of CPU a snapshot (schedstat, its start and the snapshots so far)' % (
             thread_ns / n / 1e3))
+
+
+LIVE_COMMANDS = [['runs'], ['report'], ['report', '--threads'], ['snapshots'], ['top', '--count', '1']]
+
+
+def live_reads(a):
+    """Reading a live run (issue 20, item 3): bench/src/live_read.c makes F frames (10,000,000;
+    --quick 1,000,000) reaching 10,101 calling contexts, then stays alive; each reading command
+    is timed on its live run (wall and CPU of the piano-db process, median of the rounds), then
+    the program's exit (its store) is timed with a loop of `piano-db report` running."""
+    rounds = a.rounds or 5
+    frames = 1000000 if a.quick else 10000000
+    b = Build(a.out, a.quick)
+    src = os.path.join(HERE, 'src')
+    b.cc([PIANO_CC, '-O2', '-I', src, os.path.join(src, 'live_read.c'), '-o', b.path('live_read.piano')],
+         env=clean_env(PIANO_FNS='wk_', PIANO_MIN_SIZE='0'))
+    tmp = tempfile.mkdtemp(prefix='piano-bench.')
+    dbf = os.path.join(tmp, 'live.db')
+    env = clean_env(PIANO_DB=dbf)
+    p = subprocess.Popen([b.path('live_read.piano'), str(frames)], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = b''
+    while b'ready' not in out:
+        line = p.stdout.readline()
+        if not line:
+            sys.exit('bench: live_read ended early: %s' % p.stderr.read().decode(errors='replace'))
+        out += line
+    res = {}
+    for i in range(rounds):
+        # report --frames reads the kept frames (a million and more): once, in the first round
+        for c in LIVE_COMMANDS + ([['report', '--frames']] if i == 0 else []):
+            t0 = time.monotonic_ns()
+            q = subprocess.Popen([PIANO_DB, *c], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, ru = os.wait4(q.pid, 0)
+            t1 = time.monotonic_ns()
+            err = q.stderr.read().decode(errors='replace')
+            if os.waitstatus_to_exitcode(status) != 0 or err:
+                sys.exit('bench: piano-db %s: %s' % (' '.join(c), err))
+            res.setdefault(' '.join(c), []).append((t1 - t0, (ru.ru_utime + ru.ru_stime) * 1e9))
+        log('  round %d/%d: %s' % (i + 1, rounds, '  '.join('%s %.0fms' % (k, v[-1][0] / 1e6) for k, v in res.items()
+                                                           if len(v) == i + 1)))
+    # The exit while piano-db reads the live run in a loop: stored by the program itself.
+    stop = os.path.join(tmp, 'stop')
+    loop = subprocess.Popen(['sh', '-c', 'while [ ! -e "$1" ]; do "$2" report >/dev/null; done', 'sh', stop, PIANO_DB],
+                            env=env, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    t0 = time.monotonic_ns()
+    p.stdin.close()
+    p.wait()
+    t1 = time.monotonic_ns()
+    open(stop, 'w').close()
+    loop.wait()
+    prog_err = p.stderr.read().decode(errors='replace')
+    stored = sh(['sqlite3', dbf, 'SELECT count(*), max(frames), (SELECT count(*) FROM contexts) FROM runs']).stdout.strip()
+    shutil.rmtree(tmp, ignore_errors=True)
+    m = re.search(rb'calls=(\d+)', out)
+    print('')
+    print('Live reads: bench/src/live_read.c, %d frames, %s calls, 10,101 calling contexts, running; %s, nproc %d, '
+          'load %.1f; %d rounds, medians' % (frames, m.group(1).decode() if m else '?',
+                                             platform.processor() or platform.machine(), os.cpu_count(),
+                                             os.getloadavg()[0], rounds))
+    print('%-22s %10s %10s' % ('piano-db', 'wall', 'CPU'))
+    for k, v in res.items():
+        print('%-22s %8.1fms %8.1fms' % (k, med([x[0] for x in v]) / 1e6, med([x[1] for x in v]) / 1e6))
+    print('exit with a loop of reports: %.0f ms from stdin closed to reaped; stored (runs, frames, contexts): %s; '
+          'stderr: %s' % ((t1 - t0) / 1e6, stored, repr(prog_err.strip()) if prog_err.strip() else 'none'))
 
 
 def heap_report(H):

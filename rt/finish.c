@@ -14,7 +14,25 @@
 #include <sys/mman.h>
 
 /* How long an exiting program waits for a database another process holds. */
-#define PIANO_EXIT_WAIT_MS 1000
+#define PIANO_EXIT_WAIT_MS 3000
+
+/* SQLite's busy handler for the exit's store: tries again every millisecond
+ * for PIANO_EXIT_WAIT_MS. A reading piano-db holds the write lock for the
+ * milliseconds its live read takes (tools/db/common.c), and a loop of them
+ * leaves gaps of a few milliseconds: sqlite3_busy_timeout's sleeps, growing to
+ * 100 ms, kept missing them (issue 20). */
+static int exit_busy(void *arg, int tries)
+{
+    struct timespec *start = arg, now, ms = { 0, 1000000 };
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (tries == 0)   /* a new wait (SQLite counts the tries of each): from now */
+        *start = now;
+    int64_t waited = (int64_t)(now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+    if (waited >= PIANO_EXIT_WAIT_MS)
+        return 0;
+    nanosleep(&ms, NULL);
+    return 1;
+}
 
 /* The k-th smallest of v[0..n) (v is reordered): Hoare's selection, linear
  * on average. Not qsort: that may call malloc, and a program's own malloc may
@@ -196,9 +214,10 @@ static void piano_finish(void)
     int moved = geteuid() != g.start_euid;
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
+    struct timespec wait_start = { 0, 0 };
     sqlite3 *db = moved ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
     if (db)
-        sqlite3_busy_timeout(db, PIANO_EXIT_WAIT_MS);
+        sqlite3_busy_handler(db, exit_busy, &wait_start);
     int stored = 0;
     if (!db && !moved) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);

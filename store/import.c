@@ -308,7 +308,17 @@ static int store_threads(struct job *j)
         sqlite3_bind_int64(j->thread_st, 5, t->has_hdr ? count64(t->hdr.frames_all) : 0);
         size_t hist_len = import_thread_frames(j, t);
         sqlite3_bind_blob(j->thread_st, 6, j->blob, (int)hist_len, SQLITE_TRANSIENT);
-        int failed = STEP(j->thread_st) || (t->has_state && import_state(j, t));
+        int failed = STEP(j->thread_st);
+        if (!failed && t->has_state && (j->parts & PIANO_LIVE_STATE)) {
+            failed = import_state(j, t);
+        } else if (!failed && t->has_state) {
+            /* A live read without the state: the run's counts from the header
+             * (import_state's), and a live forked child is listed as it runs. */
+            j->frames_dropped += t->hdr.frames_dropped;
+            j->samples_dropped += t->hdr.hist_dropped;
+            j->calls_untimed += t->hdr.deep_calls;
+            j->recorded = 1;
+        }
         ended_release(j, t);
         if (failed)
             return -1;
@@ -321,7 +331,10 @@ static int store_threads(struct job *j)
 static int store_frames_and_totals(struct job *j, int no_frames)
 {
     j->spike_ns = piano_frame_spike_ns(j->frame_hist, j->npt);
-    if (import_frames(j, no_frames) || import_functions(j))   /* names last: only those the rows use */
+    /* A live read that does not show frames reads none (their count and
+     * histogram are the threads'): frames_kept stays NULL, not known. */
+    int frames_read = (j->parts & PIANO_LIVE_FRAMES) != 0;
+    if ((frames_read && import_frames(j, no_frames)) || import_functions(j))   /* names last: only those the rows use */
         return -1;
     if (no_frames) {
         j->frames_dropped += j->frames_kept;
@@ -345,7 +358,10 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     /* The calls on threads whose records could not be made (rt/runtime.c thread_start). */
     sqlite3_bind_int64(upd, 4, count64(j->calls_untimed + j->run->calls_unrecorded));
     sqlite3_bind_int64(upd, 5, count64(j->frames_all));
-    sqlite3_bind_int64(upd, 6, count64(j->frames_kept));
+    if (frames_read)
+        sqlite3_bind_int64(upd, 6, count64(j->frames_kept));
+    else
+        sqlite3_bind_null(upd, 6);
     sqlite3_bind_blob(upd, 7, j->blob, (int)run_hist, SQLITE_STATIC);
     sqlite3_bind_int64(upd, 8, count64(j->spikes_unkept));
     if (j->heap_on)
@@ -363,7 +379,7 @@ static int store_frames_and_totals(struct job *j, int no_frames)
  * store (stored before, or a forked child that recorded nothing of its own),
  * -1 with a reason in err; IMPORT_NO_RUN when there is no run header. On 1,
  * note gets what could not be read ("" when everything could). */
-static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
                       const struct piano_import_mem *mem, int no_frames, char *err, size_t errn, char *note_out,
                       size_t noten)
 {
@@ -376,7 +392,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     complete = !live && (complete || run.status == 1);
     double npt = spool_calibrate(&run, complete, root_fd);
 
-    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt, .live = live };
+    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt, .live = live,
+                     .parts = live ? parts : PIANO_LIVE_ALL };
     int rc = -1;
     if (job_alloc(&j)) {
         snprintf(err, errn, "out of memory");
@@ -406,7 +423,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
      * one is listed (a daemon's master waits in calls made before its fork). */
     if (run.parent_key[0] && !j.recorded && !live)
         goto nothing;
-    if (import_snapshots(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
+    if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     snprintf(note_out, noten, "%s", j.note);
     rc = 1;
@@ -432,14 +449,14 @@ out:
 
 /* import_dir; when the disk is too full for the run's frames, again without
  * them: its figures are stored and its frames counted as dropped. */
-int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
                       const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
 {
-    int r = import_dir(db, root_fd, dfd, shown, complete, mem, 0, err, errn, note_out, noten);
+    int r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, 0, err, errn, note_out, noten);
     if (r == IMPORT_FULL) {
         char first[512];
         snprintf(first, sizeof first, "%s", err);
-        r = import_dir(db, root_fd, dfd, shown, complete, mem, 1, err, errn, note_out, noten);
+        r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, 1, err, errn, note_out, noten);
         if (r == 1 && !note_out[0])
             snprintf(note_out, noten, "the disk is too full for its frames (%s): they are counted as dropped",
                      first);
@@ -475,7 +492,8 @@ int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const str
         return -1;
     }
     char note_buf[IMPORT_NOTE_MAX];
-    int r = import_run_folder(db, root_fd, dfd, dir, complete, mem, err, errn, note_buf, sizeof note_buf);
+    int r = import_run_folder(db, root_fd, dfd, dir, complete, PIANO_LIVE_ALL, mem, err, errn, note_buf,
+                              sizeof note_buf);
     if (r == IMPORT_NO_RUN) {
         snprintf(err, errn, "%s/" PIANO_SPOOL_RUN " is missing", dir);
         r = -1;

@@ -23,12 +23,23 @@
  * are). */
 int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn);
 
+/* What of a live run piano_import_live reads besides its row, its totals
+ * (duration, frame count and histogram, drops) and its threads' rows: a
+ * reading command asks for what it shows, since a live run's frames can be
+ * millions of rows (issue 20). */
+#define PIANO_LIVE_STATE 1u      /* per-function stats and histograms, calls in flight */
+#define PIANO_LIVE_CONTEXTS 2u   /* the calling contexts' rows (with PIANO_LIVE_STATE) */
+#define PIANO_LIVE_FRAMES 4u     /* the kept frames (else runs.frames_kept is NULL: not read) */
+#define PIANO_LIVE_SNAPS 8u      /* the snapshots (PIANO_INTERVAL) */
+#define PIANO_LIVE_ALL (PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS | PIANO_LIVE_FRAMES | PIANO_LIVE_SNAPS)
+
 /* The runs of live processes (their lock is held) next to the database at
  * db_path, imported as they are now with status 'running', into the
  * transaction the caller has open: piano-db reads them and rolls back, so a
- * live run is never stored nor its spool touched. Returns the runs imported,
- * or -1 with a one-line message in err (those that could be read are). */
-int piano_import_live(sqlite3 *db, const char *db_path, char *err, size_t errn);
+ * live run is never stored nor its spool touched. parts: PIANO_LIVE_* (what
+ * besides the run's row). Returns the runs imported, or -1 with a one-line
+ * message in err (those that could be read are). */
+int piano_import_live(sqlite3 *db, const char *db_path, unsigned parts, char *err, size_t errn);
 
 /* Imports the spool folder dir as one run ('complete' if complete or the run
  * header says it ended normally, else 'recovered'). Returns 1 if stored (err

@@ -219,6 +219,7 @@ struct job {
     uint32_t heap_gen;
     uint64_t heap_peak;
     int live;                 /* the process is running: stored as 'running', in the caller's transaction */
+    unsigned parts;           /* PIANO_LIVE_*: what is read besides the run's row and totals (all unless live) */
     char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
 };
 
@@ -258,7 +259,7 @@ int import_prepare_unfinished(struct job *j);   /* import.c: made at the first c
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */
 #define IMPORT_LIVE 2       /* import_run_folder's `complete` for a live process's run */
-int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete,
+int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
                       const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten);
 
 #endif

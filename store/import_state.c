@@ -243,8 +243,10 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
                     a->sys_total += sys_total;
                 }
             }
-            sqlite3_stmt *st = j->ctx_st;
             use_fn(j, n->fn);
+            if (!(j->parts & PIANO_LIVE_CONTEXTS))
+                continue;   /* a live read that shows no calling contexts: their sums only */
+            sqlite3_stmt *st = j->ctx_st;
             sqlite3_bind_int64(st, 1, j->run_id);
             sqlite3_bind_int64(st, 2, t->number);
             sqlite3_bind_int64(st, 3, i);

@@ -70,9 +70,10 @@ static int probe_lock(int dfd, int *live)
 /* Recovers the run folder `name` of the spool root root_fd (dir: its path,
  * for messages) unless a live process holds it. Appends to err what was
  * refused, kept or skipped, and sets *failed then. Returns the runs stored. */
-static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, int *failed, char *err,
-                          size_t errn)
+static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, unsigned parts, int *failed,
+                          char *err, size_t errn)
 {
+    (void)parts;
     char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
     int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
     if (dfd < 0) {
@@ -86,7 +87,8 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
         close(dfd);
         return 0;
     }
-    int r = import_run_folder(db, root_fd, dfd, dir, 0, NULL, why, sizeof why, note_buf, sizeof note_buf);
+    int r = import_run_folder(db, root_fd, dfd, dir, 0, PIANO_LIVE_ALL, NULL, why, sizeof why, note_buf,
+                              sizeof note_buf);
     int imported = 0;
     if (r == IMPORT_NO_RUN && only_leftovers(dfd)) {
         remove_folder(root_fd, dfd, name);
@@ -117,9 +119,10 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
 }
 
 /* Imports run folder `name` if a live process holds its lock (the live
- * run as it is now); leaves it as it is. Returns the runs imported. */
-static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, int *failed, char *err,
-                       size_t errn)
+ * run as it is now, the parts asked for); leaves it as it is. Returns the
+ * runs imported. */
+static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, unsigned parts, int *failed,
+                       char *err, size_t errn)
 {
     char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
     int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
@@ -127,7 +130,7 @@ static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *d
         return 0;   /* said by the recovery, which ran first */
     int live, lock = probe_lock(dfd, &live), r = 0;
     if (live) {
-        r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, NULL, why, sizeof why, note_buf,
+        r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, parts, NULL, why, sizeof why, note_buf,
                               sizeof note_buf);
         if (r == IMPORT_NO_RUN) {
             r = 0;   /* being made: its header comes with its folder's name */
@@ -145,8 +148,8 @@ static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *d
 /* Calls one_folder on each run folder of the spool next to db_path; says
  * which entries are symbolic links when say_links (once: the recovery). */
 static int each_folder(sqlite3 *db, const char *db_path,
-                       int (*one_folder)(sqlite3 *, int, const char *, const char *, int *, char *, size_t),
-                       int say_links, char *err, size_t errn)
+                       int (*one_folder)(sqlite3 *, int, const char *, const char *, unsigned, int *, char *, size_t),
+                       unsigned parts, int say_links, char *err, size_t errn)
 {
     char root[IMPORT_PATH_MAX];
     err[0] = 0;
@@ -183,7 +186,7 @@ static int each_folder(sqlite3 *db, const char *db_path,
                 failed = 1;
             }
         } else if (S_ISDIR(st.st_mode)) {   /* else the calibration cache */
-            imported += one_folder(db, root_fd, name, dir, &failed, err, errn);
+            imported += one_folder(db, root_fd, name, dir, parts, &failed, err, errn);
         }
     }
     closedir(d);
@@ -193,10 +196,10 @@ static int each_folder(sqlite3 *db, const char *db_path,
 
 int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t errn)
 {
-    return each_folder(db, db_path, recover_folder, 1, err, errn);
+    return each_folder(db, db_path, recover_folder, 0, 1, err, errn);
 }
 
-int piano_import_live(sqlite3 *db, const char *db_path, char *err, size_t errn)
+int piano_import_live(sqlite3 *db, const char *db_path, unsigned parts, char *err, size_t errn)
 {
-    return each_folder(db, db_path, live_folder, 0, err, errn);
+    return each_folder(db, db_path, live_folder, parts, 0, err, errn);
 }

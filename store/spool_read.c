@@ -365,7 +365,8 @@ static void collect_thread(struct job *j, struct thread_in *t)
         t->has_hdr = t->has_state = 1;
         t->state = (const unsigned char *)t->mem;
         t->live = !t->hdr.dead && t->hdr.tid != (uint32_t)syscall(SYS_gettid);
-        copy_buffer(j, t);
+        if (j->parts & PIANO_LIVE_FRAMES)
+            copy_buffer(j, t);
         return;
     }
     const char *name = piano_spool_slot_name(t->number).s;
@@ -382,7 +383,7 @@ static void collect_thread(struct job *j, struct thread_in *t)
         struct found_part buf = { PIANO_SLOT_BUF, NULL, 0 };
         ended_parts(t->ended, part_find, &buf);
         const struct piano_chunk_hdr *h = (const void *)buf.bytes;
-        if (t->has_hdr && h && buf.len >= sizeof *h && h->magic == PIANO_SPOOL_MAGIC)
+        if (t->has_hdr && h && buf.len >= sizeof *h && h->magic == PIANO_SPOOL_MAGIC && (j->parts & PIANO_LIVE_FRAMES))
             copy_records(t, h, buf.len - sizeof *h);
         return;
     }
@@ -402,7 +403,8 @@ static void collect_thread(struct job *j, struct thread_in *t)
         t->has_state = 1;
         t->state = t->slot;
     }
-    copy_buffer(j, t);
+    if (j->parts & PIANO_LIVE_FRAMES)   /* a live read that shows no frames copies none */
+        copy_buffer(j, t);
 }
 
 /* Listing 2, after the buffers were copied: the chunk files f<N>.<K>. */
@@ -614,7 +616,7 @@ int import_collect(struct job *j, int complete, char *err, size_t errn)
     for (size_t i = 0; i < j->n_threads; i++)
         collect_thread(j, &j->threads[i]);
     j->end_tick = j->run->tick0;
-    if (collect_frames(j))
+    if ((j->parts & PIANO_LIVE_FRAMES) && collect_frames(j))
         goto out_of_memory;
     for (size_t i = 0; i < j->n_threads; i++)
         thread_last_tick(j, &j->threads[i]);

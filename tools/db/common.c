@@ -123,22 +123,30 @@ static int import_pending(pdb *p)
     return n < 0 ? 0 : n;
 }
 
+unsigned pdb_live_parts = PIANO_LIVE_ALL;
+
 /* The runs of live processes, as they are now, for a command that only
  * reads: imported into a transaction that is never committed (the process
  * ends and closes the database without it), so a live run is never stored and
- * its spool never touched. Other writers (a program storing its run at exit)
- * wait for the command, at most PIANO_EXIT_WAIT_MS, then leave their run to
- * the next piano-db command. */
+ * its spool never touched. Only what the command shows is read
+ * (pdb_live_parts: a live run's frames can be millions), so the transaction,
+ * and the write lock it holds, lasts milliseconds; a program storing its run
+ * at exit meanwhile waits for it (rt/finish.c). */
 int pdb_live_reload(pdb *p)
 {
     char err[1024] = "";
-    if (!sqlite3_get_autocommit(p->db))
-        sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);   /* the live runs read before */
+    pdb_live_release(p);   /* the live runs read before */
     if (sqlite3_exec(p->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return -1;   /* the database is busy: the stored runs only */
-    if (piano_import_live(p->db, p->path, err, sizeof err) < 0)
+    if (piano_import_live(p->db, p->path, pdb_live_parts, err, sizeof err) < 0)
         fprintf(stderr, "piano-db: warning: %s\n", err[0] ? err : "cannot read the runs of live processes");
     return 0;
+}
+
+void pdb_live_release(pdb *p)
+{
+    if (!sqlite3_get_autocommit(p->db))
+        sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 double pdb_now_s(void)

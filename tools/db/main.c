@@ -1,5 +1,6 @@
 /* main.c - piano-db: command dispatch, options and help. */
 #include "piano_db.h"
+#include "import.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -562,6 +563,28 @@ static int parse_globals(int argc, char **argv, const char **db)
     return first;
 }
 
+/* What of a live run the command shows (pdb_live_parts): reading a live
+ * run's frames costs seconds per million (issue 20), so only the commands
+ * that show frames read them. */
+static unsigned live_parts(const command *c, const pdb_opts *o)
+{
+    if (!strcmp(c->name, "runs"))
+        return 0;   /* the run's row and totals */
+    if (!strcmp(c->name, "top"))
+        return PIANO_LIVE_STATE;
+    if (!strcmp(c->name, "snapshots"))
+        return PIANO_LIVE_STATE | PIANO_LIVE_SNAPS;   /* the state: the run picked by default has calls */
+    if (!strcmp(c->name, "report"))
+        return PIANO_LIVE_STATE | (o->frames ? PIANO_LIVE_FRAMES : 0) | (o->from || o->to ? PIANO_LIVE_SNAPS : 0);
+    if (!strcmp(c->name, "diff"))
+        return PIANO_LIVE_STATE;
+    if (!strcmp(c->name, "flamegraph"))
+        return PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS;
+    if (!strcmp(c->name, "push"))   /* profiles of contexts, windows of snapshots: no frame */
+        return PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS | PIANO_LIVE_SNAPS;
+    return PIANO_LIVE_ALL;   /* plot, export: frames too */
+}
+
 int main(int argc, char **argv)
 {
     const char *global_db = NULL;
@@ -610,6 +633,7 @@ int main(int argc, char **argv)
                       "or --thread)");
 
     pdb p;
+    pdb_live_parts = live_parts(c, &o);
     pdb_open(&p, o.db, c->writes == 1 || (c->writes == 2 && o.npos > 0));
     int rc = c->fn(&p, &o);
     pdb_close(&p);

@@ -99,6 +99,12 @@ int pdb_recover_pending(pdb *p);
  * imported into a transaction that is never committed (common.c says why);
  * read again when called again. Returns 0, or -1 when the database is busy. */
 int pdb_live_reload(pdb *p);
+/* Ends that transaction (its write lock: a program ending meanwhile stores
+ * its run), for a command that goes on without the live runs for a while. */
+void pdb_live_release(pdb *p);
+/* What of a live run pdb_live_reload reads (store/import.h PIANO_LIVE_*):
+ * what the command shows. Set before pdb_open; PIANO_LIVE_ALL by default. */
+extern unsigned pdb_live_parts;
 /* CLOCK_MONOTONIC in seconds. */
 double pdb_now_s(void);
 sqlite3_stmt *pdb_prepare(pdb *p, const char *sql);

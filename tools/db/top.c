@@ -205,6 +205,7 @@ int cmd_top(pdb *p, const pdb_opts *o)
     long shown = 0;
     for (;;) {
         show(stdout, p, o, &r, &before, screen);
+        pdb_live_release(p);   /* no lock held while waiting: a program may end and store its run */
         if ((o->count_set && ++shown >= o->count) || wait_interval(screen, interval))
             break;
         int64_t id = reload(p, key);

@@ -1,6 +1,6 @@
 // PIANO_FNS: frame,leaf
 // Another process holds the database locked when the program exits: the exit
-// waits about a second at most, says so in one line, and the run stays in the
+// waits 3 s at most, says so in one line, and the run stays in the
 // spool for the next piano-db command, which stores it.
 #include <stdio.h>
 #include <time.h>
