@@ -1,6 +1,7 @@
 /* format.c - human units, text tables, JSON and CSV strings. */
 #include "piano_db.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -345,6 +346,57 @@ static int fit_back(fitname *f)
     return 1;
 }
 
+/* Do the names of g (all cut) still read the same once cut j steps (4
+ * characters each) further back? */
+static int fit_same_at(fitname *const *g, size_t m, size_t j)
+{
+    char *first = cut_middle(g[0]->forms[g[0]->k], g[0]->w + 4 * j);
+    int same = 1;
+    for (size_t q = 1; q < m && same; q++) {
+        char *c = cut_middle(g[q]->forms[g[q]->k], g[q]->w + 4 * j);
+        same = !strcmp(c, first);
+        free(c);
+    }
+    free(first);
+    return same;
+}
+
+/* The steps back of fit_back for a group g of m names that read the same and
+ * are all cut, taken at once: as many as they take to read differently, found
+ * by halving (cut further back, two names that differ go on differing: the
+ * head and the tail a cut keeps only grow), at most until one would be whole.
+ * One step after another cost the names' length squared. Returns 0 when it
+ * does not apply (fit_back then steps each name once). */
+static int fit_jump(fitname *const *g, size_t m)
+{
+    size_t jmax = SIZE_MAX;
+    for (size_t q = 0; q < m; q++) {
+        size_t w = utf8_width(g[q]->forms[g[q]->k]);
+        if (!g[q]->w || g[q]->w + 4 >= w)
+            return 0;
+        size_t left = (w - g[q]->w - 1) / 4; /* steps that keep it cut */
+        if (left < jmax)
+            jmax = left;
+    }
+    size_t lo = 1, hi = jmax; /* the first step at which they differ, else jmax */
+    if (fit_same_at(g, m, hi)) {
+        lo = hi;
+    } else {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (fit_same_at(g, m, mid))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    for (size_t q = 0; q < m; q++) {
+        g[q]->w += 4 * lo;
+        fit_show(g[q]);
+    }
+    return 1;
+}
+
 static char **names_fit_once(const char *const *names, size_t n, size_t max)
 {
     char **out = xcalloc(n ? n : 1, sizeof *out);
@@ -386,7 +438,9 @@ static char **names_fit_once(const char *const *names, size_t n, size_t max)
             size_t j = i + 1;
             while (j < n && !strcmp(order[j]->shown, order[i]->shown))
                 j++;
-            if (j - i > 1)
+            if (j - i > 1 && fit_jump(order + i, j - i))
+                changed = 1;
+            else if (j - i > 1)
                 for (size_t q = i; q < j; q++)
                     changed |= fit_back(order[q]);
             i = j;
@@ -402,22 +456,69 @@ static char **names_fit_once(const char *const *names, size_t n, size_t max)
     return out;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        h = (h ^ *u) * 1099511628211ull;
+    return h;
+}
+
+/* The distinct names among names (the rows of one function in many
+ * snapshots are one name, not names to tell apart): *nu of them, and of each
+ * name its index among them in map. */
+static const char **names_distinct(const char *const *names, size_t n, size_t *map, size_t *nu)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = xmalloc(cap * sizeof *slot); /* index in u + 1; 0: empty */
+    uint64_t *hash = xmalloc((n ? n : 1) * sizeof *hash);
+    const char **u = xmalloc((n ? n : 1) * sizeof *u);
+    memset(slot, 0, cap * sizeof *slot);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = name_hash(names[i]);
+        size_t s = (size_t)h & (cap - 1);
+        while (slot[s] && (hash[slot[s] - 1] != h || strcmp(u[slot[s] - 1], names[i])))
+            s = (s + 1) & (cap - 1);
+        if (!slot[s]) {
+            u[k] = names[i];
+            hash[k] = h;
+            slot[s] = ++k;
+        }
+        map[i] = slot[s] - 1;
+    }
+    free(slot);
+    free(hash);
+    *nu = k;
+    return u;
+}
+
 char **names_fit(const char *const *names, size_t n, size_t max)
 {
+    size_t *map = xmalloc((n ? n : 1) * sizeof *map), nu;
+    const char **u = names_distinct(names, n, map, &nu);
     /* Rows made wider than max to tell them apart widen the column anyway:
      * the others may use that width too. */
-    char **out = names_fit_once(names, n, max);
+    char **fit = names_fit_once(u, nu, max);
     for (int round = 0; round < 4; round++) {
         size_t wide = max;
-        for (size_t i = 0; i < n; i++)
-            if (utf8_width(out[i]) > wide)
-                wide = utf8_width(out[i]);
+        for (size_t i = 0; i < nu; i++)
+            if (utf8_width(fit[i]) > wide)
+                wide = utf8_width(fit[i]);
         if (wide == max)
             break;
-        names_free(out, n);
+        names_free(fit, nu);
         max = wide;
-        out = names_fit_once(names, n, max);
+        fit = names_fit_once(u, nu, max);
     }
+    char **out = xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(fit[map[i]]);
+    names_free(fit, nu);
+    free(u);
+    free(map);
     return out;
 }
 
@@ -527,7 +628,13 @@ int has_ctrl(const char *s)
 
 char *esc_ctrl(const char *s)
 {
-    char *out = xmalloc(strlen(s) * 6 + 1), *o = out;
+    size_t len = 0; /* the size escaped: each control character takes at most 6 bytes */
+    for (const unsigned char *u = (const unsigned char *)s; *u;) {
+        int n = ctrl_len(u);
+        len += n ? 6 : 1;
+        u += n ? (size_t)n : 1;
+    }
+    char *out = xmalloc(len + 1), *o = out;
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
         int n = ctrl_len(u);
         if (!n) {
