@@ -147,8 +147,14 @@ void csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Every cell and header of every table, streamed or not, is printed here: with
+ * its control characters escaped (esc_ctrl), the one rule that keeps a name
+ * from acting on the terminal (a thread named "\x1b[2J" would clear it). */
 void print_pad(FILE *f, const char *s, size_t width, int right)
 {
+    char *e = has_ctrl(s) ? esc_ctrl(s) : NULL;
+    if (e)
+        s = e;
     size_t w = utf8_width(s);
     if (right)
         for (size_t i = w; i < width; i++)
@@ -157,6 +163,17 @@ void print_pad(FILE *f, const char *s, size_t width, int right)
     if (!right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
+    free(e);
+}
+
+size_t shown_width(const char *s)
+{
+    if (!has_ctrl(s))
+        return utf8_width(s);
+    char *e = esc_ctrl(s);
+    size_t w = utf8_width(e);
+    free(e);
+    return w;
 }
 
 void table_init(table *t, int ncols, const char **hdr, const int *minw)
@@ -686,7 +703,7 @@ static void put_cell(const table *t, FILE *f, int c, const char *s, size_t w)
 static size_t col_width(const table *t, int c)
 {
     size_t sep = (c == 0 || (c == 1 && !(t->leftmask & 2u))) ? 0 : 2;
-    size_t m = utf8_width(t->hdr[c]) + sep;
+    size_t m = shown_width(t->hdr[c]) + sep;
     for (size_t r = 0; r < t->nrows; r++) {
         size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + sep;
         if (cw > m)
