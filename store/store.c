@@ -73,12 +73,112 @@ static int check_own(const char *path, const struct stat *st, int folder, char *
     return 0;
 }
 
+/* The files SQLite keeps beside the database file: the write-ahead log and its
+ * index (WAL mode, which piano's databases are in), the rollback journal. */
+static const char *const side_suffix[] = {"-wal", "-shm", "-journal"};
+
+/* Each of the database's side files beside real (the database file, a link
+ * followed) that exists: a file of this user's, not a link, not writable by
+ * others, as the database itself. Another user's planted -wal or -shm would
+ * receive the run. Returns 0, or -1 with a reason in err. */
+static int check_sides(const char *real, char *err, size_t errn)
+{
+    for (size_t i = 0; i < sizeof side_suffix / sizeof *side_suffix; i++) {
+        char side[PATH_MAX + 16];
+        struct stat st;
+        if ((size_t)snprintf(side, sizeof side, "%s%s", real, side_suffix[i]) >= sizeof side) {
+            snprintf(err, errn, "%.60s...: the path is too long", real);
+            return -1;
+        }
+        if (lstat(side, &st) != 0) {
+            if (errno == ENOENT)
+                continue;
+            snprintf(err, errn, "%s: %s", side, strerror(errno));
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errn, "%s is %s, not a file of the database; piano will not use it", side,
+                     kind_of(st.st_mode));
+            return -1;
+        }
+        if (check_own(side, &st, 0, err, errn))
+            return -1;
+    }
+    return 0;
+}
+
+/* The folder dir (it exists) and every folder above it, as ssh checks the
+ * folders of ~/.ssh: each owned by root or this user, and not writable by
+ * group or others unless sticky (like /tmp: others can add files there but
+ * not remove or rename this user's; the side files they could plant first
+ * are refused by check_sides). Another user who can write a folder on the
+ * way could put a database, a log or a folder of his own in its place.
+ * Returns 0, or -1 with a reason in err. */
+static int check_folders(const char *dir, char *err, size_t errn)
+{
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) {
+        snprintf(err, errn, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        struct stat st;
+        if (lstat(real, &st) != 0) {
+            snprintf(err, errn, "%s: %s", real, strerror(errno));
+            return -1;
+        }
+        if (st.st_uid != 0 && st.st_uid != geteuid()) {
+            snprintf(err, errn, "the folder %s is owned by another user (uid %u); piano will not keep a database under it",
+                     real, (unsigned)st.st_uid);
+            return -1;
+        }
+        if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+            snprintf(err, errn,
+                     "the folder %s is writable by other users (mode %04o) and not sticky; piano will not keep a database under it",
+                     real, (unsigned)(st.st_mode & 07777));
+            return -1;
+        }
+        char *slash = strrchr(real, '/');
+        if (!slash || slash == real) {
+            if (real[1] == 0)
+                return 0;
+            real[1] = 0;   /* then "/" itself */
+            continue;
+        }
+        *slash = 0;
+    }
+}
+
+static void existing_dir(const char *path, char *dir, size_t n);
+
+/* The folders above the database and its side files (next to the file a link
+ * the user made leads to). Returns 0, or -1 with a reason in err. */
+static int check_around(const char *path, int exists, char *err, size_t errn)
+{
+    char real[PATH_MAX], dir[PATH_MAX];
+    if (exists) {
+        if (!realpath(path, real)) {
+            snprintf(err, errn, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+    } else if ((size_t)snprintf(real, sizeof real, "%s", path) >= sizeof real) {
+        snprintf(err, errn, "%.60s...: the path is too long", path);
+        return -1;
+    }
+    existing_dir(real, dir, sizeof dir);
+    if (check_folders(dir, err, errn))
+        return -1;
+    return check_sides(real, err, errn);
+}
+
 /* The checks of piano_store_resolve_path on an absolute or relative path: the
- * database (if it exists) and its spool folder (if it exists). *is_link: the
- * database is a symbolic link (owned by this user) to a good file. */
+ * database (if it exists), the folders above it, its side files and its spool
+ * folder (if they exist). *is_link: the database is a symbolic link (owned by
+ * this user) to a good file. */
 static int check_path(const char *path, int *is_link, char *err, size_t errn)
 {
     struct stat st;
+    int exists = 0;
     if (is_link)
         *is_link = 0;
     if (lstat(path, &st) != 0) {
@@ -87,6 +187,7 @@ static int check_path(const char *path, int *is_link, char *err, size_t errn)
             return -1;
         }
     } else {
+        exists = 1;
         if (S_ISLNK(st.st_mode)) {
             if (st.st_uid != geteuid()) {
                 snprintf(err, errn, "%s is a symbolic link owned by another user (uid %u); piano will not follow it",
@@ -104,6 +205,8 @@ static int check_path(const char *path, int *is_link, char *err, size_t errn)
         if (check_own(path, &st, 0, err, errn))
             return -1;
     }
+    if (check_around(path, exists, err, errn))
+        return -1;
     char spool[PATH_MAX + sizeof PIANO_SPOOL_SUFFIX];
     if (piano_spool_root(spool, sizeof spool, path) != 0) {
         snprintf(err, errn, "%.60s...: the path is too long", path);
@@ -591,6 +694,14 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
     piano_store_exec(db, "PRAGMA journal_size_limit=0");
     if ((version > 0 && version < PIANO_SCHEMA_VERSION && upgrade_schema(db, path, err, errn)) ||
         (version == 0 && create_schema(db, path, err, errn))) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    /* SQLite has opened (or made) the log and its index by now: one another
+     * user planted in a sticky folder after the checks above is refused
+     * before anything of the run is written (such a user cannot replace a
+     * file of this user's there afterwards). */
+    if (check_around(path, 1, err, errn)) {
         sqlite3_close(db);
         return NULL;
     }

@@ -57,11 +57,30 @@ error() {
 # files DIR: every path under DIR with its type, owner and mode (to see that nothing was made)
 files() { find "$1" -printf '%p %y %u %m\n' | sort; }
 
+MOUNTS=""
+cleanup() {
+    for m in $MOUNTS; do umount "$m" 2>/dev/null; done
+    [ -n "${STAGE:-}" ] && rm -rf "$STAGE"
+}
+trap cleanup EXIT
+
+# need_root: skipped (77) unless root with setpriv. The second user must reach
+# the files and piano-db, which a clone in a private folder (mode 0700 above the
+# build, like root's home) closes to it: the section works in a folder of its
+# own under /tmp (W) with a copy of piano-db (P) that the second user can run.
 need_root() {
     if [ "$(id -u)" -ne 0 ] || ! $NOBODY true 2>/dev/null; then
         echo "skipped: $SECTION needs root and setpriv (a second user)"
         exit 77
     fi
+    STAGE=$(mktemp -d /tmp/piano-db-paths.XXXXXX) || { echo "skipped: cannot make a folder under /tmp"; exit 77; }
+    chmod 0755 "$STAGE" && cp "$P" "$STAGE/piano-db" && chmod 0755 "$STAGE/piano-db" || exit 1
+    if ! $NOBODY "$STAGE/piano-db" --help > /dev/null 2> "$STAGE/err"; then
+        echo "skipped: uid 65534 cannot run a copy of piano-db in $STAGE: $(head -1 "$STAGE/err")"
+        exit 77
+    fi
+    P=$STAGE/piano-db W=$STAGE/w
+    mkdir "$W" || exit 1
 }
 
 B=$W/basic.db
@@ -86,6 +105,19 @@ cp "$B" "$T/spooltheirs.db" && mkdir "$T/spooltheirs.db.spool" && chown 65534:65
 ln -s "$T/nowhere.db" "$T/dangling.db"
 mkdir "$T/shared" && chmod 1777 "$T/shared" && cp "$B" "$T/mine.db"
 $NOBODY ln -s "$T/mine.db" "$T/shared/planted.db" || fail "cannot plant a link as uid 65534"
+# The database's side files and the folders above it (issue 25): a log (-wal),
+# its index (-shm) or a journal another user planted beside the database, or a
+# folder on the way that another user owns or may write (not sticky), would
+# receive the run (its command line, names, paths).
+cp "$B" "$T/shared/w.db" && cp "$B" "$T/shared/s.db" && cp "$B" "$T/shared/j.db" && cp "$B" "$T/shared/l.db"
+$NOBODY sh -c "umask 0 && : > '$T/shared/w.db-wal' && : > '$T/shared/s.db-shm' && : > '$T/shared/j.db-journal' &&
+               : > '$T/shared/new.db-wal' && ln -s '$T/elsewhere/x' '$T/shared/l.db-wal'" ||
+    fail "cannot plant side files as uid 65534"
+ln -s "$T/shared/w.db" "$T/tow.db"   # the user's own link: the log is next to the file it leads to
+cp "$B" "$T/ownwal.db" && : > "$T/ownwal.db-wal" && chmod 0666 "$T/ownwal.db-wal"
+mkdir "$T/theirdir" && cp "$B" "$T/theirdir/x.db" && chown 65534:65534 "$T/theirdir"
+mkdir "$T/open777" && chmod 0777 "$T/open777" && cp "$B" "$T/open777/x.db"
+mkdir -p "$T/group770/sub" && chmod 0770 "$T/group770" && cp "$B" "$T/group770/sub/x.db"
 LONG=$T/$(printf '%04000d' 0).db
 LONG60=$(printf %s "$LONG" | cut -c1-60)
 before=$(files "$T"; ls -d /dev/null.spool 2>&1)
@@ -112,12 +144,26 @@ error too_long 1 "$LONG60...: the path is too long ($LEN bytes, at most 3840)" "
 error under_file 1 "$B/x.db: Not a directory" "$P" runs --db "$B/x.db"
 # The same as a user who is not root: mode bits and owners are what they say.
 error nobody_theirs 1 "$B is owned by another user (uid 0); piano will not use it" $NOBODY "$P" runs --db "$B"
+error wal_theirs 1 "$T/shared/w.db-wal is owned by another user (uid 65534); piano will not use it" "$P" runs --db "$T/shared/w.db"
+error shm_theirs 1 "$T/shared/s.db-shm is owned by another user (uid 65534); piano will not use it" "$P" report --db "$T/shared/s.db"
+error journal_theirs 1 "$T/shared/j.db-journal is owned by another user (uid 65534); piano will not use it" "$P" runs --db "$T/shared/j.db"
+error wal_link 1 "$T/shared/l.db-wal is a symbolic link, not a file of the database; piano will not use it" "$P" runs --db "$T/shared/l.db"
+error wal_new_db 1 "$T/shared/new.db-wal is owned by another user (uid 65534); piano will not use it" "$P" tag x --db "$T/shared/new.db"
+error wal_through_link 1 "$T/shared/w.db-wal is owned by another user (uid 65534); piano will not use it" "$P" runs --db "$T/tow.db"
+error wal_0666 1 "$T/ownwal.db-wal is writable by other users (mode 0666); piano will not use it: chmod go-w it" "$P" runs --db "$T/ownwal.db"
+error folder_theirs 1 "the folder $T/theirdir is owned by another user (uid 65534); piano will not keep a database under it" "$P" runs --db "$T/theirdir/x.db"
+error folder_0777 1 "the folder $T/open777 is writable by other users (mode 0777) and not sticky; piano will not keep a database under it" "$P" runs --db "$T/open777/x.db"
+error folder_above 1 "the folder $T/group770 is writable by other users (mode 0770) and not sticky; piano will not keep a database under it" "$P" runs --db "$T/group770/sub/x.db"
+error folder_new 1 "the folder $T/group770 is writable by other users (mode 0770) and not sticky; piano will not keep a database under it" "$P" tag x --db "$T/group770/sub/new/x.db"
 after=$(files "$T"; ls -d /dev/null.spool 2>&1)
 [ "$before" = "$after" ] || { fail "a refused path created or changed something"; echo "$before" > "$W/before"; echo "$after" > "$W/after"; diff "$W/before" "$W/after"; }
 # A link the user made himself to his own database is followed.
 ln -s "$B" "$T/mylink.db"
 "$P" runs --db "$B" > "$W/runs.ref" || fail "runs"
 same own_link "$W/runs.ref" "$P" runs --db "$T/mylink.db"
+# A sticky folder everyone may write (root's, or the user's own) holds the user's database.
+mkdir "$T/sticky" && chmod 1777 "$T/sticky" && cp "$B" "$T/sticky/x.db"
+same sticky_folder "$W/runs.ref" "$P" runs --db "$T/sticky/x.db"
 # Relative paths are made absolute once, against the current folder.
 same relative "$W/runs.ref" sh -c "cd '$T' && '$P' runs --db basic.db"
 same relative_env "$W/runs.ref" sh -c "cd '$T' && PIANO_DB=./basic.db '$P' runs"
@@ -163,7 +209,7 @@ error ro_file_tag 1 "cannot write $W/rofile/b.db: permission denied: the file is
 # A read-only file system, and a full disk (tmpfs mounts; said when they cannot be made here).
 mkdir "$W/rofs" "$W/full"
 if mount -t tmpfs -o size=4m tmpfs "$W/rofs" 2>/dev/null; then
-    trap 'umount "$W/rofs" 2>/dev/null; umount "$W/full" 2>/dev/null' EXIT
+    MOUNTS="$W/rofs $W/full"
     cp "$B" "$W/rofs/b.db" && mkdir -p "$W/rofs/b.db.spool/1-2" && chmod 0700 "$W/rofs/b.db.spool" &&
         mount -o remount,ro "$W/rofs" || fail "cannot make the read-only file system"
     "$P" runs --db "$B" > "$W/runs.root"

@@ -488,6 +488,40 @@ error window_sort_p50 "report: --sort p50 is not available for a window (snapsho
 expect rm_snapshots sqlite3 "$S" 'SELECT (SELECT count(*) FROM snapshots) + (SELECT count(*) FROM snapshot_times)' <<'EOF'
 0
 EOF
+# Long names (issue 25). long_names DB LEN MIDDLE: the snaps fixture with 4 more functions of
+# about LEN characters, told apart at the end (MIDDLE 0) or only in the middle (1), each in
+# 250 more snapshots (1,000 rows).
+long_names() {
+    "$FX" snaps "$1" && sqlite3 "$1" "
+      INSERT INTO functions(run, id, name, file, line)
+        SELECT 1, 10 + v, CASE $3 WHEN 0 THEN 'ns::' || printf('%.*c', $2, 'x') || '_' || v
+                          ELSE 'ns::' || printf('%.*c', $2 / 2, 'x') || v || printf('%.*c', $2 / 2, 'y') END, 'f.c', v
+        FROM (SELECT 0 v UNION SELECT 1 UNION SELECT 2 UNION SELECT 3);
+      INSERT INTO snapshot_times(run, t_ns)
+        WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 250) SELECT 1, 3000000000 + k FROM i;
+      INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes)
+        WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 250)
+        SELECT 1, 10 + v, 3000000000 + k, k, k * 1000, 0, 0, 0
+        FROM i, (SELECT 0 v UNION SELECT 1 UNION SELECT 2 UNION SELECT 3)"
+}
+# The rows of one function in many snapshots are one name, not names to tell apart: names of
+# 2,000 characters are cut to the table's width (they were shown whole, and took seconds).
+long_names "$W/long.db" 2000 0 || fail "long names fixture"
+"$P" snapshots --db "$W/long.db" 1 > "$W/out" || fail "snapshots of long names"
+[ "$(grep -c '^3\.[0-9]*s  *ns::x*…x*_[0-3]  ' "$W/out")" = 1000 ] ||
+    fail "long names: not 1,000 rows with the names cut: $(grep -c 'ns::' "$W/out")"
+[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$W/out")" -le 170 ] ||
+    fail "long names: lines wider than the table (160 columns)"
+# Telling long names apart costs their length, not its square: 4 names of 100,000 characters
+# that differ only in the middle (cut where the tail reaches it), 1,000 rows, took over 60 s (25 s of CPU
+# time and not done); now about a second. Bounded in CPU time (ulimit -t), which load does not
+# stretch as it does wall time.
+long_names "$W/longer.db" 100000 1 || fail "longer names fixture"
+(ulimit -t 20 && exec "$P" snapshots --db "$W/longer.db" 1) > "$W/out" 2> "$W/err" ||
+    fail "snapshots of 100,000-character names: exit $? (over 20 s of CPU time?) $(head -c 200 "$W/err")"
+[ "$(grep -c '^3\.[0-9]*s  *ns::x*…x*[0-3]y*…*y*  ' "$W/out")" = 1000 ] ||
+    fail "longer names: not 1,000 rows cut where they differ: $(grep -c 'ns::' "$W/out")"
+rm -f "$W/longer.db" "$W/long.db" "$W/out"
 ;;
 
 big)

@@ -185,6 +185,26 @@ COLUMNS=400 "$P" report --db "$C" 1 | grep -q '^fmt::v12::detail::write<char, fm
     fail "cxx COLUMNS=400: write not shown whole"
 "$P" report --db "$C" 1 --json | grep -q '"function": "char const\* fmt::v12::detail::parse_format_specs<char>(' ||
     fail "cxx --json lost the full name"
+# Control characters in names (issue 25): every table escapes them as report's rows do
+# (\x1b, \u0085...), thread names in report --threads, function names in --frames headers,
+# the allocator's name and the command too: none reaches the terminal raw.
+E=$W/escapes.db
+"$FX" basic "$E" || exit 1
+sqlite3 "$E" "UPDATE names SET name = name || char(27) || '[31m' || char(7) || char(133) WHERE name IN ('parse', 'helper', 'main');
+  UPDATE threads SET name = char(27) || '[2J' || name || char(13) || char(127);
+  UPDATE runs SET command = command || ' ' || char(27) || ']0;title' || char(7), allocator = 'my' || char(27) || '[1malloc' WHERE id = 2" ||
+    fail "escapes fixture"
+C1=$(printf '\302[\200-\237]')
+for cmd in "report" "report 1" "report --threads" "report --frames" "report --frames --spikes" "report --frames --thread 1" \
+           "report --cpu" "report --all" "report --sort calls" "runs" "tag" "diff" "diff 1 2"; do
+    # shellcheck disable=SC2086
+    "$P" $cmd --db "$E" > "$W/out" 2> "$W/err" || fail "$cmd: exit $?: $(cat "$W/err")"
+    raw=$(tr -d '\t\n\040-\176\200-\377' < "$W/out" | wc -c)
+    [ "$raw" -eq 0 ] && ! grep -q "$C1" "$W/out" || fail "$cmd: control characters printed raw: $(grep -n "$(printf '[\001-\010\013-\037\177]')\|$C1" "$W/out" | head -3 | cat -v)"
+done
+"$P" report --threads --db "$E" | grep -qxF 'Thread 1 (tid 1005, \x1b[2Jworker "w"\r\x7f)' || fail "report --threads: the thread's name not escaped"
+"$P" report --frames --db "$E" | head -1 | grep -qF '  parse\x1b[31m\x07\u0085    resolve  ' || fail "report --frames: the header not escaped"
+
 [ $FAILS -eq 0 ] && echo "ok: names" && exit 0
 echo "$FAILS failure(s) in names"
 exit 1

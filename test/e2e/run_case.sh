@@ -77,6 +77,29 @@ fig() { q "SELECT coalesce(sum(s.$2),0) FROM stats s JOIN functions f ON f.run=s
 expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
 expect_range() { awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN{exit !(v>=lo && v<=hi)}' || fail "$1: $2 not in [$3, $4]"; }
 db() { "$build/bin/piano-db" "$@"; }
+# A second user (uid 65534 through setpriv) for a check run as root. other_user: 0 when
+# there is one here, else a note on stderr saying why and 1 (the check skips that part,
+# never fails for it). It opens the case's folder (mode 0755) and copies piano-db and the
+# runtime into other/ there: a build in a private folder (mode 0700 above it, like root's
+# home) is closed to that user. as_other CMD...: CMD as that user, programs finding the
+# copied runtime (LD_LIBRARY_PATH comes before their RUNPATH); other_db: that piano-db.
+other_db=$work/other/piano-db
+other_user() {
+  if [ "$(id -u)" != 0 ] || ! command -v setpriv > /dev/null; then
+    echo "note [$name $opt]: second-user part not run (needs root and setpriv)" >&2
+    return 1
+  fi
+  if [ ! -x "$other_db" ]; then
+    chmod 0755 "$work" && mkdir -p -m 0755 "$work/other" &&
+      cp "$build/bin/piano-db" "$build/lib/libpiano_rt.so" "$work/other/" || return 1
+  fi
+  local why
+  if ! why=$(as_other "$other_db" --help 2>&1 > /dev/null); then
+    echo "note [$name $opt]: second-user part not run (uid 65534 cannot run $other_db: $why)" >&2
+    return 1
+  fi
+}
+as_other() { setpriv --reuid=65534 --regid=65534 --clear-groups env LD_LIBRARY_PATH="$work/other" "$@"; }
 # fns_per_frame: "min,max" of the functions named per frame (every one kept) of the latest run, read by piano-db
 fns_per_frame() { db report --frames --json --all | jq -r '[.[].functions | length] | "\(min),\(max)"'; }
 # sane_times [RUN]: no time is negative or longer than the run; self within inclusive

@@ -2,6 +2,7 @@
 #include "piano_db.h"
 #include <ctype.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -58,6 +59,16 @@ size_t utf8_width(const char *s)
     size_t w = 0;
     for (; *s; s++)
         if (((unsigned char)*s & 0xC0) != 0x80)
+            w++;
+    return w;
+}
+
+/* The display width of s's first n bytes. */
+static size_t utf8_width_n(const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n && s[i]; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
             w++;
     return w;
 }
@@ -147,8 +158,14 @@ void csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Every cell and header of every table, streamed or not, is printed here: with
+ * its control characters escaped (esc_ctrl), the one rule that keeps a name
+ * from acting on the terminal (a thread named "\x1b[2J" would clear it). */
 void print_pad(FILE *f, const char *s, size_t width, int right)
 {
+    char *e = has_ctrl(s) ? esc_ctrl(s) : NULL;
+    if (e)
+        s = e;
     size_t w = utf8_width(s);
     if (right)
         for (size_t i = w; i < width; i++)
@@ -157,6 +174,17 @@ void print_pad(FILE *f, const char *s, size_t width, int right)
     if (!right)
         for (size_t i = w; i < width; i++)
             fputc(' ', f);
+    free(e);
+}
+
+size_t shown_width(const char *s)
+{
+    if (!has_ctrl(s))
+        return utf8_width(s);
+    char *e = esc_ctrl(s);
+    size_t w = utf8_width(e);
+    free(e);
+    return w;
 }
 
 void table_init(table *t, int ncols, const char **hdr, const int *minw)
@@ -499,11 +527,52 @@ static int shown_elsewhere(fitname *v, size_t n, const fitname *self, const char
     return 0;
 }
 
-/* A shown name for f that no other row shows and that fits max: the least
- * shortened of its forms, whole, then cut keeping the function's own name;
- * NULL when none is. */
-static char *fit_unique(fitname *v, size_t n, const fitname *f, size_t max)
+/* s in w display characters showing where it differs from other (the first
+ * character that is not the same): its head, that place, its tail; NULL when
+ * w is too small, they do not differ, or not in the function's own name. */
+static char *cut_at_difference(const char *s, const char *other, size_t w)
 {
+    size_t d = 0;
+    while (s[d] && s[d] == other[d])
+        d++;
+    size_t sw = utf8_width(s), dw = utf8_width_n(s, d);
+    if (!s[d] && !other[d])
+        return NULL;
+    /* only a difference in the function's own name: one in its template
+     * arguments or parameters (format<int, …> with one int more) reads
+     * better numbered */
+    size_t b = last_name_start(s), open = params_open(s, strlen(s));
+    if (d < b || d >= open || memchr(s + b, '<', d - b))
+        return NULL;
+    if (sw <= w)
+        return xstrdup(s);
+    if (w < 24)
+        return NULL;
+    size_t head = w / 4, tail = w / 4, mid = w - head - tail - 2; /* two ellipses */
+    size_t from = dw > mid / 2 ? dw - mid / 2 : 0;
+    if (from <= head) /* the difference is in reach of the head: one cut */
+        return cut_middle(s, w);
+    if (from + mid >= sw - tail) /* ... or of the tail */
+        return cut_middle(s, w);
+    size_t hb = utf8_offset(s, head), fb = utf8_offset(s, from), mb = utf8_offset(s, from + mid),
+           tb = utf8_offset(s, sw - tail);
+    char *out = xmalloc(hb + (mb - fb) + strlen(s + tb) + 8);
+    sprintf(out, "%.*s" ELLIPSIS "%.*s" ELLIPSIS "%s", (int)hb, s, (int)(mb - fb), s + fb, s + tb);
+    return out;
+}
+
+/* A shown name for f that no other row shows and that fits max: the least
+ * shortened of its forms, whole, then cut keeping the function's own name,
+ * then cut to show where it differs from `other` (a row it read the same
+ * as); NULL when none is. */
+static char *fit_unique(fitname *v, size_t n, const fitname *f, size_t max, const char *other)
+{
+    if (other) {
+        char *c = cut_at_difference(f->forms[0], other, max);
+        if (c && utf8_width(c) <= max && !shown_elsewhere(v, n, f, c))
+            return c;
+        free(c);
+    }
     for (int cut = 0; cut < 2; cut++)
         for (int k = 0; k < f->nforms; k++) {
             if (!cut && utf8_width(f->forms[k]) > max)
@@ -516,7 +585,7 @@ static char *fit_unique(fitname *v, size_t n, const fitname *f, size_t max)
     return NULL;
 }
 
-char **names_fit(const char *const *names, size_t n, size_t max)
+static char **names_fit_once(const char *const *names, size_t n, size_t max)
 {
     char **out = xcalloc(n ? n : 1, sizeof *out);
     fitname *v = xcalloc(n ? n : 1, sizeof *v);
@@ -555,7 +624,13 @@ char **names_fit(const char *const *names, size_t n, size_t max)
                 alike = 1;
                 char *same = xstrdup(order[i]->shown);
                 for (size_t q = i; q < j; q++) {
-                    char *c = fit_unique(v, n, order[q], max);
+                    /* another name of the group, to show where this one differs */
+                    const fitname *o = order[q == i ? i + 1 : i];
+                    for (size_t r = i; r < j && !strcmp(o->given, order[q]->given); r++)
+                        o = order[r];
+                    char *c = fit_unique(v, n, order[q], max, NULL);
+                    if (!c && strcmp(o->given, order[q]->given))
+                        c = fit_unique(v, n, order[q], max, o->forms[0]);
                     if (c) {
                         free(order[q]->shown);
                         order[q]->shown = c;
@@ -593,6 +668,59 @@ char **names_fit(const char *const *names, size_t n, size_t max)
     }
     free(order);
     free(v);
+    return out;
+}
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++)
+        h = (h ^ *u) * 1099511628211ull;
+    return h;
+}
+
+/* The distinct names among names (the rows of one function in many
+ * snapshots are one name, not names to tell apart): *nu of them, and of each
+ * name its index among them in map. */
+static const char **names_distinct(const char *const *names, size_t n, size_t *map, size_t *nu)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    size_t *slot = xmalloc(cap * sizeof *slot); /* index in u + 1; 0: empty */
+    uint64_t *hash = xmalloc((n ? n : 1) * sizeof *hash);
+    const char **u = xmalloc((n ? n : 1) * sizeof *u);
+    memset(slot, 0, cap * sizeof *slot);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = name_hash(names[i]);
+        size_t s = (size_t)h & (cap - 1);
+        while (slot[s] && (hash[slot[s] - 1] != h || strcmp(u[slot[s] - 1], names[i])))
+            s = (s + 1) & (cap - 1);
+        if (!slot[s]) {
+            u[k] = names[i];
+            hash[k] = h;
+            slot[s] = ++k;
+        }
+        map[i] = slot[s] - 1;
+    }
+    free(slot);
+    free(hash);
+    *nu = k;
+    return u;
+}
+
+char **names_fit(const char *const *names, size_t n, size_t max)
+{
+    size_t *map = xmalloc((n ? n : 1) * sizeof *map), nu;
+    const char **u = names_distinct(names, n, map, &nu);
+    char **fit = names_fit_once(u, nu, max);
+    char **out = xmalloc((n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(fit[map[i]]);
+    names_free(fit, nu);
+    free(u);
+    free(map);
     return out;
 }
 
@@ -702,7 +830,13 @@ int has_ctrl(const char *s)
 
 char *esc_ctrl(const char *s)
 {
-    char *out = xmalloc(strlen(s) * 6 + 1), *o = out;
+    size_t len = 0; /* the size escaped: each control character takes at most 6 bytes */
+    for (const unsigned char *u = (const unsigned char *)s; *u;) {
+        int n = ctrl_len(u);
+        len += n ? 6 : 1;
+        u += n ? (size_t)n : 1;
+    }
+    char *out = xmalloc(len + 1), *o = out;
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
         int n = ctrl_len(u);
         if (!n) {
@@ -754,7 +888,7 @@ static void put_cell(const table *t, FILE *f, int c, const char *s, size_t w)
 static size_t col_width(const table *t, int c)
 {
     size_t sep = (c == 0 || (c == 1 && !(t->leftmask & 2u))) ? 0 : 2;
-    size_t m = utf8_width(t->hdr[c]) + sep;
+    size_t m = shown_width(t->hdr[c]) + sep;
     for (size_t r = 0; r < t->nrows; r++) {
         size_t cw = utf8_width(t->cells[r * (size_t)t->ncols + (size_t)c]) + sep;
         if (cw > m)

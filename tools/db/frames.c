@@ -104,11 +104,11 @@ static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_p
     ld->col_of_key = xmalloc((size_t)k->nkeys * sizeof *ld->col_of_key);
     for (int i = 0; i < k->nkeys; i++)
         ld->col_of_key[i] = -1;
-    const char *full[LEAD_MAX];
+    char *full[LEAD_MAX]; /* escaped (esc_ctrl) before they are fitted: headers as tables show them */
     for (int i = 0; i < ld->nlead; i++) {
         ld->key[i] = order[i].key;
         ld->col_of_key[order[i].key] = i;
-        full[i] = order[i].label;
+        full[i] = esc_ctrl(order[i].label);
     }
     free(order);
     free(sums);
@@ -118,7 +118,9 @@ static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_p
     /* shortened where nothing is lost, never two alike (names_fit) */
     size_t fixed = (size_t)ld->wframe + (ld->many_threads ? 8 : 0) + 11 + 20, tw = term_width();
     size_t each = ld->nlead && tw > fixed ? (tw - fixed) / (size_t)ld->nlead : 0;
-    ld->head = names_fit(full, (size_t)ld->nlead, each > 26 ? each - 2 : 24);
+    ld->head = names_fit((const char *const *)full, (size_t)ld->nlead, each > 26 ? each - 2 : 24);
+    for (int i = 0; i < ld->nlead; i++)
+        free(full[i]);
     for (int i = 0; i < ld->nlead; i++) {
         size_t w = utf8_width(ld->head[i]) + 2;
         ld->wlead[i] = w > 11 ? (int)w : 11;

@@ -304,6 +304,8 @@ int has_ctrl(const char *s);
 /* s with its control characters escaped (\n, \t, \r, \x1b, \u0085), in a new
  * string: what tables and messages show of names, so a row stays one line. */
 char *esc_ctrl(const char *s);
+/* The width s takes in a table, its control characters escaped (print_pad). */
+size_t shown_width(const char *s);
 void csv_str(FILE *f, const char *s);
 
 #define C_RED "\033[31m"

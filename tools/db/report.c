@@ -231,12 +231,13 @@ static void allocator_line(FILE *f, pdb *p, int64_t run)
                                       "WHERE run = ?1) FROM runs WHERE id = ?1 AND allocator IS NOT NULL");
     sqlite3_bind_int64(st, 1, run);
     if (pdb_step(p, st) == SQLITE_ROW) {
-        const char *name = pdb_col_text(st, 0);
+        char *name = esc_ctrl(pdb_col_text(st, 0));
         if (sqlite3_column_int64(st, 1) > 0)
             fprintf(f, "allocations: only those through malloc (the program also uses its own allocator: %s)\n",
                     name);
         else
             fprintf(f, "allocations: not seen (the program uses its own allocator: %s)\n", name);
+        free(name);
     }
     sqlite3_finalize(st);
 }
@@ -350,8 +351,10 @@ static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
         if (mode != EMIT_TABLE) {
             emit_thread(&e, &s, shown, thread, tid, name);
         } else {
+            char *tname = esc_ctrl(name);
             fprintf(f, "%sThread %ld (tid %lld%s%s)\n", n ? "\n" : "", thread, (long long)tid, *name ? ", " : "",
-                    name);
+                    tname);
+            free(tname);
             marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color, o->cpu, o->group != NULL));
             frames_line(f, p, r, thread);
         }

@@ -123,9 +123,11 @@ static void show(FILE *f, pdb *p, const pdb_opts *o, const run_info *r, seen_set
         fputs("\033[H\033[2J", f);
     else if (before->at > 0)
         fputc('\n', f);
-    fprintf(f, "piano-db top: run %lld, %s (pid %lld), %.1f s; %.0f frames/s%s\n\n", (long long)r->id, r->command,
+    char *command = esc_ctrl(r->command);
+    fprintf(f, "piano-db top: run %lld, %s (pid %lld), %.1f s; %.0f frames/s%s\n\n", (long long)r->id, command,
             (long long)r->pid, (double)r->duration_ns / 1e9, (double)(r->frames - before->frames) * per,
             screen ? "; q quits" : "");
+    free(command);
     emitter e;
     emit_begin(&e, f, EMIT_TABLE, top_cols, NTOP, p->color ? EMIT_COLOR : 0);
     size_t shown = o->top_set ? (size_t)o->top : TOP_DEFAULT_ROWS;
