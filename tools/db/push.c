@@ -361,10 +361,10 @@ static int make_request(pusher *ps, const char *query, const char *kind, const u
         return -1;
     }
     if (pi.too_big || pi.samples > MAX_SAMPLES) {
-        if (pi.too_big)
-            snprintf(why, whyn, "over 4 MiB uncompressed (Pyroscope's limit): not sent");
+        if (pi.too_big)   /* said before sending: what the server would answer */
+            snprintf(why, whyn, "not sent: over 4 MiB uncompressed (Pyroscope's limit)");
         else
-            snprintf(why, whyn, "%zu samples (Pyroscope takes up to %d): not sent", pi.samples, MAX_SAMPLES);
+            snprintf(why, whyn, "not sent: %zu samples (Pyroscope takes up to %d)", pi.samples, MAX_SAMPLES);
         free(pi.raw);
         free(name);
         return -1;
