@@ -29,7 +29,7 @@ _piano_db()
         --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
         --group) COMPREPLY=($(compgen -W "template" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes cpu offcpu inuse peak" -- "$cur")); return ;;
-        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--timeout|--count|--interval|--from|--to) return ;;
+        --top|--thread|--keep|--fail-above|--app|--label|--tenant|--auth|--timeout|--count|--interval|--from|--to) return ;;
     esac
     local opts="--db --help"
     case $cmd in
@@ -40,7 +40,7 @@ _piano_db()
         flamegraph) opts+=" -o --output --thread --diff --metric" ;;
         plot) opts+=" -o --output --thread" ;;
         export) opts+=" --format -o --output --thread --metric" ;;
-        push) opts+=" --app --label --tenant --timeout --kept --follow --follow-all --count" ;;
+        push) opts+=" --app --label --tenant --auth --again --timeout --kept --follow --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
     esac
     if [[ $cur == -* ]]; then

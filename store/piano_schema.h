@@ -67,12 +67,27 @@
 "  url     TEXT NOT NULL,              -- the server as push normalised it (scheme://host:port/path)\n" \
 "  tenant  TEXT,                       -- its X-Scope-OrgID header (NULL: none)\n" \
 "  run     INTEGER NOT NULL,           -- the run it was made from (not a reference: it outlives rm)\n" \
-"  query   TEXT NOT NULL,              -- the /ingest query string: name=APP{labels} from until format\n" \
+"  query   TEXT NOT NULL,              -- name=APP{labels}&from=S&until=S (an /ingest query: the series)\n" \
 "  profile BLOB NOT NULL,              -- gzipped profile.proto\n" \
-"  kind    TEXT NOT NULL,              -- its sample-type group (wall or memory)\n" \
+"  kind    TEXT NOT NULL,              -- its sample-type group (wall or cpu or memory)\n" \
 "  tries   INTEGER NOT NULL DEFAULT 0, -- failed tries so far\n" \
 "  error   TEXT                        -- why the last one failed\n" \
 ");\n"
+
+/* What `piano-db push` sent or kept, per server and tenant, so that a run
+ * goes once (Pyroscope adds up what it receives): the whole run, or the
+ * windows of its first `snapshots` snapshots (push --follow). Made by push
+ * when it first runs (CREATE TABLE IF NOT EXISTS): no schema version of its
+ * own; a database without it has pushed nothing since. */
+#define PIANO_SCHEMA_PUSHED \
+"CREATE TABLE IF NOT EXISTS pushed(\n" \
+"  url       TEXT NOT NULL,            -- as in pushes\n" \
+"  tenant    TEXT NOT NULL,            -- its X-Scope-OrgID ('': none)\n" \
+"  run_key   TEXT NOT NULL,            -- runs.key: the same run live and stored\n" \
+"  snapshots INTEGER NOT NULL,         -- --follow: the windows up to this snapshot went\n" \
+"  whole     INTEGER NOT NULL,         -- 1: all of the run went (whole or its windows to its end)\n" \
+"  PRIMARY KEY(url, tenant, run_key)\n" \
+") WITHOUT ROWID;\n"
 
 /* Snapshots (PIANO_INTERVAL): a run's figures over time. snapshot_times has
  * a row per snapshot taken; snapshots a row per function whose figures

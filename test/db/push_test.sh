@@ -1,13 +1,19 @@
 #!/bin/sh
 # push_test.sh SECTION PIANO_DB MAKE_FIXTURE WORKDIR
-# piano-db push against pyroscope_stub.py (a Pyroscope ingest API on
-# 127.0.0.1, a free port), on the 'tree' fixture (make_fixture.c). Each
-# profile the stub saved is decoded by protoc with profile.proto and its
-# per-function sums compared with `report --json --uncorrected` of the run.
+# piano-db push against pyroscope_stub.py (Pyroscope's Push API and /ingest on
+# 127.0.0.1, a free port, checking what the server checks), on the 'tree'
+# fixture (make_fixture.c). Each profile the stub saved is decoded by protoc
+# with profile.proto and its per-function sums compared with `report --json
+# --uncorrected` of the run.
 # Sections:
-#   accepted  profiles, name, labels, tags, from/until, tenant, sums
-#   failures  a server down then up, slow (timeout), 500 then 200, 400
+#   accepted  profiles, labels, tags, tenant, sums, times; bad input
+#   failures  a server down then up, slow (timeout), 500 then 200, 400, a
+#             backend down (503), a run never sent twice
 #   follow    --follow-all with --count, with runs added meanwhile; SIGTERM
+#   server    the stub's /ingest as Pyroscope's (multipart with format=pprof
+#             refused); a row kept for /ingest sent; Pyroscope's limits
+#             checked before sending, contexts folded past 16,000 samples
+#   auth      credentials used, never stored nor shown
 # Skipped (77) without python3, protoc or sqlite3. Every wait is bounded;
 # only loopback addresses.
 set -u
@@ -84,13 +90,19 @@ if got != want:
     sys.exit(1)
 EOF
 }
-# query_of DIR N KEY
-query_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]].get(sys.argv[3]))' "$1/req-$2.json" query "$3"; }
+# label_of DIR N NAME: a label of the series request N was stored in
+label_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["labels"].get(sys.argv[2]))' "$1/req-$2.json" "$3"; }
+# labels_of DIR N: its labels, "k=v,..." sorted
+labels_of() { python3 -c 'import json, sys; print(",".join("%s=%s" % kv for kv in sorted(json.load(open(sys.argv[1]))["labels"].items())))' "$1/req-$2.json"; }
 meta_of() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1/req-$2.json" "$3"; }
 
+now_ns() { python3 -c 'import time; print(time.time_ns())'; }
 case $SECTION in
 accepted)
 stub "$W/s1"
+# run 2 started 10 minutes ago (in Pyroscope's 1-hour window): its profiles carry its start
+recent=$(( $(now_ns) - 600000000000 ))
+sqlite3 "$T" "UPDATE runs SET started_ns = $recent WHERE id = 2"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
 eq "push exit" $? 0
 # run 2 measured CPU (the fixture's cpu_mode 'perf'): a cpu group beside wall and memory
@@ -99,26 +111,31 @@ eq "requests" "$(saved "$W/s1")" 3
 check_req "$W/s1" 1 2 wall
 check_req "$W/s1" 2 2 cpu
 check_req "$W/s1" 3 2 memory
-eq "name" "$(query_of "$W/s1" 1 name)" "tree{tag=tree_new}"
-eq "cpu: the same series name" "$(query_of "$W/s1" 2 name)" "tree{tag=tree_new}"
-eq "format" "$(query_of "$W/s1" 1 format)" pprof
-eq "body" "$(meta_of "$W/s1" 1 body)" multipart
-eq "path" "$(meta_of "$W/s1" 1 path)" /ingest
-# from/until: the run's start rounded down, its end rounded up, in seconds
-eq "from" "$(query_of "$W/s1" 2 from)" "$(sqlite3 "$T" 'SELECT started_ns / 1000000000 FROM runs WHERE id = 2')"
-eq "until" "$(query_of "$W/s1" 2 until)" \
-    "$(sqlite3 "$T" 'SELECT (started_ns + duration_ns + 999999999) / 1000000000 FROM runs WHERE id = 2')"
+eq "the Push API" "$(meta_of "$W/s1" 1 api) $(meta_of "$W/s1" 1 path)" "push /push.v1.PusherService/Push"
+eq "wall labels" "$(labels_of "$W/s1" 1)" "__delta__=false,__name__=wall,service_name=tree,tag=tree_new"
+eq "cpu: process_cpu" "$(labels_of "$W/s1" 2)" "__delta__=false,__name__=process_cpu,service_name=tree,tag=tree_new"
+eq "memory" "$(label_of "$W/s1" 3 __name__)" memory
+eq "time: the run's start" "$(meta_of "$W/s1" 1 time_nanos)" "$recent"
 # --app, labels in order, then the tag; a tag, --tenant; run 1 by its tag; /ingest in the URL is the same server.
-# Run 1 measured no CPU: no cpu group.
-"$P" push --db "$T" "http://127.0.0.1:$PORT/ingest" tree_base --app my.app-1 --label env=ci --label host=h_1 \
-    --tenant team-a > "$W/out" 2> "$W/err" || fail "push tree_base: $(cat "$W/err")"
-has "without CPU: no cpu group" "as my.app-1{env=ci,host=h_1,tag=tree_base}: wall, memory$" "$W/out"
-eq "labels" "$(query_of "$W/s1" 4 name)" "my.app-1{env=ci,host=h_1,tag=tree_base}"
+# Run 1 measured no CPU: no cpu group. It started in 2023: out of Pyroscope's window, its
+# profiles go with the time they are sent.
+before=$(now_ns)
+"$P" push --db "$T" "http://127.0.0.1:$PORT/ingest" tree_base --app my.app-1/x --label env=ci --label host=h_1 \
+    --label k8s.pod=p1 --tenant team-a > "$W/out" 2> "$W/err" || fail "push tree_base: $(cat "$W/err")"
+has "without CPU: no cpu group" "as my.app-1/x{env=ci,host=h_1,k8s.pod=p1,tag=tree_base}: wall, memory$" "$W/out"
+has "restamped: said" "^2 profiles older than Pyroscope's 1-hour window went with the time they were sent$" "$W/out"
+eq "labels" "$(labels_of "$W/s1" 4)" "__delta__=false,__name__=wall,env=ci,host=h_1,k8s.pod=p1,service_name=my.app-1/x,tag=tree_base"
 eq "tenant" "$(meta_of "$W/s1" 4 tenant)" team-a
+t=$(meta_of "$W/s1" 4 time_nanos)
+[ "$t" -ge "$before" ] && [ "$t" -le "$(now_ns)" ] || fail "an old run's profile: time $t, not the time it was sent"
 check_req "$W/s1" 4 1 wall
 check_req "$W/s1" 5 1 memory
-"$P" push --db "$T" "http://127.0.0.1:$PORT" --label tag=mine 2 > /dev/null || fail "push --label tag"
-eq "--label tag replaces the tags" "$(query_of "$W/s1" 6 name)" "tree{tag=mine}"
+# never twice: run 2 went to this server (no tenant) already
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --label tag=mine 2 > "$W/out" 2>&1 || fail "push 2 again"
+has "again: nothing sent" "^run 2 went to http://127.0.0.1:$PORT before (sent, or kept for the next push): not sent again (--again sends it anew)$" "$W/out"
+eq "again: no request" "$(saved "$W/s1")" 5
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --label tag=mine --again 2 > /dev/null || fail "push --label tag --again"
+eq "--label tag replaces the tags" "$(label_of "$W/s1" 6 tag)" "mine"
 # a run without allocations has no memory profile
 sqlite3 "$T" "UPDATE contexts SET allocs = 0, alloc_bytes = 0 WHERE run = 1"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" 1 > "$W/out" 2>&1 || fail "push without allocations"
@@ -133,14 +150,19 @@ sqlite3 "$T" "UPDATE runs SET heap_peak_bytes = 1000000 WHERE id = 2;
   UPDATE stats SET peak_inuse_bytes = 0, (inuse_objects, inuse_bytes) = (SELECT sum(c.inuse_objects), sum(c.inuse_bytes)
     FROM contexts c WHERE c.run = stats.run AND c.thread = stats.thread AND c.fn = stats.fn) WHERE run = 2"
 [ "$(sqlite3 "$T" 'SELECT sum(inuse_bytes) > 0 FROM stats WHERE run = 2')" = 1 ] || fail "the fixture's heap in use"
-"$P" push --db "$T" "http://127.0.0.1:$PORT" 2 > "$W/out" 2>&1 || fail "push with heap in use"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 2 --again > "$W/out" 2>&1 || fail "push with heap in use"
 has "with heap in use: the groups" "as tree{tag=tree_new}: wall, cpu, memory$" "$W/out"
 eq "with heap in use: three profiles" "$(saved "$W/s1")" 12
 check_req "$W/s1" 12 2 memory+inuse
 # bad input: one line, exit 2, nothing sent
 for bad in "nonsense" "ftp://127.0.0.1/" "http://127.0.0.1:$PORT/?x=1" "http://" "http://127.0.0.1:$PORT --label a" \
            "http://127.0.0.1:$PORT --label 1a=b" "http://127.0.0.1:$PORT --label a=b,c" \
-           "http://127.0.0.1:$PORT --label a=b --label a=c" "http://127.0.0.1:$PORT --app a/b" \
+           "http://127.0.0.1:$PORT --label a=b --label a=c" "http://127.0.0.1:$PORT --app a:b" \
+           "http://127.0.0.1:$PORT --label a-b=c" "http://127.0.0.1:$PORT --label __x=c" \
+           "http://127.0.0.1:$PORT --label service_name=c" "http://127.0.0.1:$PORT --tenant a/b" \
+           "http://127.0.0.1:$PORT --tenant .." "http://127.0.0.1:$PORT --tenant $(printf 't%.0s' $(seq 151))" \
+           "http://127.0.0.1:$PORT $(for i in $(seq 27); do printf -- '--label l%d=v ' $i; done)" \
+           "http://127.0.0.1:$PORT --label a=$(printf '\377')" "http://127.0.0.1:$PORT --auth nocolon" \
            "http://127.0.0.1:$PORT --timeout 0" "http://127.0.0.1:$PORT --count 1" \
            "http://127.0.0.1:$PORT 1 --follow-all"; do
     # shellcheck disable=SC2086
@@ -183,7 +205,7 @@ stop_stub
 # a push to another server does not send what was kept for this one; the
 # next push to it sends them first, then its run
 stub "$W/s3"
-"$P" push --db "$T" "http://127.0.0.1:$DOWN" > /dev/null 2>&1
+"$P" push --db "$T" "http://127.0.0.1:$DOWN" --again > /dev/null 2>&1
 eq "down again: kept" "$(queued)" 3
 "$P" push --db "$T" "http://127.0.0.1:$PORT" tree_base > /dev/null 2>&1 || fail "push to another server"
 eq "other server: still kept" "$(queued)" 3
@@ -192,15 +214,15 @@ stop_stub
 stub "$W/s4" --port "$DOWN"
 "$P" push --db "$T" "http://127.0.0.1:$DOWN" tree_base > "$W/out" 2> "$W/err" || fail "kept first: $(cat "$W/err")"
 eq "kept first: requests" "$(saved "$W/s4")" 5
-eq "kept first: the kept one first" "$(query_of "$W/s4" 1 name)" "tree{tag=tree_new}"
-eq "kept first: then the run" "$(query_of "$W/s4" 4 name)" "tree{tag=tree_base}"
+eq "kept first: the kept one first" "$(label_of "$W/s4" 1 tag)" "tree_new"
+eq "kept first: then the run" "$(label_of "$W/s4" 4 tag)" "tree_base"
 eq "kept first: queue empty" "$(queued)" 0
 stop_stub
 
 # slow: each try times out (--timeout 1), bounded; the profile is kept
 stub "$W/s5" --mode slow
 start=$(date +%s)
-"$P" push --db "$T" "http://127.0.0.1:$PORT" --timeout 1 > "$W/out" 2> "$W/err"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --again --timeout 1 > "$W/out" 2> "$W/err"
 eq "slow: exit" $? 4
 [ $(($(date +%s) - start)) -lt 15 ] || fail "slow: took over 15 s"
 has "slow: says" "imed out.*(3 tries); 3 profiles kept" "$W/err"
@@ -213,7 +235,7 @@ stop_stub
 
 # 500, then 200: retried, sent, nothing kept
 stub "$W/s6" --mode 500-1
-"$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --again > "$W/out" 2> "$W/err"
 eq "500 then 200: exit" $? 0
 eq "500 then 200: failed once" "$(cat "$W/s6/failed")" 1
 eq "500 then 200: all sent" "$(saved "$W/s6")" 3
@@ -223,12 +245,45 @@ stop_stub
 
 # 400: the server's message, one line per profile, not retried, not kept, exit 1
 stub "$W/s7" --mode 400
-"$P" push --db "$T" "http://127.0.0.1:$PORT" > "$W/out" 2> "$W/err"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --again > "$W/out" 2> "$W/err"
 eq "400: exit" $? 1
 has "400: message" "^piano-db: push: http://127.0.0.1:$PORT refused run 2's wall profile: HTTP 400: invalid profile: piano test refusal; not kept$" "$W/err"
 eq "400: one line per profile" "$(wc -l < "$W/err")" 3
 eq "400: not retried" "$(cat "$W/s7/failed")" 3
 eq "400: not kept" "$(queued)" 0
+stop_stub
+
+# the backend down behind the server (Push: 503; /ingest said 422 for it, as for
+# a refusal): kept, sent when it is back
+stub "$W/s8" --mode backend-down
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --again > "$W/out" 2> "$W/err"
+eq "backend down: exit" $? 4
+has "backend down: says" "HTTP 503: ingester unavailable: piano test backend failure (3 tries); 3 profiles kept" "$W/err"
+echo ok > "$W/s8/mode"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --kept > /dev/null 2>&1 || fail "backend back: --kept"
+eq "backend back: sent" "$(saved "$W/s8")" 3
+eq "backend back: queue empty" "$(queued)" 0
+stop_stub
+
+# never twice: a run kept (the server down), pushed again once the server is
+# up: its kept profiles go, the run is not sent a second time; the server
+# counts it once
+stub "$W/s9"
+stop_stub
+D=$PORT
+"$P" push --db "$T" "http://127.0.0.1:$D" 1 > /dev/null 2>&1
+eq "twice: kept" "$(queued)" 2
+stub "$W/s10" --port "$D"
+"$P" push --db "$T" "http://127.0.0.1:$D" 1 > "$W/out" 2> "$W/err"
+eq "twice: exit" $? 0
+has "twice: kept sent" "^sent 2 kept profiles to http://127.0.0.1:$D$" "$W/out"
+has "twice: the run not again" "^run 1 went to http://127.0.0.1:$D before" "$W/out"
+eq "twice: requests" "$(saved "$W/s10")" 2
+check_req "$W/s10" 1 1 wall
+check_req "$W/s10" 2 1 memory
+# another tenant is another store: the run goes there
+"$P" push --db "$T" "http://127.0.0.1:$D" 1 --tenant other > /dev/null 2>&1 || fail "twice: another tenant"
+eq "twice: another tenant" "$(saved "$W/s10")" 4
 stop_stub
 ;;
 
@@ -290,6 +345,138 @@ kill -0 $F 2> /dev/null && { fail "follow: SIGTERM did not end it within 5 s"; k
 wait $F
 eq "follow SIGTERM: exit" $? 0
 has "follow SIGTERM: says" "^pushed 0 new runs (stopped)$" "$W/out"
+;;
+server)
+# post URL FILE [multipart]: FILE as the body (or a form's 'profile' field); prints
+# the status and the answer
+post() {
+    python3 - "$@" <<'EOF'
+import sys, urllib.request, urllib.error
+url, data = sys.argv[1], open(sys.argv[2], "rb").read()
+ctype = "application/octet-stream"
+if len(sys.argv) > 3:
+    b = "pianotestboundary"
+    data = (b"--" + b.encode() + b'\r\nContent-Disposition: form-data; name="profile"; filename="p.pprof"\r\n'
+            b"Content-Type: application/octet-stream\r\n\r\n" + data + b"\r\n--" + b.encode() + b"--\r\n")
+    ctype = "multipart/form-data; boundary=" + b
+try:
+    r = urllib.request.urlopen(urllib.request.Request(url, data, {"Content-Type": ctype}), timeout=20)
+    print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())
+EOF
+}
+stub "$W/s1"
+recent=$(( $(now_ns) - 300000000000 ))
+sqlite3 "$T" "UPDATE runs SET started_ns = $recent WHERE id = 2"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 2 > /dev/null 2>&1 || fail "push 2"
+eq "push 2" "$(saved "$W/s1")" 3
+# The stub's /ingest dispatches as Pyroscope's handler: format=pprof takes the
+# body as the pprof; a multipart body without format, its 'profile' field; a
+# multipart body with format=pprof fails to decode (422), as piano sent before.
+I="http://127.0.0.1:$PORT/ingest?name=tree%7Benv%3Dx%7D&from=1&until=2"
+eq "ingest raw + format=pprof" "$(post "$I&format=pprof" "$W/s1/req-1.pb.gz")" "200 "
+eq "ingest multipart" "$(post "$I" "$W/s1/req-1.pb.gz" multipart)" "200 "
+eq "ingest: its labels" "$(labels_of "$W/s1" 5)" "__delta__=false,__name__=wall,env=x,pyroscope_spy=unknown,service_name=tree"
+post "$I&format=pprof" "$W/s1/req-1.pb.gz" multipart > "$W/r"
+has "ingest multipart + format=pprof: 422" "^422 .*wrong wireType" "$W/r"
+post "http://127.0.0.1:$PORT/ingest?name=a%3Ab%7B%7D&format=pprof" "$W/s1/req-1.pb.gz" > "$W/r"
+has "ingest: an app name Pyroscope refuses: 400" "^400 .*invalid service name" "$W/r"
+eq "stub: 2 accepted" "$(saved "$W/s1")" 5
+# A row kept before piano used the Push API (an /ingest query with
+# format=pprof): sent through the Push API, its series from the query's name.
+sqlite3 "$T" "INSERT INTO pushes(url, tenant, run, query, profile, kind, tries, error)
+  VALUES('http://127.0.0.1:$PORT', NULL, 2, 'name=tree%7Benv%3Dold%2Ctag%3Dtree_new%7D&from=1700000100&until=1700000101&format=pprof',
+         readfile('$W/s1/req-1.pb.gz'), 'wall', 3, 'HTTP 422: an old refusal')"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" --kept > "$W/out" 2> "$W/err"
+eq "old row: exit" $? 0
+has "old row: sent" "^sent 1 kept profile to http://127.0.0.1:$PORT$" "$W/out"
+eq "old row: its series" "$(labels_of "$W/s1" 6)" "__delta__=false,__name__=wall,env=old,service_name=tree,tag=tree_new"
+check_req "$W/s1" 6 2 wall
+eq "old row: gone" "$(queued)" 0
+# A tag that is not UTF-8: its bytes '_' (Pyroscope refuses such a value)
+sqlite3 "$T" "INSERT INTO tags(name, run) VALUES(CAST(X'61FF62' AS TEXT), 1)"
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 1 > "$W/out" 2> "$W/err" || fail "a tag not UTF-8: $(cat "$W/err")"
+eq "a tag not UTF-8" "$(label_of "$W/s1" 7 tag)" "a_b+tree_base"
+# Past 16,000 samples Pyroscope refuses a profile: run 1 given 150 more
+# functions, each calling the 150 (22,650 more calling contexts): its lightest
+# contexts folded into their callers, every total kept.
+python3 - "$T" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+thread, root = db.execute("SELECT thread, id FROM contexts WHERE run = 1 AND parent IS NULL ORDER BY id LIMIT 1").fetchone()
+fn0 = db.execute("SELECT max(id) FROM functions WHERE run = 1").fetchone()[0] + 1
+for k in range(150):
+    db.execute("INSERT INTO functions(run, id, name, file, line) VALUES(1, ?, ?, 'wide.c', ?)", (fn0 + k, "wide_%d" % k, k + 1))
+cid = db.execute("SELECT max(id) FROM contexts WHERE run = 1").fetchone()[0] + 1
+rows = []
+for a in range(150):
+    top = cid; cid += 1
+    rows.append((thread, top, root, fn0 + a, 1, 1000 + a, 0))
+    for b in range(150):
+        rows.append((thread, cid, top, fn0 + b, 2, 1 + (a * 150 + b) % 977, 1)); cid += 1
+db.executemany("INSERT INTO contexts(run, thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes)"
+               " VALUES(1, ?, ?, ?, ?, ?, ?, 0, ?, 8, 0, 0)", rows)
+db.commit()
+EOF
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 1 --again > "$W/out" 2> "$W/err"
+eq "folded: exit" $? 0
+has "folded: said" "^run 1's wall profile: its [0-9]* lightest calling contexts folded into their callers" "$W/out"
+eq "folded: sent" "$(saved "$W/s1")" 10
+for k in 9 10; do
+    gzip -dc "$W/s1/req-$k.pb.gz" | protoc -I"$HERE" --decode=perftools.profiles.Profile profile.proto > "$W/f$k.txt" || fail "protoc $k"
+    n=$(grep -c '^sample {' "$W/f$k.txt")
+    [ "$n" -le 16000 ] && [ "$n" -ge 15000 ] || fail "folded: request $k has $n samples"
+done
+# totals: the profile's sums, the run's contexts' sums
+tot() { python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+s = [0] * int(sys.argv[2])
+for blk in re.findall(r"^sample \{\n(.*?)^\}", t, re.M | re.S):
+    for i, v in enumerate(re.findall(r"value: (\d+)", blk)):
+        s[i] += int(v)
+print(" ".join(map(str, s)))' "$1" "$2"; }
+eq "folded: wall totals" "$(tot "$W/f9.txt" 2)" "$(sqlite3 -separator ' ' "$T" 'SELECT sum(self_ns), sum(calls) FROM contexts WHERE run = 1')"
+eq "folded: memory totals" "$(tot "$W/f10.txt" 2)" "$(sqlite3 -separator ' ' "$T" 'SELECT sum(allocs), sum(alloc_bytes) FROM contexts WHERE run = 1')"
+stop_stub
+;;
+
+auth)
+stub "$W/s1" --auth u:s3cret
+# credentials in the URL: used, not shown
+"$P" push --db "$T" "http://u:s3cret@127.0.0.1:$PORT" 2 > "$W/out" 2> "$W/err"
+eq "in the URL: exit" $? 0
+has "in the URL: shown without" "^pushed run 2 to http://127.0.0.1:$PORT as " "$W/out"
+eq "in the URL: the server had them" "$(meta_of "$W/s1" 1 auth)" "u:s3cret"
+# none: 401, kept (not lost) with a hint, at once (no retries)
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 2 --again > "$W/out" 2> "$W/err"
+eq "none: exit" $? 4
+has "none: says" "HTTP 401: authentication required (credentials: --auth, PIANO_PUSH_AUTH or ~/.netrc" "$W/err"
+eq "none: one try" "$(cat "$W/s1/failed")" 1
+eq "none: kept" "$(queued)" 3
+PIANO_PUSH_AUTH=u:s3cret "$P" push --db "$T" "http://127.0.0.1:$PORT" --kept > "$W/out" 2> "$W/err" || fail "PIANO_PUSH_AUTH: $(cat "$W/err")"
+eq "PIANO_PUSH_AUTH: sent" "$(saved "$W/s1")" 6
+"$P" push --db "$T" "http://127.0.0.1:$PORT" 1 --auth u:s3cret > /dev/null 2>&1 || fail "--auth"
+eq "--auth: sent" "$(meta_of "$W/s1" 7 auth)" "u:s3cret"
+stop_stub
+# the server down: the password neither on stderr nor in the database
+"$P" push --db "$T" "http://u:s3cret@127.0.0.1:$PORT" 2 --again > "$W/out" 2> "$W/err"
+eq "down: exit" $? 4
+eq "down: not shown" "$(cat "$W/out" "$W/err" | grep -c s3cret)" 0
+eq "down: not stored" "$(sqlite3 "$T" "SELECT count(*) FROM pushes WHERE url LIKE '%s3cret%'")" 0
+eq "down: kept for the server" "$(sqlite3 "$T" "SELECT DISTINCT url FROM pushes")" "http://127.0.0.1:$PORT"
+"$P" push --db "$T" "http://u:s3cret@127.0.0.1:$PORT/?x=1" > "$W/out" 2> "$W/err"
+eq "bad URL: exit" $? 2
+has "bad URL: the password hidden" "'http://u:\*\*\*@127.0.0.1:$PORT/?x=1'" "$W/err"
+eq "bad URL: not shown" "$(grep -c s3cret "$W/err")" 0
+# rows stored with credentials in their URL (before): stripped, sent with the server's
+sqlite3 "$T" "UPDATE pushes SET url = 'http://u:s3cret@127.0.0.1:$PORT'"
+stub "$W/s2" --port "$PORT" --auth u:s3cret
+PIANO_PUSH_AUTH=u:s3cret "$P" push --db "$T" "http://127.0.0.1:$PORT" --kept > "$W/out" 2> "$W/err" || fail "old rows: $(cat "$W/err")"
+eq "old rows: sent" "$(saved "$W/s2")" 3
+eq "old rows: none left" "$(queued)" 0
+stop_stub
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;
 esac

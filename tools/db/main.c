@@ -252,29 +252,36 @@ static const char *help_push =
     "       piano-db push URL --kept\n"
     "\n"
     "Sends a run's profiles (by default the latest run that recorded something) to a\n"
-    "Pyroscope server, http:// or https://, through its ingest API: POST\n"
-    "URL/ingest?name=APP{KEY=VALUE,...}&from=START&until=END&format=pprof, the pprof\n"
-    "in a multipart form's 'profile' field. One profile per sample-type group:\n"
+    "Pyroscope server, http:// or https://, through its Push API (POST\n"
+    "URL/push.v1.PusherService/Push), one series a profile, labelled __name__ (the\n"
+    "profile type), service_name (APP), __delta__=false, each --label, then tag=TAGS\n"
+    "(the run's tags joined by '+') unless a --label is tag:\n"
     "  wall     wall/nanoseconds (self time per calling context) and calls/count\n"
-    "  memory   alloc_objects/count and alloc_space/bytes (left out without allocations)\n"
+    "  process_cpu  cpu/nanoseconds (self CPU time; runs with PIANO_CPU=1)\n"
+    "  memory   alloc_objects/count, alloc_space/bytes (and inuse_* with PIANO_HEAP=1)\n"
     "Figures as stored (no overhead correction), threads merged. APP: --app, else the\n"
-    "base name of the run's program. Labels: each --label, then tag=TAGS (the run's\n"
-    "tags joined by '+') unless a --label is tag. from/until: the run's start and end,\n"
-    "in seconds since the epoch.\n"
+    "base name of the run's program. A profile's time is its run's start, or the\n"
+    "time it is sent when that is over 55 minutes old (Pyroscope refuses profiles\n"
+    "over an hour old).\n"
+    "Past 16,000 calling contexts the lightest are folded into their callers.\n"
+    "A run goes once to a server and tenant: pushed again, nothing is sent (--again).\n"
     "\n"
     "A profile that could not be sent (no connection, a timeout, HTTP 5xx, 408 or 429,\n"
-    "after 3 tries 0.25 s and 0.5 s apart) is kept in the database and sent first by\n"
-    "the next push to the same URL; then exit 4. A 4xx answer is the server refusing\n"
-    "that profile: said with the server's message, not retried, not kept; exit 1.\n"
+    "after 3 tries 0.25 s and 0.5 s apart; 401 or 403 at once) is kept in the database\n"
+    "and sent first by the next push to the same URL; then exit 4. Another 4xx is the\n"
+    "server refusing that profile: said with its message, not kept; exit 1.\n"
     "\n"
     "Options:\n"
-    "  --app NAME          the application name (letters, digits, '_', '-', '.')\n"
-    "  --label KEY=VALUE   a label (KEY: letters, digits, '_'); repeatable\n"
+    "  --app NAME          the application name (letters, digits, '_', '-', '.', '/')\n"
+    "  --label KEY=VALUE   a label (KEY: letters, digits, '_', '.'); repeatable\n"
     "  --tenant ID         the X-Scope-OrgID header (a multi-tenant Pyroscope)\n"
+    "  --auth USER:TOKEN   basic authentication (also PIANO_PUSH_AUTH, USER:TOKEN@ in\n"
+    "                      URL, or ~/.netrc); never stored nor shown\n"
+    "  --again             send a run that went to this server before\n"
     "  --timeout SECS      the limit of one try (default 10)\n"
     "  --kept              only send what earlier pushes to URL kept\n"
     "  --follow            a live run (RUN, default the latest): push each new snapshot's\n"
-    "                      window (PIANO_INTERVAL) as it appears, from/until its times,\n"
+    "                      window (PIANO_INTERVAL) as it appears, stamped with its start,\n"
     "                      until the run ends, then the rest up to its end; SIGINT or\n"
     "                      SIGTERM stop it (what is unsent is kept)\n"
     "  --follow-all        push each run stored from now on (complete or recovered),\n"
@@ -312,7 +319,7 @@ static const command commands[] = {
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
     {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow: a live run's snapshots)", cmd_push,
-     " db app label tenant timeout kept follow follow-all count ", &help_push, 1},
+     " db app label tenant auth again timeout kept follow follow-all count ", &help_push, 1},
 };
 enum { NCOMMANDS = sizeof commands / sizeof *commands };
 
@@ -395,7 +402,7 @@ static int allowed(const command *c, const char *name)
 static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
-                                                "output", "format", "app", "label", "tenant", "timeout", "count", "metric",
+                                                "output", "format", "app", "label", "tenant", "auth", "timeout", "count", "metric",
                                                 "interval", "from", "to", "group"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
@@ -423,7 +430,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"frames", offsetof(pdb_opts, frames)}, {"spikes", offsetof(pdb_opts, spikes)},
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
-        {"follow", offsetof(pdb_opts, follow)},
+        {"follow", offsetof(pdb_opts, follow)}, {"again", offsetof(pdb_opts, again)},
         {"heap", offsetof(pdb_opts, heap)},
         {"cpu", offsetof(pdb_opts, cpu)},
     };
@@ -468,6 +475,8 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         o->app = val;
     } else if (!strcmp(name, "tenant")) {
         o->tenant = val;
+    } else if (!strcmp(name, "auth")) {
+        o->auth = val;
     } else if (!strcmp(name, "label")) {
         o->labels[o->nlabels++] = val;
     } else if (!strcmp(name, "timeout")) {

@@ -45,6 +45,8 @@ typedef struct {
     const char *metric; /* flamegraph, export --metric: what widths and values are (NULL: wall) */
     int diff;           /* flamegraph --diff */
     const char *app, *tenant;   /* push --app, --tenant */
+    const char *auth;           /* push --auth USER:TOKEN */
+    int again;                  /* push --again */
     const char **labels;        /* push --label KEY=VALUE, in order */
     int nlabels;
     long timeout, count;        /* push --timeout SECS, --count N (also top's) */
@@ -545,6 +547,22 @@ typedef struct {
 /* The contexts of t (run r's) as a gzipped profile.proto of shape s: a new
  * buffer of *len bytes; NULL when skip_zero left no sample. */
 unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape *s, size_t *len);
+/* A gzipped profile.proto read back (piano-db push, its kept profiles):
+ * raw (a new buffer, raw_len bytes; for pprof_restamp, then free it), its
+ * samples counted, time_nanos and duration_nanos. Inflates up to about limit
+ * bytes: too_big says it is larger (raw then partial, fields not read).
+ * Returns -1 when it is not a gzipped profile.proto (raw freed). */
+typedef struct {
+    unsigned char *raw;
+    size_t raw_len;
+    int too_big;
+    size_t samples;
+    int64_t time_ns, duration_ns;
+} pprof_info;
+int pprof_inspect(const unsigned char *gz, size_t n, size_t limit, pprof_info *out);
+/* in's profile with time_nanos set to time_ns, gzipped into a new buffer of
+ * *len bytes; in->raw grows by the field. */
+unsigned char *pprof_restamp(pprof_info *in, int64_t time_ns, size_t *len);
 
 /* ---- charts (plot.c, timeline.c) ---- */
 /* A round step near range/target: 1, 2 or 5 times a power of ten. */

@@ -291,3 +291,94 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
     free(gz);
     ctree_free(&t);
 }
+
+/* ---- a profile made before, read back (piano-db push) ---- */
+
+/* A varint at *p (< end); -1 when it is cut or too long. */
+static int read_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char c = *(*p)++;
+        *v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+int pprof_inspect(const unsigned char *gz, size_t n, size_t limit, pprof_info *out)
+{
+    memset(out, 0, sizeof *out);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK)   /* gzip or zlib; a raw profile is refused below */
+        return -1;
+    size_t cap = n * 4 + 1024, len = 0;
+    unsigned char *raw = xmalloc(cap);
+    z.next_in = (unsigned char *)gz;
+    z.avail_in = (uInt)n;
+    int rc;
+    do {
+        if (len == cap) {
+            if (cap > limit) {   /* past the limit: its size is enough to say so */
+                inflateEnd(&z);
+                out->raw = raw;
+                out->raw_len = len;
+                out->too_big = 1;
+                return 0;
+            }
+            raw = xrealloc(raw, cap *= 2);
+        }
+        z.next_out = raw + len;
+        z.avail_out = (uInt)(cap - len);
+        rc = inflate(&z, Z_NO_FLUSH);
+        len = cap - z.avail_out;
+    } while (rc == Z_OK);
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) {
+        free(raw);
+        return -1;
+    }
+    out->raw = raw;
+    out->raw_len = len;
+    out->too_big = len > limit;
+    /* The top-level fields: samples (2) counted, time_nanos (9) and
+     * duration_nanos (10) read (the last of a field wins, as protobuf says). */
+    const unsigned char *p = raw, *end = raw + len;
+    while (p < end) {
+        uint64_t tag, v;
+        if (read_varint(&p, end, &tag))
+            return -1;
+        switch (tag & 7) {
+        case 0:
+            if (read_varint(&p, end, &v))
+                return -1;
+            if (tag >> 3 == 9)
+                out->time_ns = (int64_t)v;
+            else if (tag >> 3 == 10)
+                out->duration_ns = (int64_t)v;
+            break;
+        case 2:
+            if (read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+                return -1;
+            p += v;
+            out->samples += tag >> 3 == 2;
+            break;
+        case 1: if (end - p < 8) return -1; p += 8; break;
+        case 5: if (end - p < 4) return -1; p += 4; break;
+        default: return -1;
+        }
+    }
+    return 0;
+}
+
+unsigned char *pprof_restamp(pprof_info *in, int64_t time_ns, size_t *len)
+{
+    buf b = {in->raw, in->raw_len, in->raw_len};
+    f_int(&b, 9, time_ns);   /* after the first: protobuf keeps the last */
+    in->raw = b.b;
+    in->raw_len = b.n;
+    in->time_ns = time_ns;
+    return gzip_buf(&b, len);
+}

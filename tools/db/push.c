@@ -1,7 +1,28 @@
 /*
  * push.c - `piano-db push URL [RUN|TAG]`: a run's profiles to a Pyroscope
- * server, through its HTTP ingest API (POST /ingest?name=APP{labels}&from=
- * &until=&format=pprof, the pprof in a multipart form's `profile` field).
+ * server, through its connect Push API (POST /push.v1.PusherService/Push, a
+ * push.v1.PushRequest in protobuf: one series, its labels, the gzipped pprof).
+ *
+ * Why that API and not /ingest (read in grafana/pyroscope at 3fe6a457,
+ * pkg/ingester/pyroscope/ingest_handler.go, ingest_adapter.go,
+ * pkg/distributor/distributor.go, pkg/validation/validate.go):
+ *  - /ingest with format=pprof takes the whole body as the pprof (a
+ *    multipart body then fails to decode: 422); without format, a multipart
+ *    body's `profile` field. Either works, but /ingest answers 422 for
+ *    everything that goes wrong after the body is read: a profile it refuses
+ *    (decoding, validation) and a backend that failed (ingesters down, a
+ *    write that timed out), only a rate limit gets 429. A client cannot tell
+ *    "never send this again" from "send it later".
+ *  - Push answers as connect does: 400 (invalid_argument) for a profile or
+ *    labels it refuses, 429 (resource_exhausted) for limits, 401 for a
+ *    missing or bad tenant, 5xx (unavailable, internal, deadline) for a
+ *    backend failure. So a 400 is final and a 5xx is kept, as for any server.
+ *    It is what Grafana Alloy and the SDKs use and Grafana Cloud serves.
+ *  - With Push the labels are piano's to set (/ingest derived them from the
+ *    name): __name__ (wall, process_cpu, memory: the profile type's name, as
+ *    /ingest's metricName gives it), service_name (the app), __delta__=false
+ *    (a run's figures are totals, not deltas to merge), then the --label's
+ *    and tag.
  *
  * One profile per sample-type group: wall (self time, as wall/nanoseconds,
  * and calls/count), cpu (self CPU time, cpu/nanoseconds) for a run that
@@ -9,11 +30,33 @@
  * and, for a run that tracked heap in use (PIANO_HEAP), inuse_objects/count,
  * inuse_space/bytes): see group_shape.
  *
+ * What the server refuses is checked before sending (its defaults, limits.go
+ * at the same commit), each with one line: the app and label names, label
+ * values valid UTF-8, at most 30 label names, the tenant's characters and
+ * length; a profile of more than 16,000 samples has its lightest calling
+ * contexts folded into their callers (totals kept); one over 4 MiB
+ * uncompressed is not sent. The server refuses a profile whose time_nanos is
+ * more than 1 hour old or 10 minutes ahead: a profile is sent with its run's
+ * start as its time, or, when that is out of the window (an old run, a
+ * tagged baseline, a profile kept through an outage), with the time it is
+ * sent.
+ *
  * Nothing is lost: a profile that could not be sent (no connection, a
- * timeout, a 5xx, 408 or 429) after a few tries goes into the pushes table
- * and is sent first by the next push to the same URL. A 4xx is the server
- * refusing that profile: said with its message, not retried, not kept (the
- * run is still in the database to push again).
+ * timeout, a 5xx, 408 or 429) after a few tries, or that the server wants
+ * credentials for (401, 403), goes into the pushes table and is sent first by
+ * the next push to the same URL. Rows kept before this API was used (an
+ * /ingest query) hold the same name, so they are sent the same way. Other
+ * 4xx answers are the server refusing that profile: said with its message,
+ * not retried, not kept (the run is still in the database to push again).
+ *
+ * Never twice: Pyroscope adds up what it receives. The pushed table records,
+ * per server and tenant, each run sent or kept (whole, or its --follow
+ * windows up to a snapshot); pushing it again sends nothing (--again does),
+ * or only the windows a stopped --follow did not send.
+ *
+ * Credentials (http://USER:TOKEN@HOST, --auth USER:TOKEN, PIANO_PUSH_AUTH, or
+ * ~/.netrc) are used, never stored nor printed: the URL is kept and shown
+ * without them.
  *
  * HTTP comes from libcurl: https and what a real network needs (proxies,
  * IPv6, TLS, chunked answers) for one dependency Debian ships. It is loaded
@@ -21,6 +64,7 @@
  * and 29 shared objects at start.
  */
 #include "piano_db.h"
+#include "piano_schema.h"
 #define CURL_DISABLE_TYPECHECK   /* its checking macros would call the linked names */
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -32,10 +76,19 @@
 enum { PUSH_TRIES = 3, PUSH_BACKOFF_MS = 250, FOLLOW_POLL_MS = 200, FOLLOW_LIVE_POLL_MS = 500, FOLLOW_RETRY_S = 10 };
 enum { SENT, TRANSIENT, REFUSED };
 
+/* Pyroscope's defaults (pkg/validation/limits.go): what it refuses. */
+enum { MAX_SAMPLES = 16000, MAX_LABEL_NAMES = 30, MAX_NAME_LEN = 1024, MAX_VALUE_LEN = 2048, MAX_TENANT_LEN = 150 };
+#define MAX_PROFILE_BYTES (4 << 20)
+/* Its ingestion window (-validation.reject-older-than 1h, -newer-than 10m),
+ * with 5 minutes for the clocks' difference and the time to send. */
+#define WINDOW_OLD_NS (55LL * 60 * 1000000000)
+#define WINDOW_NEW_NS (5LL * 60 * 1000000000)
+#define PUSH_PATH "/push.v1.PusherService/Push"
+
 static volatile sig_atomic_t stop_requested;
 
 /* ---- libcurl, loaded ---- */
-#define CURL_FNS(X) X(curl_global_init) X(curl_global_cleanup) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_easy_escape) X(curl_free) X(curl_mime_init) X(curl_mime_addpart) X(curl_mime_name) X(curl_mime_filename) X(curl_mime_type) X(curl_mime_data) X(curl_mime_free) X(curl_slist_append) X(curl_slist_free_all) X(curl_url) X(curl_url_set) X(curl_url_get) X(curl_url_cleanup) X(curl_url_strerror)
+#define CURL_FNS(X) X(curl_global_init) X(curl_global_cleanup) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_easy_escape) X(curl_easy_unescape) X(curl_free) X(curl_slist_append) X(curl_slist_free_all) X(curl_url) X(curl_url_set) X(curl_url_get) X(curl_url_cleanup) X(curl_url_strerror)
 static struct {
 #define FIELD(f) __typeof__(&f) f;
     CURL_FNS(FIELD)
@@ -55,9 +108,12 @@ static void load_curl(void)
 }
 
 typedef struct {
-    char *url;          /* the server as normalised: the queue's key */
-    char *ingest;       /* its /ingest endpoint */
+    char *url;          /* the server as normalised, without credentials: the queue's key */
+    char *endpoint;     /* its Push API */
+    char *user, *pass;  /* basic authentication, or NULL */
     const char *tenant; /* X-Scope-OrgID, or NULL */
+    int again;          /* --again: send runs pushed before */
+    long restamped;     /* profiles sent with the time they were sent */
     long timeout_s;
     CURL *curl;
     int down;           /* a try failed for good: what is left is kept without trying */
@@ -71,15 +127,61 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);   /* a signal cuts it short: the loops check stop_requested */
 }
 
+/* ---- text ---- */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} text;
+
+static void add(text *t, const char *s, size_t n)
+{
+    if (t->n + n + 1 > t->cap)
+        t->s = xrealloc(t->s, t->cap = (t->n + n + 1) * 2);
+    memcpy(t->s + t->n, s, n);
+    t->s[t->n += n] = 0;
+}
+
+static void adds(text *t, const char *s)
+{
+    add(t, s, strlen(s));
+}
+
 /* ---- the server's URL ---- */
 
-/* Checks url and sets ps->url (scheme://host[:port][/path], no trailing '/'
- * nor "/ingest") and ps->ingest. Dies (usage) on anything else. */
+/* url as it may be shown: a password in it (scheme://USER:PASS@HOST)
+ * replaced by "***", control characters escaped. A new string. */
+static char *redact_url(const char *url)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth ? auth + 3 : url;
+    size_t alen = strcspn(auth, "/?#"), ulen = alen;
+    while (ulen && auth[ulen - 1] != '@')
+        ulen--;
+    text t = {0};
+    if (!ulen) {
+        adds(&t, url);
+    } else {   /* USERINFO@ at auth: keep the user, hide what follows its ':' */
+        const char *colon = memchr(auth, ':', ulen - 1);
+        add(&t, url, (size_t)((colon ? colon : auth + ulen - 1) - url));
+        adds(&t, colon ? ":***" : "");
+        adds(&t, auth + ulen - 1);
+    }
+    char *e = esc_ctrl(t.s);
+    free(t.s);
+    return e;
+}
+
+/* Checks url and sets ps->url (scheme://host[:port][/path], no credentials,
+ * no trailing '/' nor "/ingest" nor the Push API's path), ps->endpoint, and
+ * ps->user and ps->pass from credentials in it. Dies (usage) on anything
+ * else, the URL shown without its password. */
 static void set_url(pusher *ps, const char *url)
 {
+    char *shown = redact_url(url);
     for (const char *c = url; *c; c++)
         if ((unsigned char)*c <= ' ' || *c == 0x7f)
-            pdb_usage_die("push: '%s' is not a URL (it holds a blank or a control character)", esc_ctrl(url));
+            pdb_usage_die("push: '%s' is not a URL (it holds a blank or a control character)", shown);
     CURLU *h = cu.curl_url();
     char *scheme = NULL, *part = NULL, *norm = NULL, bad[256] = "";
     CURLUcode uc = h ? cu.curl_url_set(h, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
@@ -89,24 +191,42 @@ static void set_url(pusher *ps, const char *url)
         snprintf(bad, sizeof bad, "only http:// and https:// URLs");
     else if (cu.curl_url_get(h, CURLUPART_QUERY, &part, 0) == CURLUE_OK ||
              cu.curl_url_get(h, CURLUPART_FRAGMENT, &part, 0) == CURLUE_OK)
-        snprintf(bad, sizeof bad, "give the server without '?' or '#' (push adds /ingest?...)");
-    else if (cu.curl_url_get(h, CURLUPART_URL, &norm, 0) != CURLUE_OK)
-        snprintf(bad, sizeof bad, "is not a URL");
+        snprintf(bad, sizeof bad, "give the server without '?' or '#'");
+    if (!*bad) {   /* credentials: used, kept out of the URL that is stored and shown */
+        char *v = NULL;
+        if (cu.curl_url_get(h, CURLUPART_USER, &v, CURLU_URLDECODE) == CURLUE_OK) {
+            ps->user = xstrdup(v);
+            cu.curl_free(v);
+            v = NULL;
+        }
+        if (cu.curl_url_get(h, CURLUPART_PASSWORD, &v, CURLU_URLDECODE) == CURLUE_OK) {
+            ps->pass = xstrdup(v);
+            cu.curl_free(v);
+        }
+        cu.curl_url_set(h, CURLUPART_USER, NULL, 0);
+        cu.curl_url_set(h, CURLUPART_PASSWORD, NULL, 0);
+        cu.curl_url_set(h, CURLUPART_OPTIONS, NULL, 0);
+        if (cu.curl_url_get(h, CURLUPART_URL, &norm, 0) != CURLUE_OK)
+            snprintf(bad, sizeof bad, "is not a URL");
+    }
     cu.curl_free(scheme);
     cu.curl_free(part);
     cu.curl_url_cleanup(h);
     if (*bad)   /* all freed: sanitizers see no leak */
-        pdb_usage_die("push: '%s' %s", url, bad);
+        pdb_usage_die("push: '%s' %s", shown, bad);
+    free(shown);
     size_t n = strlen(norm);
     while (n && norm[n - 1] == '/')
         n--;
     if (n >= 7 && !strncmp(norm + n - 7, "/ingest", 7))
         n -= 7;
+    else if (n >= sizeof PUSH_PATH - 1 && !strncmp(norm + n - (sizeof PUSH_PATH - 1), PUSH_PATH, sizeof PUSH_PATH - 1))
+        n -= sizeof PUSH_PATH - 1;
     ps->url = xmalloc(n + 1);
     memcpy(ps->url, norm, n);
     ps->url[n] = 0;
-    ps->ingest = xmalloc(n + sizeof "/ingest");
-    snprintf(ps->ingest, n + sizeof "/ingest", "%s/ingest", ps->url);
+    ps->endpoint = xmalloc(n + sizeof PUSH_PATH);
+    snprintf(ps->endpoint, n + sizeof PUSH_PATH, "%s%s", ps->url, PUSH_PATH);
     cu.curl_free(norm);
 }
 
@@ -133,12 +253,27 @@ static int abort_on_stop(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, cur
     return stop_requested;   /* non-zero aborts the transfer: its profile is kept */
 }
 
-/* The first line of the server's answer, blanks trimmed, control characters
- * escaped, cut to 200 bytes: what a refusal says. */
+/* What a refusal says: a connect error's "message" (its JSON answer), else
+ * the first line of the answer; blanks trimmed, control characters escaped,
+ * cut to 300 bytes. */
 static void first_line(const answer *a, char *out, size_t n)
 {
-    char line[201];
+    char line[301];
     size_t i = 0, j = 0;
+    const char *m = a->b[0] == '{' ? strstr(a->b, "\"message\"") : NULL;
+    if (m) {
+        m += 9;
+        m += strspn(m, " \t\r\n:");
+    }
+    if (m && *m == '"') {   /* a JSON string: \" and \\ unescaped, other escapes left as they are */
+        for (m++; *m && *m != '"' && j < sizeof line - 1; m++)
+            line[j++] = *m == '\\' && m[1] ? *++m : *m;
+        line[j] = 0;
+        char *e = esc_ctrl(line);
+        snprintf(out, n, "%s", e);
+        free(e);
+        return;
+    }
     while (i < a->n && (a->b[i] == ' ' || a->b[i] == '\n' || a->b[i] == '\r' || a->b[i] == '\t'))
         i++;
     while (i < a->n && a->b[i] != '\n' && a->b[i] != '\r' && j < sizeof line - 1)
@@ -151,32 +286,151 @@ static void first_line(const answer *a, char *out, size_t n)
     free(e);
 }
 
-/* One try: SENT, TRANSIENT or REFUSED (why says how it failed). */
-static int post_once(pusher *ps, const char *tenant, const char *query, const unsigned char *b, size_t n,
-                     char *why, size_t whyn)
+/* ---- the request: a push.v1.PushRequest ---- */
+
+static void pb_varint(text *t, uint64_t v)
+{
+    char b[10];
+    size_t n = 0;
+    do {
+        b[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    add(t, b, n);
+}
+
+static void pb_bytes(text *t, unsigned field, const void *p, size_t n)
+{
+    pb_varint(t, (uint64_t)field << 3 | 2);
+    pb_varint(t, n);
+    add(t, p, n);
+}
+
+/* types.v1.LabelPair {name = 1, value = 2} as field 1 of a RawProfileSeries. */
+static void pb_label(text *series, const char *name, const char *value, size_t vlen)
+{
+    text l = {0};
+    pb_bytes(&l, 1, name, strlen(name));
+    pb_bytes(&l, 2, value, vlen);
+    pb_bytes(series, 1, l.s, l.n);
+    free(l.s);
+}
+
+/* What Pyroscope calls a group's profiles (__name__): /ingest's names for
+ * them (pkg/og/convert/pprof/profile.go, metricName). */
+static const char *type_name(const char *kind)
+{
+    return !strcmp(kind, "cpu") ? "process_cpu" : kind;   /* wall, memory */
+}
+
+/* The series name from a kept query ("name=APP{k=v,...}&from=...", as
+ * /ingest took it; pushes made since keep the same form): a new string, or
+ * NULL. */
+static char *query_name(CURL *c, const char *query)
+{
+    const char *v = !strncmp(query, "name=", 5) ? query + 5 : strstr(query, "&name=");
+    if (!v)
+        return NULL;
+    v += v[0] == '&' ? 6 : 0;
+    int len = (int)strcspn(v, "&");
+    char *raw = cu.curl_easy_unescape(c, v, len, NULL);
+    char *name = raw ? xstrdup(raw) : NULL;
+    cu.curl_free(raw);
+    return name;
+}
+
+/* The PushRequest for one profile: its series (labels from name and kind),
+ * its pprof (restamped when its time is out of the server's window). Returns
+ * 0, or -1 with why (the profile is not to be sent: REFUSED); *restamped:
+ * it goes with the time it is sent. */
+static int make_request(pusher *ps, const char *query, const char *kind, const unsigned char *gz, size_t n,
+                        text *req, int *restamped, char *why, size_t whyn)
+{
+    *restamped = 0;
+    char *name = query_name(ps->curl, query), *brace = name ? strchr(name, '{') : NULL;
+    size_t nl = brace ? strlen(brace) : 0;
+    if (!brace || nl < 2 || brace[nl - 1] != '}' || brace == name) {
+        snprintf(why, whyn, "a kept profile without a series name (query '%.100s')", query);
+        free(name);
+        return -1;
+    }
+    pprof_info pi;
+    if (pprof_inspect(gz, n, MAX_PROFILE_BYTES, &pi) < 0) {
+        snprintf(why, whyn, "not a gzipped pprof profile");
+        free(name);
+        return -1;
+    }
+    if (pi.too_big || pi.samples > MAX_SAMPLES) {
+        if (pi.too_big)   /* said before sending: what the server would answer */
+            snprintf(why, whyn, "not sent: over 4 MiB uncompressed (Pyroscope's limit)");
+        else
+            snprintf(why, whyn, "not sent: %zu samples (Pyroscope takes up to %d)", pi.samples, MAX_SAMPLES);
+        free(pi.raw);
+        free(name);
+        return -1;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    unsigned char *stamped = NULL;
+    size_t slen = 0;
+    if (pi.time_ns > 0 && (pi.time_ns < now_ns - WINDOW_OLD_NS || pi.time_ns > now_ns + WINDOW_NEW_NS)) {
+        stamped = pprof_restamp(&pi, now_ns, &slen);
+        *restamped = 1;
+    }
+    free(pi.raw);
+    text series = {0}, sample = {0};
+    pb_label(&series, "__name__", type_name(kind), strlen(type_name(kind)));
+    pb_label(&series, "service_name", name, (size_t)(brace - name));
+    pb_label(&series, "__delta__", "false", 5);
+    brace[nl - 1] = 0;
+    for (char *kv = brace + 1; *kv;) {
+        size_t len = strcspn(kv, ",");
+        char *eq = memchr(kv, '=', len);
+        if (eq) {
+            *eq = 0;
+            pb_label(&series, kv, eq + 1, len - (size_t)(eq + 1 - kv));
+        }
+        kv += len + (kv[len] == ',');
+    }
+    pb_bytes(&sample, 1, stamped ? stamped : gz, stamped ? slen : n);   /* RawSample.raw_profile */
+    pb_bytes(&series, 2, sample.s, sample.n);                         /* RawProfileSeries.samples */
+    req->n = 0;
+    pb_bytes(req, 1, series.s, series.n);                             /* PushRequest.series */
+    free(series.s);
+    free(sample.s);
+    free(stamped);
+    free(name);
+    return 0;
+}
+
+/* One try: SENT, TRANSIENT or REFUSED (why says how it failed); *again: a
+ * TRANSIENT worth another try now (not 401, 403). */
+static int post_once(pusher *ps, const char *tenant, const text *req, char *why, size_t whyn, int *again)
 {
     CURL *c = ps->curl;
     cu.curl_easy_reset(c);
-    size_t ul = strlen(ps->ingest) + strlen(query) + 2;
-    char *url = xmalloc(ul), err[CURL_ERROR_SIZE] = "";
-    snprintf(url, ul, "%s?%s", ps->ingest, query);
-    curl_mime *form = cu.curl_mime_init(c);
-    curl_mimepart *part = cu.curl_mime_addpart(form);
-    cu.curl_mime_name(part, "profile");
-    cu.curl_mime_filename(part, "profile.pprof");
-    cu.curl_mime_type(part, "application/octet-stream");
-    cu.curl_mime_data(part, (const char *)b, n);
+    char err[CURL_ERROR_SIZE] = "";
     struct curl_slist *hdr = cu.curl_slist_append(NULL, "Expect:"); /* no 100-continue wait */
+    hdr = cu.curl_slist_append(hdr, "Content-Type: application/proto");
+    hdr = cu.curl_slist_append(hdr, "Connect-Protocol-Version: 1");
     char org[300];
     if (tenant) {
         snprintf(org, sizeof org, "X-Scope-OrgID: %s", tenant);
         hdr = cu.curl_slist_append(hdr, org);
     }
     answer a = {.n = 0};
-    cu.curl_easy_setopt(c, CURLOPT_URL, url);
+    cu.curl_easy_setopt(c, CURLOPT_URL, ps->endpoint);
     cu.curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    cu.curl_easy_setopt(c, CURLOPT_MIMEPOST, form);
+    cu.curl_easy_setopt(c, CURLOPT_POST, 1L);
+    cu.curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->s);
+    cu.curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->n);
     cu.curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    cu.curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_OPTIONAL);   /* ~/.netrc, when it names the host */
+    if (ps->user) {
+        cu.curl_easy_setopt(c, CURLOPT_USERNAME, ps->user);
+        cu.curl_easy_setopt(c, CURLOPT_PASSWORD, ps->pass ? ps->pass : "");
+    }
     cu.curl_easy_setopt(c, CURLOPT_USERAGENT, "piano-db/0.1.0");
     cu.curl_easy_setopt(c, CURLOPT_TIMEOUT, ps->timeout_s);
     cu.curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -189,8 +443,9 @@ static int post_once(pusher *ps, const char *tenant, const char *query, const un
     long status = 0;
     cu.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     int r;
-    char msg[256];
+    char msg[320];
     first_line(&a, msg, sizeof msg);
+    *again = 1;
     if (rc == CURLE_ABORTED_BY_CALLBACK) {
         snprintf(why, whyn, "interrupted");
         r = TRANSIENT;
@@ -200,30 +455,43 @@ static int post_once(pusher *ps, const char *tenant, const char *query, const un
     } else {
         snprintf(why, whyn, "HTTP %ld%s%s", status, *msg ? ": " : "", msg);
         r = status >= 200 && status < 300 ? SENT
-            : status >= 500 || status == 408 || status == 429 ? TRANSIENT : REFUSED;
+            : status >= 500 || status == 408 || status == 429 || status == 401 || status == 403 ? TRANSIENT
+                                                                                                : REFUSED;
+        if (status == 401 || status == 403) {   /* kept until the credentials (or tenant) are right */
+            *again = 0;
+            size_t l = strlen(why);
+            snprintf(why + l, whyn - l, " (credentials: --auth, PIANO_PUSH_AUTH or ~/.netrc; the tenant: --tenant)");
+        } else if (status == 404) {
+            size_t l = strlen(why);
+            snprintf(why + l, whyn - l, " (no Pyroscope Push API at %s)", ps->url);
+        }
     }
     cu.curl_slist_free_all(hdr);
-    cu.curl_mime_free(form);
-    free(url);
     return r;
 }
 
 /* Up to PUSH_TRIES tries, waiting PUSH_BACKOFF_MS, then twice as long,
  * between them: bounded by PUSH_TRIES x (timeout + backoff). */
-static int post(pusher *ps, const char *tenant, const char *query, const unsigned char *b, size_t n, char *why,
-                size_t whyn)
+static int post(pusher *ps, const char *tenant, const char *query, const char *kind, const unsigned char *b,
+                size_t n, char *why, size_t whyn)
 {
-    int r = TRANSIENT, tries = 0;
-    for (long wait = PUSH_BACKOFF_MS; tries < PUSH_TRIES && !stop_requested; wait *= 2) {
+    text req = {0};
+    int restamped;
+    if (make_request(ps, query, kind, b, n, &req, &restamped, why, whyn) < 0)
+        return REFUSED;
+    int r = TRANSIENT, tries = 0, again = 1;
+    for (long wait = PUSH_BACKOFF_MS; tries < PUSH_TRIES && again && !stop_requested; wait *= 2) {
         if (tries)
             sleep_ms(wait);
         tries++;
-        r = post_once(ps, tenant, query, b, n, why, whyn);
+        r = post_once(ps, tenant, &req, why, whyn, &again);
         if (r != TRANSIENT)
-            return r;
+            break;
     }
+    free(req.s);
+    ps->restamped += r == SENT && restamped;
     size_t l = strlen(why);
-    if (tries > 1)
+    if (r == TRANSIENT && tries > 1)
         snprintf(why + l, whyn - l, " (%d tries)", tries);
     return r;
 }
@@ -294,7 +562,7 @@ static int64_t queue_flush(pdb *p, pusher *ps)
             continue;   /* another push sent it meanwhile */
         const char *tenant = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : pdb_col_text(st, 4);
         char why[512];
-        int r = post(ps, tenant, pdb_col_text(st, 2), sqlite3_column_blob(st, 3),
+        int r = post(ps, tenant, pdb_col_text(st, 2), pdb_col_text(st, 1), sqlite3_column_blob(st, 3),
                      (size_t)sqlite3_column_bytes(st, 3), why, sizeof why);
         if (r == REFUSED) {
             fprintf(stderr, "piano-db: push: %s refused run %lld's kept %s profile: %s; not kept\n", ps->url,
@@ -313,37 +581,39 @@ static int64_t queue_flush(pdb *p, pusher *ps)
     return sent;
 }
 
-/* ---- what a run's profiles are called ---- */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-} text;
-
-static void add(text *t, const char *s, size_t n)
+/* A label name's characters (labelset.IsLabelNameRuneAllowed), not first a
+ * digit (validation.SanitizeLegacyLabelName). */
+static int name_char(char c)
 {
-    if (t->n + n + 1 > t->cap)
-        t->s = xrealloc(t->s, t->cap = (t->n + n + 1) * 2);
-    memcpy(t->s + t->n, s, n);
-    t->s[t->n += n] = 0;
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
 }
 
-static void adds(text *t, const char *s)
-{
-    add(t, s, strlen(s));
-}
-
+/* An app name's (service_name's): labelset.IsServiceNameRuneAllowed. */
 static int app_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.';
+    return name_char(c) || c == '-' || c == '/';
 }
 
-/* What cannot stand in a label value of the name (Pyroscope splits it at
- * ',' and '}') nor survive its trimming. */
+/* What cannot stand in a label value of the name (kept rows split it at ','
+ * and '}', as /ingest did) nor survive its trimming. */
 static int value_char(char c)
 {
     return (unsigned char)c > ' ' && c != 0x7f && !strchr(",{}=+", c);
+}
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static int utf8_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    int n = u[0] < 0x80 ? 1 : u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+            : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((u[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] >= 0xa0))) ||
+        (n == 4 && ((u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] >= 0x90))))
+        return 0;   /* overlong, surrogates, past U+10FFFF */
+    return n;
 }
 
 /* --app, else the base name of the run's program, its other characters '_'. */
@@ -379,18 +649,32 @@ static char *series_name(pdb *p, const pdb_opts *o, const run_info *r)
     }
     sqlite3_stmt *st = pdb_prepare(p, "SELECT name FROM tags WHERE run = ? ORDER BY name");
     sqlite3_bind_int64(st, 1, r->id);
+    size_t tag_at = 0;
     for (int k = 0; !tag_given && pdb_step(p, st) == SQLITE_ROW; k++) {
+        if (!k)
+            tag_at = t.n + (o->nlabels ? 5 : 4);
         adds(&t, k ? "+" : o->nlabels ? ",tag=" : "tag=");
-        for (const char *c = pdb_col_text(st, 0); *c; c++)
-            add(&t, value_char(*c) ? c : "_", 1);
+        for (const char *c = pdb_col_text(st, 0); *c;) {   /* what a value cannot hold: '_' */
+            int u = (unsigned char)*c < 0x80 ? value_char(*c) : utf8_len(c);
+            add(&t, u ? c : "_", u ? (size_t)u : 1);
+            c += u ? u : 1;
+        }
     }
     sqlite3_finalize(st);
+    if (tag_at && t.n - tag_at > MAX_VALUE_LEN) {   /* Pyroscope's limit for a value: the tags cut */
+        size_t n = tag_at + MAX_VALUE_LEN;
+        while ((t.s[n] & 0xc0) == 0x80)   /* not inside a character */
+            n--;
+        t.s[t.n = n] = 0;
+    }
     adds(&t, "}");
     return t.s;
 }
 
-/* name=...&from=...&until=...&format=pprof: from the start rounded down to
- * the second, until its end rounded up (at least from + 1). */
+/* name=...&from=...&until=...: from the start rounded down to the second,
+ * until its end rounded up (at least from + 1). What a kept row holds (rows
+ * kept for /ingest also had &format=pprof): the series name, and the times
+ * the profile covers for whoever reads the table. */
 static char *ingest_query(CURL *c, const char *name, const run_info *r)
 {
     int64_t from = r->started_ns / 1000000000, end = r->started_ns + (r->duration_ns > 0 ? r->duration_ns : 0);
@@ -402,7 +686,7 @@ static char *ingest_query(CURL *c, const char *name, const run_info *r)
         pdb_die("out of memory");
     size_t n = strlen(esc) + 96;
     char *q = xmalloc(n);
-    snprintf(q, n, "name=%s&from=%lld&until=%lld&format=pprof", esc, (long long)from, (long long)until);
+    snprintf(q, n, "name=%s&from=%lld&until=%lld", esc, (long long)from, (long long)until);
     cu.curl_free(esc);
     return q;
 }
@@ -438,15 +722,171 @@ static const pprof_shape *group_shape(int g, const ctree *t, int inuse_known, pp
     return g == GROUP_CPU && !(t->cpu_known && t->n > 1) ? NULL : s;
 }
 
+/* Moves node i's own figures onto node to. */
+static void fold_into(cnode *to, cnode *c)
+{
+    to->calls += c->calls, to->self_ns += c->self_ns, to->allocs += c->allocs, to->alloc_bytes += c->alloc_bytes;
+    to->frees += c->frees, to->free_bytes += c->free_bytes, to->cpu_ns += c->cpu_ns;
+    to->inuse_objects += c->inuse_objects, to->inuse_bytes += c->inuse_bytes;
+    to->peak_inuse_bytes += c->peak_inuse_bytes;
+    c->calls = c->self_ns = c->allocs = c->alloc_bytes = c->frees = c->free_bytes = c->cpu_ns = 0;
+    c->inuse_objects = c->inuse_bytes = c->peak_inuse_bytes = 0;
+}
+
+static const int64_t *fold_weight;   /* for by_weight: each node's weight */
+static int by_weight(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    if (fold_weight[i] != fold_weight[j])
+        return fold_weight[i] > fold_weight[j] ? -1 : 1;
+    return i - j;   /* a parent before its children (they come after it) */
+}
+
+/* When shape s would make more than MAX_SAMPLES samples of t: t's lightest
+ * calling contexts (by the weight of their subtree in s's first figure, then
+ * calls) folded into their nearest kept caller, so a sample of that caller
+ * holds them; every figure's totals are kept. Top-level functions are never
+ * folded (nothing above them). Returns how many were folded; -1 when the
+ * top-level functions alone are too many. */
+static long fold_light(ctree *t, const pprof_shape *s)
+{
+    size_t samples = 0, roots = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        int any = 0;
+        for (int v = 0; v < s->nvalues && !any; v++) {
+            const cnode *c = &t->v[i];
+            int64_t x = 0;
+            switch (s->values[v].field) {
+            case PPROF_CALLS: x = c->calls; break;
+            case PPROF_SELF_NS: x = c->self_ns; break;
+            case PPROF_CPU_NS: x = c->cpu_ns; break;
+            case PPROF_ALLOCS: x = c->allocs; break;
+            case PPROF_ALLOC_BYTES: x = c->alloc_bytes; break;
+            case PPROF_INUSE_OBJECTS: x = c->inuse_objects; break;
+            default: x = c->inuse_bytes; break;
+            }
+            any = x != 0;
+        }
+        samples += any;
+        roots += t->v[i].parent == 0;
+    }
+    if (samples <= MAX_SAMPLES)
+        return 0;
+    if (roots > MAX_SAMPLES)
+        return -1;
+    int64_t *w = xmalloc(t->n * sizeof *w);
+    for (size_t i = 0; i < t->n; i++) {
+        const cnode *c = &t->v[i];
+        int f = s->values[0].field;
+        w[i] = f == PPROF_SELF_NS ? c->self_ns : f == PPROF_CPU_NS ? c->cpu_ns : c->alloc_bytes;
+        w[i] = w[i] * 4 + (c->calls > 0 || c->allocs > 0);   /* ties: what happened at all first */
+    }
+    for (size_t i = t->n - 1; i >= 1; i--)   /* subtree weights: children come after their parent */
+        if (t->v[i].parent > 0)
+            w[t->v[i].parent] += w[i];
+    /* Kept: the top-level functions, then the heaviest contexts (a parent
+     * always before its children: its weight is at least theirs, ties by
+     * index), up to MAX_SAMPLES nodes in all. */
+    char *keep = calloc(t->n, 1);
+    int *order = xmalloc(t->n * sizeof *order);
+    size_t m = 0, kept = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        if (t->v[i].parent == 0)
+            keep[i] = 1, kept++;
+        else
+            order[m++] = (int)i;
+    }
+    fold_weight = w;
+    qsort(order, m, sizeof *order, by_weight);
+    for (size_t k = 0; k < m && kept < MAX_SAMPLES; k++)
+        if (keep[t->v[order[k]].parent])
+            keep[order[k]] = 1, kept++;
+    long folded = 0;
+    for (size_t i = t->n - 1; i >= 1; i--) {
+        if (keep[i])
+            continue;
+        int to = t->v[i].parent;
+        while (!keep[to])
+            to = t->v[to].parent;
+        fold_into(&t->v[to], &t->v[i]);
+        folded++;
+    }
+    free(keep);
+    free(order);
+    free(w);
+    return folded;
+}
+
 /* The profiles of tree t (run r's, or a window as a run) per group: gz[g]
- * NULL where g was not measured or left no sample. */
+ * NULL where g was not measured or left no sample. Past MAX_SAMPLES, a copy
+ * of t with its lightest contexts folded (said on stdout). */
 static void build_groups(const ctree *t, const run_info *r, int inuse_known, unsigned char *gz[NGROUPS],
                          size_t len[NGROUPS])
 {
     for (int g = 0; g < NGROUPS; g++) {
         pprof_shape s;
-        gz[g] = group_shape(g, t, inuse_known, &s) ? pprof_build(t, r, &s, &len[g]) : NULL;
+        gz[g] = NULL;
+        if (!group_shape(g, t, inuse_known, &s))
+            continue;
+        ctree f = *t;
+        f.v = xmalloc(t->n * sizeof *f.v);
+        memcpy(f.v, t->v, t->n * sizeof *f.v);
+        long folded = fold_light(&f, &s);
+        if (folded < 0)
+            fprintf(stderr, "piano-db: push: run %lld's %s profile has more than %d top-level functions "
+                            "(Pyroscope takes up to %d samples a profile): not sent\n",
+                    (long long)r->id, group_kind[g], MAX_SAMPLES, MAX_SAMPLES);
+        else
+            gz[g] = pprof_build(&f, r, &s, &len[g]);
+        if (folded > 0)
+            printf("run %lld's %s profile: its %ld lightest calling contexts folded into their callers "
+                   "(Pyroscope takes up to %d samples a profile; totals kept)\n",
+                   (long long)r->id, group_kind[g], folded, MAX_SAMPLES);
+        free(f.v);
     }
+}
+
+/* A window's profiles, made while the live runs are read, sent after. */
+typedef struct {
+    char *query, *label;
+    unsigned char *gz[NGROUPS];
+    size_t len[NGROUPS];
+} window_push;
+
+/* ---- never twice: the pushed table ---- */
+
+enum { NOT_PUSHED, WINDOWS_PUSHED, WHOLE_PUSHED };
+
+/* What of run `key` went to ps's server and tenant (sent or kept):
+ * NOT_PUSHED, WINDOWS_PUSHED (*snapshots: the windows up to that snapshot,
+ * by --follow) or WHOLE_PUSHED. */
+static int pushed_get(pdb *p, const pusher *ps, const char *key, int64_t *snapshots)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT snapshots, whole FROM pushed WHERE url = ? AND tenant = ? AND run_key = ?");
+    pdb_bind_text(st, 1, ps->url);
+    pdb_bind_text(st, 2, ps->tenant ? ps->tenant : "");
+    pdb_bind_text(st, 3, key);
+    int r = NOT_PUSHED;
+    *snapshots = 0;
+    if (pdb_step(p, st) == SQLITE_ROW) {
+        *snapshots = sqlite3_column_int64(st, 0);
+        r = sqlite3_column_int(st, 1) ? WHOLE_PUSHED : WINDOWS_PUSHED;
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+static void pushed_set(pdb *p, const pusher *ps, const char *key, int64_t snapshots, int whole)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "INSERT OR REPLACE INTO pushed(url, tenant, run_key, snapshots, whole) "
+                                      "VALUES(?, ?, ?, ?, ?)");
+    pdb_bind_text(st, 1, ps->url);
+    pdb_bind_text(st, 2, ps->tenant ? ps->tenant : "");
+    pdb_bind_text(st, 3, key);
+    sqlite3_bind_int64(st, 4, snapshots);
+    sqlite3_bind_int(st, 5, whole);
+    pdb_step(p, st);
+    sqlite3_finalize(st);
 }
 
 /* Sends (or keeps) one profile of run r; adds its kind to sent or kept. */
@@ -455,7 +895,7 @@ static void push_profile(pdb *p, pusher *ps, const run_info *r, int g, const cha
 {
     char why[512] = "";
     int tried = !ps->down && !stop_requested;
-    int res = tried ? post(ps, ps->tenant, query, b, n, why, sizeof why) : TRANSIENT;
+    int res = tried ? post(ps, ps->tenant, query, group_kind[g], b, n, why, sizeof why) : TRANSIENT;
     text *to = res == SENT ? sent : res == TRANSIENT ? kept : NULL;
     if (to) {
         adds(to, to->n ? ", " : "");
@@ -474,10 +914,38 @@ static void push_profile(pdb *p, pusher *ps, const run_info *r, int g, const cha
     }
 }
 
+static int collect_windows(pdb *p, pusher *ps, const pdb_opts *o, const char *key, int64_t *done, int64_t *run_id,
+                           window_push **out, size_t *n);
+static void send_windows(pdb *p, pusher *ps, int64_t run, const char *key, window_push *v, size_t n);
+
+/* Run id, whole; or, when a --follow sent its first windows, the rest;
+ * nothing when it went to this server and tenant before (but --again). */
 static void push_run(pdb *p, pusher *ps, const pdb_opts *o, int64_t id)
 {
     run_info r;
     pdb_run_load(p, id, &r);
+    int64_t snaps;
+    int before = ps->again ? NOT_PUSHED : pushed_get(p, ps, r.key, &snaps);
+    if (before == WHOLE_PUSHED) {
+        printf("run %lld went to %s before (sent, or kept for the next push): not sent again (--again sends it anew)\n",
+               (long long)id, ps->url);
+        fflush(stdout);
+        pdb_run_free(&r);
+        return;
+    }
+    if (before == WINDOWS_PUSHED) {   /* a --follow stopped: the windows after its last */
+        printf("run %lld: its first %lld snapshot window%s went to %s by --follow: sending the rest\n", (long long)id,
+               (long long)snaps, snaps == 1 ? "" : "s", ps->url);
+        window_push *v = NULL;
+        size_t n = 0;
+        int64_t run = id;
+        collect_windows(p, ps, o, r.key, &snaps, &run, &v, &n);
+        send_windows(p, ps, id, r.key, v, n);
+        free(v);
+        pushed_set(p, ps, r.key, snaps, 1);
+        pdb_run_free(&r);
+        return;
+    }
     ctree t;
     ctree_load(p, id, -1, &t);
     char *name = series_name(p, o, &r), *query = ingest_query(ps->curl, name, &r);
@@ -498,6 +966,8 @@ static void push_run(pdb *p, pusher *ps, const pdb_opts *o, int64_t id)
         printf("kept run %lld's %s profile%s for the next push\n", (long long)id, kept.s, strchr(kept.s, ',') ? "s" : "");
     if (!any)
         printf("run %lld recorded no calls and no allocations: nothing to push\n", (long long)id);
+    if (sent.n || kept.n)
+        pushed_set(p, ps, r.key, 0, 1);
     fflush(stdout);
     free(sent.s);
     free(kept.s);
@@ -524,13 +994,6 @@ static void catch_stop(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }
-
-/* A window's profiles, made while the live runs are read, sent after. */
-typedef struct {
-    char *query, *label;
-    unsigned char *gz[NGROUPS];
-    size_t len[NGROUPS];
-} window_push;
 
 /* The profiles of run r's window w (nothing when it recorded nothing). */
 static void make_window(pdb *p, pusher *ps, const pdb_opts *o, const run_info *r, pdb_window *w, window_push *out)
@@ -635,7 +1098,14 @@ static void follow_run(pdb *p, pusher *ps, const pdb_opts *o, const char *key)
     int64_t done = 0, run = -1;
     size_t windows = 0;
     double retry_at = pdb_now_s() + FOLLOW_RETRY_S;
-    int ended = 0;
+    int ended = 0, before = ps->again ? NOT_PUSHED : pushed_get(p, ps, key, &done);
+    if (before == WHOLE_PUSHED) {
+        printf("run %s went to %s before (sent, or kept for the next push): not sent again (--again sends it anew)\n",
+               key, ps->url);
+        return;
+    }
+    if (done)
+        printf("its first %lld snapshot windows went before: following from there\n", (long long)done);
     while (!stop_requested && !ended) {
         pdb_recover_pending(p);   /* a process that died: its run stored from its spool */
         pdb_live_reload(p);
@@ -653,6 +1123,8 @@ static void follow_run(pdb *p, pusher *ps, const pdb_opts *o, const char *key)
             retry_at = pdb_now_s() + FOLLOW_RETRY_S;
         }
         send_windows(p, ps, run, key, v, n);
+        if (n)
+            pushed_set(p, ps, key, done, ended);
         windows += n;
         free(v);
         if (!ended)
@@ -704,30 +1176,62 @@ static void follow_all(pdb *p, pusher *ps, const pdb_opts *o)
 
 /* ---- the command ---- */
 
-/* --label KEY=VALUE: KEY a Pyroscope label name (letters, digits, '_', not
- * first a digit, not "__" reserved), VALUE printable without ",{}=+" or blanks,
- * each KEY once. */
+/* A valid UTF-8 string? */
+static int utf8_ok(const char *s)
+{
+    for (int n; *s; s += n)
+        if (!(n = utf8_len(s)))
+            return 0;
+    return 1;
+}
+
+/* --label KEY=VALUE: KEY a label name (letters, digits, '_' and '.', not
+ * first a digit, not "__..." nor service_name: piano's), VALUE printable
+ * UTF-8 without ",{}=+" or blanks; each KEY once; the lengths and the count
+ * of label names within Pyroscope's limits. */
 static void check_labels(const pdb_opts *o)
 {
+    int tag_given = 0;
     for (int i = 0; i < o->nlabels; i++) {
         const char *kv = o->labels[i], *eq = strchr(kv, '=');
         if (!eq || eq == kv)
             pdb_usage_die("push: --label wants KEY=VALUE, not '%s'", esc_ctrl(kv));
-        int ok = !(kv[0] >= '0' && kv[0] <= '9') && strncmp(kv, "__", 2);
+        int ok = !(kv[0] >= '0' && kv[0] <= '9') && strncmp(kv, "__", 2) && eq - kv <= MAX_NAME_LEN;
         for (const char *c = kv; c < eq; c++)
-            ok &= app_char(*c) && *c != '-' && *c != '.';
+            ok &= name_char(*c);
         if (!ok)
-            pdb_usage_die("push: label '%.*s': a key is letters, digits and '_' (not first a digit, not '__...')",
-                          (int)(eq - kv), esc_ctrl(kv));
-        ok = eq[1] != 0;
+            pdb_usage_die("push: label '%.*s': a key is letters, digits, '_' and '.' (not first a digit, not '__...', "
+                          "up to %d)", (int)(eq - kv > 100 ? 100 : eq - kv), esc_ctrl(kv), MAX_NAME_LEN);
+        if (eq - kv == 12 && !strncmp(kv, "service_name", 12))
+            pdb_usage_die("push: label 'service_name' is the app: give --app");
+        ok = eq[1] != 0 && utf8_ok(eq + 1) && strlen(eq + 1) <= MAX_VALUE_LEN;
         for (const char *c = eq + 1; *c; c++)
-            ok &= value_char(*c);
+            ok &= (unsigned char)*c >= 0x80 || value_char(*c);
         if (!ok)
-            pdb_usage_die("push: label '%s': a value is printable, without blanks or any of , { } = +", esc_ctrl(kv));
+            pdb_usage_die("push: label '%.*s': a value is printable UTF-8, without blanks or any of , { } = +, up to %d bytes",
+                          (int)(eq - kv > 100 ? 100 : eq - kv), esc_ctrl(kv), MAX_VALUE_LEN);
         for (int j = 0; j < i; j++)
             if (!strncmp(o->labels[j], kv, (size_t)(eq - kv) + 1))
                 pdb_usage_die("push: label '%.*s' given twice", (int)(eq - kv), kv);
+        tag_given |= !strncmp(kv, "tag=", 4);
     }
+    /* __name__, service_name, __delta__, the --label's and tag */
+    if (3 + o->nlabels + !tag_given > MAX_LABEL_NAMES)
+        pdb_usage_die("push: %d --label's: Pyroscope takes up to %d label names a series, and piano sets __name__, "
+                      "service_name, __delta__%s", o->nlabels, MAX_LABEL_NAMES, tag_given ? "" : " and tag");
+}
+
+/* A tenant id as Pyroscope takes it (dskit's tenant.ValidTenantID): up to
+ * 150 of [A-Za-z0-9!-_.*'()], not "." nor "..". */
+static int tenant_ok(const char *t)
+{
+    size_t n = strlen(t);
+    if (!n || n > MAX_TENANT_LEN || !strcmp(t, ".") || !strcmp(t, ".."))
+        return 0;
+    for (; *t; t++)
+        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || strchr("!-_.*'()", *t)))
+            return 0;
+    return 1;
 }
 
 static void check_options(const pdb_opts *o)
@@ -735,13 +1239,17 @@ static void check_options(const pdb_opts *o)
     if (o->npos < 1)
         pdb_usage_die("push: give the server: piano-db push URL [RUN|TAG] (e.g. http://localhost:4040)");
     check_labels(o);
-    int ok = o->app && *o->app;
+    int ok = o->app && *o->app && strlen(o->app) <= MAX_VALUE_LEN;
     for (const char *c = o->app; ok && *c; c++)
         ok = app_char(*c);
     if (o->app && !ok)
-        pdb_usage_die("push: --app '%s': letters, digits, '_', '-' and '.' only", esc_ctrl(o->app));
-    if (o->tenant && (!*o->tenant || has_ctrl(o->tenant) || strlen(o->tenant) > 200))
-        pdb_usage_die("push: --tenant wants a tenant id (printable, up to 200 bytes)");
+        pdb_usage_die("push: --app '%s': letters, digits, '_', '-', '.' and '/' only (up to %d)", esc_ctrl(o->app),
+                      MAX_VALUE_LEN);
+    if (o->tenant && !tenant_ok(o->tenant))
+        pdb_usage_die("push: --tenant '%s': up to %d of letters, digits and ! - _ . * ' ( ) (not . or ..)",
+                      esc_ctrl(o->tenant), MAX_TENANT_LEN);
+    if (o->auth && !strchr(o->auth, ':'))
+        pdb_usage_die("push: --auth wants USER:TOKEN");
     if (o->timeout_set && o->timeout == 0)
         pdb_usage_die("push: --timeout wants seconds >= 1");
     if ((o->follow_all || o->kept) && o->npos > 1)
@@ -752,16 +1260,54 @@ static void check_options(const pdb_opts *o)
         pdb_usage_die("push: --count goes with --follow-all");
 }
 
+/* Rows kept before credentials were kept out of the database: their URL
+ * without them (the same server's queue). */
+static void strip_stored_credentials(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT DISTINCT url FROM pushes WHERE url LIKE '%@%'");
+    char **urls = NULL;
+    size_t n = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        urls = xrealloc(urls, (n + 1) * sizeof *urls);
+        urls[n++] = xstrdup(pdb_col_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++) {
+        pusher tmp = {0};
+        set_url(&tmp, urls[i]);
+        st = pdb_prepare(p, "UPDATE pushes SET url = ? WHERE url = ?");
+        pdb_bind_text(st, 1, tmp.url);
+        pdb_bind_text(st, 2, urls[i]);
+        pdb_step(p, st);
+        sqlite3_finalize(st);
+        free(tmp.url), free(tmp.endpoint), free(tmp.user), free(tmp.pass), free(urls[i]);
+    }
+    free(urls);
+}
+
 int cmd_push(pdb *p, const pdb_opts *o)
 {
     check_options(o);
     load_curl();
     if (cu.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         pdb_die("push: cannot start libcurl");
-    pusher ps = {.tenant = o->tenant, .timeout_s = o->timeout_set ? o->timeout : 10};
+    pusher ps = {.tenant = o->tenant, .timeout_s = o->timeout_set ? o->timeout : 10, .again = o->again};
     set_url(&ps, o->pos[0]);
+    const char *auth = o->auth ? o->auth : getenv("PIANO_PUSH_AUTH");
+    if (!ps.user && auth && *auth) {   /* USER:TOKEN */
+        const char *colon = strchr(auth, ':');
+        if (!colon)
+            pdb_usage_die("push: PIANO_PUSH_AUTH wants USER:TOKEN");
+        ps.user = xmalloc((size_t)(colon - auth) + 1);
+        memcpy(ps.user, auth, (size_t)(colon - auth));
+        ps.user[colon - auth] = 0;
+        ps.pass = xstrdup(colon + 1);
+    }
     if (!(ps.curl = cu.curl_easy_init()))
         pdb_die("push: cannot start libcurl");
+    if (sqlite3_exec(p->db, PIANO_SCHEMA_PUSHED, NULL, NULL, NULL) != SQLITE_OK)
+        pdb_die("push: cannot make the pushed table in %s: %s", p->path, sqlite3_errmsg(p->db));
+    strip_stored_credentials(p);
     int64_t id = -1;
     char *follow_key = NULL;
     if (o->follow) {   /* a live run: read with the live runs, known by its key */
@@ -794,8 +1340,13 @@ int cmd_push(pdb *p, const pdb_opts *o)
                 *ps.why ? ps.why : "interrupted", (long long)left, left == 1 ? "" : "s", p->path);
     cu.curl_easy_cleanup(ps.curl);
     cu.curl_global_cleanup();
+    if (ps.restamped)
+        printf("%ld profile%s older than Pyroscope's 1-hour window went with the time they were sent\n", ps.restamped,
+               ps.restamped == 1 ? "" : "s");
     free(ps.url);
-    free(ps.ingest);
+    free(ps.endpoint);
+    free(ps.user);
+    free(ps.pass);
     free(follow_key);
     return left ? EXIT_UNSENT : ps.refused ? EXIT_ERR : 0;
 }
