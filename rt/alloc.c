@@ -11,8 +11,10 @@
  */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,6 +26,8 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
 
 #define PIANO_API __attribute__((visibility("default")))
 
@@ -145,9 +149,64 @@ PIANO_API void *realloc(void *old, size_t n)
     return p;
 }
 
-static int valid_alignment(size_t a)
+/* glibc's reallocarray calls its own realloc, which piano does not see: the
+ * same checks, then piano's realloc, so that the block is counted (and, with
+ * PIANO_HEAP, its move seen). */
+PIANO_API void *reallocarray(void *old, size_t a, size_t b)
 {
-    return a && (a & (a - 1)) == 0;
+    size_t n;
+    if (__builtin_mul_overflow(a, b, &n)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(old, n);
+}
+
+/* The libc's own aligned_alloc and posix_memalign: what they accept differs
+ * between glibc versions (2.36's aligned_alloc takes any alignment, as
+ * memalign does; later ones refuse what is not a power of two), and a
+ * program must see the libc it runs on, so piano calls them rather than
+ * copying their checks. Taken from the libc that __libc_malloc is in, not
+ * RTLD_NEXT: an allocator loaded after piano (jemalloc) would otherwise give
+ * blocks that piano's free hands to glibc. NULL until looked up, or when the
+ * lookup failed (then memalign's rules, glibc 2.36's). */
+static void *(*_Atomic libc_aligned_alloc)(size_t, size_t);
+static int (*_Atomic libc_posix_memalign)(void **, size_t, size_t);
+static _Atomic int libc_looked_up;
+
+static void libc_lookup(void)
+{
+    if (atomic_load_explicit(&libc_looked_up, memory_order_acquire))
+        return;
+    int saved = errno;
+    /* dlopen allocates: not the program's allocations */
+    struct piano_thread *ts = piano_tls;
+    uint32_t busy = ts ? ts->busy : 0;
+    if (ts)
+        ts->busy = 1;
+    Dl_info info;
+    void *h = dladdr((void *)__libc_malloc, &info) && info.dli_fname ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                                                                     : NULL;
+    if (h) {
+        void *a = dlsym(h, "aligned_alloc"), *pm = dlsym(h, "posix_memalign");
+        /* Never piano's own (a libc without them: the fallbacks below). */
+        if (a && a != (void *)aligned_alloc)
+            atomic_store(&libc_aligned_alloc, (void *(*)(size_t, size_t))a);
+        if (pm && pm != (void *)posix_memalign)
+            atomic_store(&libc_posix_memalign, (int (*)(void **, size_t, size_t))pm);
+        dlclose(h);   /* RTLD_NOLOAD: only the reference just taken */
+    }
+    atomic_store_explicit(&libc_looked_up, 1, memory_order_release);
+    if (ts)
+        ts->busy = busy;
+    errno = saved;
+}
+
+/* Looked up before the program's constructors run (a .preinit_array
+ * function's call looks them up itself). */
+__attribute__((constructor(101))) static void libc_lookup_early(void)
+{
+    libc_lookup();
 }
 
 PIANO_API void *memalign(size_t align, size_t n)
@@ -160,20 +219,29 @@ PIANO_API void *memalign(size_t align, size_t n)
 
 PIANO_API void *aligned_alloc(size_t align, size_t n)
 {
-    if (!valid_alignment(align)) {
-        errno = EINVAL;
-        return NULL;
-    }
-    return memalign(align, n);
+    libc_lookup();
+    void *(*real)(size_t, size_t) = atomic_load_explicit(&libc_aligned_alloc, memory_order_relaxed);
+    void *p = real ? real(align, n) : __libc_memalign(align, n);
+    if (p)
+        count_alloc(p, n);
+    return p;
 }
 
 PIANO_API int posix_memalign(void **out, size_t align, size_t n)
 {
-    if (!valid_alignment(align) || align % sizeof(void *)) 
+    libc_lookup();
+    int (*real)(void **, size_t, size_t) = atomic_load_explicit(&libc_posix_memalign, memory_order_relaxed);
+    if (real) {
+        int r = real(out, align, n);
+        if (r == 0)
+            count_alloc(*out, n);
+        return r;
+    }
+    /* glibc's rules: a power of two multiple of sizeof(void *); a failed
+     * allocation leaves errno ENOMEM, as glibc's does. */
+    if (!align || align % sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    int saved = errno;
     void *p = __libc_memalign(align, n);
-    errno = saved;
     if (!p)
         return ENOMEM;
     count_alloc(p, n);
@@ -183,11 +251,17 @@ PIANO_API int posix_memalign(void **out, size_t align, size_t n)
 
 PIANO_API void *valloc(size_t n)
 {
-    return memalign((size_t)sysconf(_SC_PAGESIZE), n);
+    void *p = __libc_valloc(n);
+    if (p)
+        count_alloc(p, n);
+    return p;
 }
 
+/* glibc's checks the page rounding for overflow (NULL, ENOMEM). */
 PIANO_API void *pvalloc(size_t n)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return memalign(page, (n + page - 1) & ~(page - 1));
+    void *p = __libc_pvalloc(n);
+    if (p)
+        count_alloc(p, n);
+    return p;
 }
