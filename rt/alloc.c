@@ -31,6 +31,27 @@ extern void *__libc_pvalloc(size_t);
 
 #define PIANO_API __attribute__((visibility("default")))
 
+/* tls_in_alloc (runtime.h) is set while this thread is inside the libc's
+ * allocator through piano's interposers: an exit() called by a signal
+ * handler that interrupted it must not store the run, whose SQLite would
+ * allocate on a thread whose allocator is in the middle of a change
+ * (finish.c). Saved and restored: a handler's own allocation nests. */
+#define IN_LIBC(expr)                          \
+    ({                                         \
+        int was_ = tls_in_alloc;               \
+        tls_in_alloc = 1;                      \
+        __typeof__(expr) r_ = (expr);          \
+        tls_in_alloc = was_;                   \
+        r_;                                    \
+    })
+static inline void libc_free(void *p)
+{
+    int was = tls_in_alloc;
+    tls_in_alloc = 1;
+    __libc_free(p);
+    tls_in_alloc = was;
+}
+
 static inline struct piano_node *charged_node(struct piano_thread *ts)
 {
     uint32_t d = piano_depth(ts->depth);
@@ -62,8 +83,11 @@ static inline __attribute__((always_inline)) void count_free_as(void *p, int tra
 {
     struct piano_thread *ts = piano_tls;
     /* Any thread's free ends a tracked block's life, even one piano records
-     * nothing of (no instrumented call yet, or ended): before the checks below. */
-    if (tracked && p && !(ts && ts->busy))
+     * nothing of (no instrumented call yet, or ended): before the checks below.
+     * Not the frees of the thread storing the run (its store's own blocks,
+     * never tracked): it may be a signal handler's exit() that interrupted
+     * this thread's malloc holding the lock of the shard they would take. */
+    if (tracked && p && !(ts && ts->busy) && !tls_storing)
         heap_untrack(ts, p);
     if (!p || !ts || ts->busy)
         return;
@@ -77,7 +101,7 @@ static inline __attribute__((always_inline)) void count_free_as(void *p, int tra
 
 static __attribute__((noinline)) void *malloc_tracked(size_t n)
 {
-    void *p = __libc_malloc(n);
+    void *p = IN_LIBC(__libc_malloc(n));
     if (p)
         count_alloc_as(p, n, 1);
     return p;
@@ -87,7 +111,7 @@ PIANO_API void *malloc(size_t n)
 {
     if (UNLIKELY(g_heap_on))
         return malloc_tracked(n);
-    void *p = __libc_malloc(n);
+    void *p = IN_LIBC(__libc_malloc(n));
     if (p)
         count_alloc_as(p, n, 0);
     return p;
@@ -99,7 +123,7 @@ __attribute__((visibility("hidden"))) const int piano_alloc_hooked = 1;
 static __attribute__((noinline)) void free_tracked(void *p)
 {
     count_free_as(p, 1);
-    __libc_free(p);
+    libc_free(p);
 }
 
 PIANO_API void free(void *p)
@@ -109,12 +133,12 @@ PIANO_API void free(void *p)
         return;
     }
     count_free_as(p, 0);
-    __libc_free(p);
+    libc_free(p);
 }
 
 PIANO_API void *calloc(size_t a, size_t b)
 {
-    void *p = __libc_calloc(a, b);
+    void *p = IN_LIBC(__libc_calloc(a, b));
     if (p)
         count_alloc(p, a * b);
     return p;
@@ -127,11 +151,12 @@ PIANO_API void *realloc(void *old, size_t n)
     /* Out of the owner map before glibc may give the address to another thread. */
     uint64_t owned_size = 0;
     struct piano_node *owner = NULL;
-    int owned = old && g_heap_on && !(ts && ts->busy) && heap_take_for_realloc(old, &owned_size, &owner);
-    void *p = __libc_realloc(old, n);
+    int owned = old && g_heap_on && !(ts && ts->busy) && !tls_storing &&
+                heap_take_for_realloc(ts, old, &owned_size, &owner);
+    void *p = IN_LIBC(__libc_realloc(old, n));
     if (!p && !(old && n == 0)) {
         if (owned)
-            heap_put_back(old, owned_size, owner);   /* failed: the old block lives on */
+            heap_put_back(ts, old, owned_size, owner);   /* failed: the old block lives on */
         return p;
     }
     if (owned)
@@ -211,7 +236,7 @@ __attribute__((constructor(101))) static void libc_lookup_early(void)
 
 PIANO_API void *memalign(size_t align, size_t n)
 {
-    void *p = __libc_memalign(align, n);
+    void *p = IN_LIBC(__libc_memalign(align, n));
     if (p)
         count_alloc(p, n);
     return p;
@@ -221,7 +246,7 @@ PIANO_API void *aligned_alloc(size_t align, size_t n)
 {
     libc_lookup();
     void *(*real)(size_t, size_t) = atomic_load_explicit(&libc_aligned_alloc, memory_order_relaxed);
-    void *p = real ? real(align, n) : __libc_memalign(align, n);
+    void *p = IN_LIBC(real ? real(align, n) : __libc_memalign(align, n));
     if (p)
         count_alloc(p, n);
     return p;
@@ -232,7 +257,7 @@ PIANO_API int posix_memalign(void **out, size_t align, size_t n)
     libc_lookup();
     int (*real)(void **, size_t, size_t) = atomic_load_explicit(&libc_posix_memalign, memory_order_relaxed);
     if (real) {
-        int r = real(out, align, n);
+        int r = IN_LIBC(real(out, align, n));
         if (r == 0)
             count_alloc(*out, n);
         return r;
@@ -241,7 +266,7 @@ PIANO_API int posix_memalign(void **out, size_t align, size_t n)
      * allocation leaves errno ENOMEM, as glibc's does. */
     if (!align || align % sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    void *p = __libc_memalign(align, n);
+    void *p = IN_LIBC(__libc_memalign(align, n));
     if (!p)
         return ENOMEM;
     count_alloc(p, n);
@@ -251,7 +276,7 @@ PIANO_API int posix_memalign(void **out, size_t align, size_t n)
 
 PIANO_API void *valloc(size_t n)
 {
-    void *p = __libc_valloc(n);
+    void *p = IN_LIBC(__libc_valloc(n));
     if (p)
         count_alloc(p, n);
     return p;
@@ -260,7 +285,7 @@ PIANO_API void *valloc(size_t n)
 /* glibc's checks the page rounding for overflow (NULL, ENOMEM). */
 PIANO_API void *pvalloc(size_t n)
 {
-    void *p = __libc_pvalloc(n);
+    void *p = IN_LIBC(__libc_pvalloc(n));
     if (p)
         count_alloc(p, n);
     return p;
