@@ -516,7 +516,9 @@ static void heir_take(struct piano_thread **batch, uint32_t n, uint32_t **maps)
  * thread, holding no lock. */
 void heap_kept_trim(void)
 {
-    if (!g_heap_on || heir_off || __atomic_load_n(&heap_kept_n, __ATOMIC_RELAXED) < HEAP_KEPT_BATCH)
+    /* Not with snapshots: they read ended slots by number (snap.c), and
+     * would see the live allocations both in the ended state and the heir. */
+    if (!g_heap_on || heir_off || snap_active() || __atomic_load_n(&heap_kept_n, __ATOMIC_RELAXED) < HEAP_KEPT_BATCH)
         return;
     struct piano_thread *batch[HEAP_KEPT_BATCH];
     uint32_t *maps[HEAP_KEPT_BATCH];
