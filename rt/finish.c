@@ -177,6 +177,7 @@ static void piano_finish(void)
      * own calls (a program's instrumented malloc, used by SQLite). */
     piano_tls = NULL;
     tls_ended = 1;
+    tls_storing = 1;   /* the process is ending: never reset */
     heap_finish();
     /* Anonymous states (and their buffers) are read from memory; they go to
      * files only when the run cannot be stored now. Ended ones were kept
@@ -215,7 +216,13 @@ static void piano_finish(void)
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
     struct timespec wait_start = { 0, 0 };
-    sqlite3 *db = moved ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    /* exit() from a signal handler that interrupted this thread's malloc or
+     * free: SQLite's allocations would find the allocator halfway through a
+     * change (glibc's thread cache: a crash; its arena lock: a hang). */
+    sqlite3 *db = moved || tls_in_alloc ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    if (tls_in_alloc)
+        snprintf(err, sizeof err, "exit was called inside an allocation (from a signal handler), where storing "
+                                  "could break the program's allocator");
     if (db)
         sqlite3_busy_handler(db, exit_busy, &wait_start);
     int stored = 0;

@@ -45,6 +45,8 @@ struct __attribute__((aligned(64))) heap_shard {
 
 static struct heap_shard shards[HEAP_SHARDS];
 int g_heap_on;
+__thread int tls_storing __attribute__((tls_model("initial-exec")));
+__thread volatile int tls_in_alloc __attribute__((tls_model("initial-exec")));
 /* heap_now is written by every tracked malloc and free; the others are read
  * by every free and rarely written: a cache line each, so the reads do not
  * miss on every other thread's writes. */
@@ -55,6 +57,9 @@ static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Ended threads whose contexts still own live blocks: their states stay
  * mapped (thread_ended) so the frees can be added to them. */
 static struct piano_thread *heap_kept;
+/* Tracked blocks out of the map for a realloc whose owner is not the
+ * reallocating thread's state (heap_take): a batch move waits for none. */
+static _Atomic uint32_t foreign_reallocs;
 
 static inline uint64_t heap_hash(uintptr_t p)
 {
@@ -119,12 +124,18 @@ static int shard_grow(struct heap_shard *s)
     return 0;
 }
 
+/* Whether node is one of ts's own contexts (ts may be NULL). */
+static inline int owns(const struct piano_thread *ts, const struct piano_node *node)
+{
+    return ts && (uintptr_t)node - (uintptr_t)PIANO_NODES(ts) < PIANO_NODES_TOTAL * sizeof *node;
+}
+
 /* Adds a free of `size` bytes to the owning context; ts: the freeing
  * thread's state, or NULL. Most frees are the owner thread's own: plain adds
  * to fields only it writes; another thread's are atomic, to fields of their own. */
 static inline void owner_freed(struct piano_thread *ts, struct piano_node *node, uint64_t size)
 {
-    if (ts && (uintptr_t)node - (uintptr_t)PIANO_NODES(ts) < PIANO_NODES_TOTAL * sizeof *node) {
+    if (owns(ts, node)) {
         node->own_frees++;
         node->own_free_bytes += size;
         return;
@@ -165,6 +176,11 @@ static void peak_copy_states(struct piano_thread *t, uint32_t gen, uint64_t max)
  * import reads it as 0. */
 static __attribute__((noinline)) void peak_copy(uint64_t max)
 {
+    /* Signals wait: a handler's exit() stores the run, which copies the peak
+     * and lists the threads, taking these locks (rare: one copy per 1/64 of
+     * growth of the peak). */
+    sigset_t old;
+    signals_hold(&old);
     pthread_mutex_lock(&copy_lock);
     if (atomic_load(&heap_copied) < max) {
         uint32_t gen = atomic_load(&heap_gen) + 1;
@@ -177,6 +193,7 @@ static __attribute__((noinline)) void peak_copy(uint64_t max)
         atomic_store(&heap_copied, max);
     }
     pthread_mutex_unlock(&copy_lock);
+    signals_release(&old);
 }
 
 void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_t n)
@@ -196,11 +213,11 @@ void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_
     struct heap_entry old = s->tab[i];
     s->tab[i] = e;
     s->used += !old.key;
-    shard_unlock(s);
-    if (UNLIKELY(old.key)) {   /* freed where piano could not see it (a raw __libc_free) */
+    if (UNLIKELY(old.key))   /* freed where piano could not see it (a raw __libc_free) */
         owner_freed(NULL, old.node, old.size);
+    shard_unlock(s);
+    if (UNLIKELY(old.key))
         atomic_fetch_sub_explicit(&heap_now, old.size, memory_order_relaxed);
-    }
     uint64_t now = atomic_fetch_add_explicit(&heap_now, n, memory_order_relaxed) + n;
     uint64_t max = atomic_load_explicit(&heap_max, memory_order_relaxed);
     while (now > max)
@@ -211,8 +228,13 @@ void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_
         }
 }
 
-/* Removes p from the map; 1 and its owner's entry when it was there. */
-static int heap_take(void *p, struct heap_entry *out)
+/* Removes p from the map; 1 and its owner's entry when it was there. Under
+ * the shard's lock, the free is added to its owner (ts: the freeing thread's
+ * state) when `freed`, else the block is counted among the reallocs in
+ * flight when another state owns it: a batch of ended states moves its
+ * owners (heap_kept_trim) only while the shard locks are all held, so no
+ * owner pointer is in use outside them. */
+static int heap_take(void *p, struct heap_entry *out, struct piano_thread *ts, int freed)
 {
     uint64_t h = heap_hash((uintptr_t)p);
     struct heap_shard *s = shard_of(h);
@@ -240,50 +262,67 @@ static int heap_take(void *p, struct heap_entry *out)
     }
     s->tab[i].key = 0;
     s->used--;
+    if (freed)
+        owner_freed(ts, out->node, out->size);
+    else if (!owns(ts, out->node))
+        atomic_fetch_add_explicit(&foreign_reallocs, 1, memory_order_relaxed);
     shard_unlock(s);
     return 1;
+}
+
+/* The heap may go down from a new peak: the copy is made before the free. */
+static inline void peak_check(void)
+{
+    uint64_t max = atomic_load_explicit(&heap_max, memory_order_relaxed);
+    uint64_t copied = atomic_load_explicit(&heap_copied, memory_order_relaxed);
+    if (UNLIKELY(max > copied + copied / 64))
+        peak_copy(max);
 }
 
 /* The block p is being freed (by any thread, with or without a state). */
 void heap_untrack(struct piano_thread *ts, void *p)
 {
     struct heap_entry e;
-    if (!heap_take(p, &e))
-        return;
-    uint64_t max = atomic_load_explicit(&heap_max, memory_order_relaxed);
-    uint64_t copied = atomic_load_explicit(&heap_copied, memory_order_relaxed);
-    if (UNLIKELY(max > copied + copied / 64))
-        peak_copy(max);   /* the heap goes down from a new peak: before this free */
-    owner_freed(ts, e.node, e.size);
-    atomic_fetch_sub_explicit(&heap_now, e.size, memory_order_relaxed);
+    peak_check();
+    if (heap_take(p, &e, ts, 1))
+        atomic_fetch_sub_explicit(&heap_now, e.size, memory_order_relaxed);
 }
 
 /* A block realloc is about to move: 1 and its size and owner when tracked.
- * The caller puts it back (heap_put_back) if realloc fails. */
-int heap_take_for_realloc(void *p, uint64_t *size, struct piano_node **node)
+ * The caller then calls heap_put_back (realloc failed) or heap_realloc_freed. */
+int heap_take_for_realloc(struct piano_thread *ts, void *p, uint64_t *size, struct piano_node **node)
 {
     struct heap_entry e;
-    if (!heap_take(p, &e))
+    if (!heap_take(p, &e, ts, 0))
         return 0;
     *size = e.size;
     *node = e.node;
     return 1;
 }
 
-void heap_put_back(void *p, uint64_t size, struct piano_node *node)
+/* The realloc in flight of a block node owns is over. */
+static inline void realloc_done(struct piano_thread *ts, struct piano_node *node)
+{
+    if (!owns(ts, node))
+        atomic_fetch_sub_explicit(&foreign_reallocs, 1, memory_order_release);
+}
+
+void heap_put_back(struct piano_thread *ts, void *p, uint64_t size, struct piano_node *node)
 {
     uint64_t h = heap_hash((uintptr_t)p);
     struct heap_shard *s = shard_of(h);
     struct heap_entry e = { (uintptr_t)p, size, node };
     shard_lock(s);
     if (2 * (s->used + 1) > s->mask + 1ull && shard_grow(s) != 0) {
-        shard_unlock(s);
         owner_freed(NULL, node, size);
+        realloc_done(ts, node);
+        shard_unlock(s);
         atomic_fetch_sub_explicit(&heap_now, size, memory_order_relaxed);
         return;
     }
     entry_put(s->tab, s->mask, &e);
     s->used++;
+    realloc_done(ts, node);
     shard_unlock(s);
 }
 
@@ -291,11 +330,9 @@ void heap_put_back(void *p, uint64_t size, struct piano_node *node)
  * peak check a free makes. */
 void heap_realloc_freed(struct piano_thread *ts, uint64_t size, struct piano_node *node)
 {
-    uint64_t max = atomic_load_explicit(&heap_max, memory_order_relaxed);
-    uint64_t copied = atomic_load_explicit(&heap_copied, memory_order_relaxed);
-    if (UNLIKELY(max > copied + copied / 64))
-        peak_copy(max);
+    peak_check();
     owner_freed(ts, node, size);
+    realloc_done(ts, node);
     atomic_fetch_sub_explicit(&heap_now, size, memory_order_relaxed);
 }
 
@@ -329,21 +366,235 @@ static int owns_live(struct piano_thread *ts)
     return 0;
 }
 
-/* The states kept for the heap's frees (under g.threads_lock). */
+/* The states kept for the heap's frees (under g.threads_lock), the heir last. */
 struct piano_thread *heap_kept_states(void)
 {
     return heap_kept;
 }
 
+/* ---------------------------------------------------------------- the heir */
+
+/* A short thread whose blocks outlive it (a reply another thread frees) would
+ * keep its whole state, and its slot from reuse, until they are freed: ~24 KB
+ * of memory and spool a thread, and every peak copy reading them all. So
+ * once HEAP_KEPT_BATCH such states wait, their live blocks move to the heir,
+ * a state of the process's own (thread name "ended threads", no calls) whose
+ * contexts have the same paths: each context's live allocations leave the
+ * ended state's figures (allocs and alloc_bytes less the live ones, so its
+ * in use is 0) for the heir's context (allocs and alloc_bytes of the live
+ * ones), the owner map's entries are pointed at the heir's contexts, and the
+ * ended states end as others do (their slots reused). Per context, summed
+ * over threads, allocations and in use stay exact; the blocks' thread is the
+ * heir's. The heir's contexts are found by (parent, function) in a hash of
+ * its own (the state's is the hooks'). */
+#define HEAP_KEPT_BATCH 32u
+#define HEIR_HASH_SLOTS (2u * PIANO_NODE_CAP)
+static uint32_t heap_kept_n;      /* kept states on the list, the heir not counted (g.threads_lock) */
+static struct piano_thread *heir; /* made at the first move; last on heap_kept */
+static int heir_off;              /* it could not be made, or is full: states are kept as before */
+static uint32_t *heir_hash;       /* (parent << 17 | fn) -> 1 + node; 0 empty */
+static uint64_t *heir_keys;
+
+/* The heir's context (parent, fn), made if new; 0 when full. */
+static uint32_t heir_node(uint32_t parent, uint32_t fn)
+{
+    uint64_t key = ((uint64_t)parent << 32) | fn;
+    uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & (HEIR_HASH_SLOTS - 1);
+    for (; heir_hash[i]; i = (i + 1) & (HEIR_HASH_SLOTS - 1))
+        if (heir_keys[i] == key)
+            return heir_hash[i] - 1;
+    uint32_t n = heir->n_nodes;
+    if (n >= PIANO_NODE_CAP)
+        return 0;
+    struct piano_node *node = &PIANO_NODES(heir)[n];
+    node->parent = parent;
+    node->fn = fn;
+    __atomic_store_n(&heir->n_nodes, n + 1, __ATOMIC_RELEASE);
+    heir_keys[i] = key;
+    heir_hash[i] = n + 1;
+    return n;
+}
+
+/* Makes the heir (under copy_lock, not g.threads_lock: a state's slot is
+ * taken under it): 0, or -1. The caller puts it on heap_kept. */
+static int heir_make(void)
+{
+    heir_hash = mmap(NULL, HEIR_HASH_SLOTS * (sizeof *heir_hash + sizeof *heir_keys), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (heir_hash == MAP_FAILED) {
+        heir_hash = NULL;
+        return -1;
+    }
+    heir_keys = (uint64_t *)(heir_hash + HEIR_HASH_SLOTS);
+    struct piano_thread *h = state_new(atomic_fetch_add(&g.next_thread, 1), NULL);
+    if (h)
+        cpu_state_end(h);   /* it measures no thread */
+    if (h && h->anon) {     /* only in memory: the import would not find it after a crash */
+        munmap(h, PIANO_SLOT_SIZE);
+        h = NULL;
+    }
+    if (!h) {
+        munmap(heir_hash, HEIR_HASH_SLOTS * (sizeof *heir_hash + sizeof *heir_keys));
+        heir_hash = NULL;
+        return -1;
+    }
+    h->tid = 0;
+    memset(h->name, 0, sizeof h->name);
+    memcpy(h->name, "ended threads", sizeof "ended threads");
+    h->dead = 1;
+    h->heap_gen = atomic_load(&heap_gen);
+    h->next = NULL;
+    heir = h;
+    return 0;
+}
+
+/* Whether ended state t can give its blocks to the heir. */
+static int movable(const struct piano_thread *t)
+{
+    return t != heir && !t->anon && !t->sig && !t->contexts_truncated && t->n_nodes <= PIANO_NODE_CAP;
+}
+
+/* Moves the live blocks of the states of batch to the heir (every shard
+ * locked). maps[k]: room for batch[k]'s context -> heir context. */
+static void heir_take(struct piano_thread **batch, uint32_t n, uint32_t **maps)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        struct piano_thread *t = batch[k];
+        struct piano_node *nodes = PIANO_NODES(t), *hn = PIANO_NODES(heir);
+        uint32_t *map = maps[k];
+        const uint32_t mark = UINT32_MAX;
+        /* The contexts with live blocks and their ancestors (children
+         * follow their parents: from the last, a parent is marked by its
+         * children before it is reached)... */
+        for (uint32_t i = t->n_nodes; i-- > 1;) {
+            struct piano_node *x = &nodes[i];
+            if (x->allocs != piano_node_freed(x, 0) || x->alloc_bytes != piano_node_freed(x, 1))
+                map[i] = mark;
+            if (map[i] == mark && x->parent < i)
+                map[x->parent] = mark;
+        }
+        /* ... each given the heir's context of the same path (0: the heir is full). */
+        map[0] = 0;
+        for (uint32_t i = 1; i < t->n_nodes; i++) {
+            if (map[i] != mark)
+                continue;
+            uint32_t parent = nodes[i].parent < i ? nodes[i].parent : 0;
+            map[i] = parent && !map[parent] ? 0 : heir_node(map[parent], nodes[i].fn);
+        }
+        for (uint32_t i = 1; i < t->n_nodes; i++) {
+            struct piano_node *x = &nodes[i];
+            uint64_t live = x->allocs - piano_node_freed(x, 0), bytes = x->alloc_bytes - piano_node_freed(x, 1);
+            if (!map[i] || (!live && !bytes))
+                continue;   /* nothing live; or the heir is full: the blocks stay with t (kept) */
+            x->allocs -= live;
+            x->alloc_bytes -= bytes;
+            __atomic_fetch_add(&hn[map[i]].allocs, live, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&hn[map[i]].alloc_bytes, bytes, __ATOMIC_RELAXED);
+        }
+    }
+    /* Every entry an ended context of the batch owns now names the heir's. */
+    for (int si = 0; si < HEAP_SHARDS; si++) {
+        struct heap_shard *s = &shards[si];
+        for (uint64_t i = 0; s->tab && i <= s->mask; i++) {
+            if (!s->tab[i].key)
+                continue;
+            for (uint32_t k = 0; k < n; k++) {
+                uintptr_t off = (uintptr_t)s->tab[i].node - (uintptr_t)PIANO_NODES(batch[k]);
+                if (off < (uintptr_t)batch[k]->n_nodes * sizeof(struct piano_node)) {
+                    uint32_t to = maps[k][off / sizeof(struct piano_node)];
+                    if (to)
+                        s->tab[i].node = &PIANO_NODES(heir)[to];
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The kept states, once HEAP_KEPT_BATCH wait: their live blocks go to the
+ * heir and they end as other states do (state_release). Called by an ending
+ * thread, holding no lock. */
+void heap_kept_trim(void)
+{
+    /* Not with snapshots: they read ended slots by number (snap.c), and
+     * would see the live allocations both in the ended state and the heir. */
+    if (!g_heap_on || heir_off || snap_active() || __atomic_load_n(&heap_kept_n, __ATOMIC_RELAXED) < HEAP_KEPT_BATCH)
+        return;
+    struct piano_thread *batch[HEAP_KEPT_BATCH];
+    uint32_t *maps[HEAP_KEPT_BATCH];
+    size_t map_len[HEAP_KEPT_BATCH];
+    uint32_t n = 0;
+    pthread_mutex_lock(&copy_lock);
+    int made = !heir && !heir_off && !g.finished && heir_make() == 0;
+    pthread_mutex_lock(&g.threads_lock);
+    if (made) {   /* last on the list the peak copy and fork read */
+        struct piano_thread **tail = &heap_kept;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = heir;
+    }
+    if (!g.finished && !heir_off && heap_kept_n >= HEAP_KEPT_BATCH && heir) {
+        for (struct piano_thread *t = heap_kept; t && n < HEAP_KEPT_BATCH; t = t->next) {
+            if (!movable(t))
+                continue;
+            map_len[n] = ((size_t)t->n_nodes * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+            void *m = mmap(NULL, map_len[n], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED)
+                break;
+            maps[n] = m;
+            batch[n++] = t;
+        }
+        for (int i = 0; i < HEAP_SHARDS; i++)
+            shard_lock(&shards[i]);
+        /* A realloc in flight holds an owner outside the map: not now. */
+        int quiet = atomic_load_explicit(&foreign_reallocs, memory_order_acquire) == 0;
+        if (quiet)
+            heir_take(batch, n, maps);
+        for (int i = 0; i < HEAP_SHARDS; i++)
+            shard_unlock(&shards[i]);
+        if (quiet) {
+            uint32_t left = 0;
+            for (struct piano_thread **p = &heap_kept; *p;) {
+                struct piano_thread *t = *p;
+                int moved = 0;
+                for (uint32_t k = 0; k < n && !moved; k++)
+                    moved = batch[k] == t && !owns_live(t);
+                if (moved) {
+                    *p = t->next;
+                } else {
+                    left += t != heir;
+                    p = &t->next;
+                }
+            }
+            heap_kept_n = left;
+            if (left >= HEAP_KEPT_BATCH)
+                heir_off = 1;   /* the heir is full, or the kept cannot move: as before */
+        } else {
+            n = 0;
+        }
+    } else if (!heir) {
+        heir_off = 1;
+    }
+    pthread_mutex_unlock(&g.threads_lock);
+    pthread_mutex_unlock(&copy_lock);
+    for (uint32_t k = 0; k < n; k++) {
+        munmap(maps[k], map_len[k]);
+        if (!owns_live(batch[k]))
+            state_release(batch[k]);
+    }
+}
+
 /* A thread ends: 1 when its states must stay mapped (their contexts own live
  * blocks, which any thread may free later); it is then kept on a list the
- * peak copy reads, under g.threads_lock (held by the caller). */
+ * peak copy reads, under g.threads_lock (held by the caller), until it moves
+ * to the heir (heap_kept_trim). */
 int heap_keep_state(struct piano_thread *ts)
 {
     if (!g_heap_on || !(owns_live(ts) || (ts->sig && owns_live(ts->sig))))
         return 0;
     ts->next = heap_kept;
     heap_kept = ts;
+    heap_kept_n++;
     return 1;
 }
 
@@ -359,6 +610,14 @@ void heap_atfork_child(void)
     }
     pthread_mutex_init(&copy_lock, NULL);
     heap_kept = NULL;   /* unmapped by the fork's child as the parent listed them (fork.c) */
+    heap_kept_n = 0;
+    heir = NULL;        /* the parent's, on that list */
+    heir_off = 0;
+    if (heir_hash)
+        munmap(heir_hash, HEIR_HASH_SLOTS * (sizeof *heir_hash + sizeof *heir_keys));
+    heir_hash = NULL;
+    heir_keys = NULL;
+    atomic_store(&foreign_reallocs, 0);
     atomic_store(&heap_now, 0);
     atomic_store(&heap_max, 0);
     atomic_store(&heap_copied, 0);

@@ -160,6 +160,7 @@ static inline uint32_t hash_mask(const struct piano_thread *ts)
 struct piano_thread *thread_start(void);
 struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner);
 void refresh_name(struct piano_thread *ts, int self);
+void state_release(struct piano_thread *ts);
 struct fn_batch;
 uint32_t register_site(struct piano_site *site, struct fn_batch *batch);
 
@@ -257,6 +258,7 @@ void held_forget(void);
 void heap_init(void);
 void heap_finish(void);
 int heap_keep_state(struct piano_thread *ts);
+void heap_kept_trim(void);
 struct piano_thread *heap_kept_states(void);
 void heap_atfork_child(void);
 

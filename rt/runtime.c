@@ -144,7 +144,15 @@ static void state_end(struct piano_thread *ts, int keep_mapped)
         pthread_mutex_unlock(&g.threads_lock);
         return;
     }
-    if (!keep_mapped && !slot_reuse(ts))
+    if (!keep_mapped)
+        state_release(ts);
+}
+
+/* An ended state's records are done with in memory: its slot is reused or
+ * released (also heap.c's, once its live blocks went to the heir). */
+void state_release(struct piano_thread *ts)
+{
+    if (!slot_reuse(ts))
         slot_release(ts, ts->slot, state_bytes(ts));
 }
 
@@ -195,6 +203,8 @@ static void thread_ended(void *arg)
         if (ts->sig)
             state_end(ts->sig, keep);
         state_end(ts, keep);
+        if (keep)
+            heap_kept_trim();
     }
     signals_release(&old);
     errno = saved;

@@ -31,10 +31,15 @@ void piano_jumped_to(uint32_t depth);
 
 /* Heap in use (heap.c), when g_heap_on (PIANO_HEAP=1). */
 extern int g_heap_on __attribute__((visibility("hidden")));
+/* This thread is inside the libc's allocator, called by alloc.c's interposers
+ * (volatile: a signal handler reads it; defined in heap.c, which every build has). */
+extern __thread volatile int tls_in_alloc __attribute__((tls_model("initial-exec"), visibility("hidden")));
+/* This thread is storing the run (finish.c): its frees leave the owner map alone. */
+extern __thread int tls_storing __attribute__((tls_model("initial-exec"), visibility("hidden")));
 void heap_track(struct piano_thread *ts, struct piano_node *node, void *p, size_t n);
 void heap_untrack(struct piano_thread *ts, void *p);
-int heap_take_for_realloc(void *p, uint64_t *size, struct piano_node **node);
-void heap_put_back(void *p, uint64_t size, struct piano_node *node);
+int heap_take_for_realloc(struct piano_thread *ts, void *p, uint64_t *size, struct piano_node **node);
+void heap_put_back(struct piano_thread *ts, void *p, uint64_t size, struct piano_node *node);
 void heap_realloc_freed(struct piano_thread *ts, uint64_t size, struct piano_node *node);
 
 #endif

@@ -55,7 +55,17 @@ int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m);
 int spool_map_range(int fd, uint64_t off, size_t len, struct mapping *m);
 void spool_unmap(struct mapping *m);
 int spool_open_own_dir(int at, const char *name, const char *shown, char *err, size_t errn);
-DIR *spool_open_listing(int dfd);
+/* A folder's entries, read with getdents64 into a buffer of piano's own
+ * (mmap): no opendir, whose DIR comes from the program's malloc (a program's
+ * allocator may be anything by the time a run is stored at its exit). */
+struct spool_listing {
+    int fd;
+    char *buf;
+    size_t len, pos;
+};
+int spool_listing_open(int dfd, struct spool_listing *l);
+const char *spool_listing_next(struct spool_listing *l);
+void spool_listing_close(struct spool_listing *l);
 void spool_remove_files_at(int dfd);
 int spool_read_run(int dfd, const char *shown, struct piano_spool_run *run, char *err, size_t errn);
 

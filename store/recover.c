@@ -22,14 +22,14 @@
 static int only_leftovers(int dfd)
 {
     int other = 0;
-    DIR *d = spool_open_listing(dfd);
-    if (!d)
+    struct spool_listing d;
+    if (spool_listing_open(dfd, &d) != 0)
         return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        other |= strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, PIANO_SPOOL_LOCK) &&
-                 e->d_name[0] != 'f';   /* f<N>.<K> and its .tmp (piano_spool_frames_file) */
-    closedir(d);
+    const char *name;
+    while ((name = spool_listing_next(&d)) != NULL)
+        other |= strcmp(name, ".") && strcmp(name, "..") && strcmp(name, PIANO_SPOOL_LOCK) &&
+                 name[0] != 'f';   /* f<N>.<K> and its .tmp (piano_spool_frames_file) */
+    spool_listing_close(&d);
     return !other;
 }
 
@@ -160,17 +160,16 @@ static int each_folder(sqlite3 *db, const char *db_path,
     int root_fd = spool_open_own_dir(AT_FDCWD, root, root, err, errn);
     if (root_fd < 0)
         return errno == ENOENT ? (err[0] = 0, 0) : -1;
-    DIR *d = spool_open_listing(root_fd);
-    if (!d) {
+    struct spool_listing d;
+    if (spool_listing_open(root_fd, &d) != 0) {
         snprintf(err, errn, "cannot read %s: %s", root, strerror(errno));
         close(root_fd);
         return -1;
     }
     const size_t damaged_len = sizeof PIANO_SPOOL_DAMAGED - 1;
     int imported = 0, failed = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        const char *name = e->d_name;
+    const char *name;
+    while ((name = spool_listing_next(&d)) != NULL) {
         size_t len = strlen(name);
         if (name[0] == '.' || (len > damaged_len && !strcmp(name + len - damaged_len, PIANO_SPOOL_DAMAGED)))
             continue;   /* '.', '..', spools still being made; spools kept after a partial import */
@@ -189,7 +188,7 @@ static int each_folder(sqlite3 *db, const char *db_path,
             imported += one_folder(db, root_fd, name, dir, parts, &failed, err, errn);
         }
     }
-    closedir(d);
+    spool_listing_close(&d);
     close(root_fd);
     return failed ? -1 : imported;
 }

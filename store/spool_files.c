@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Opens name in folder dfd for reading: a regular file, never through a
@@ -106,17 +107,55 @@ int spool_open_own_dir(int at, const char *name, const char *shown, char *err, s
     return -1;
 }
 
-/* Opens folder dfd for reading its entries from the first (a dup shares the
- * descriptor's position: rewound). Returns NULL when it cannot. */
-DIR *spool_open_listing(int dfd)
+#define LISTING_BUF (32u << 10)
+
+/* Opens folder dfd for reading its entries from the first (its descriptor's
+ * position is rewound: the listing reads through dfd itself, no dup, which
+ * could fail at the descriptor limit). Returns 0, or -1 with errno set. */
+int spool_listing_open(int dfd, struct spool_listing *l)
 {
-    int dup_fd = dup(dfd);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!d && dup_fd >= 0)
-        close(dup_fd);
-    if (d)
-        rewinddir(d);
-    return d;
+    l->fd = dfd;
+    l->len = l->pos = 0;
+    l->buf = NULL;
+    if (lseek(dfd, 0, SEEK_SET) != 0)
+        return -1;
+    void *b = mmap(NULL, LISTING_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
+        return -1;
+    l->buf = b;
+    return 0;
+}
+
+/* The name of the next entry ("." and ".." included), or NULL at the end or
+ * when the folder cannot be read further. */
+const char *spool_listing_next(struct spool_listing *l)
+{
+    if (!l->buf)
+        return NULL;
+    if (l->pos >= l->len) {
+        long n = syscall(SYS_getdents64, l->fd, l->buf, LISTING_BUF);
+        if (n <= 0)
+            return NULL;
+        l->len = (size_t)n;
+        l->pos = 0;
+    }
+    /* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+    const char *e = l->buf + l->pos;
+    unsigned short reclen;
+    memcpy(&reclen, e + 16, sizeof reclen);
+    if (reclen < 20 || reclen > l->len - l->pos) {   /* not from a sane kernel: the end */
+        l->len = l->pos = 0;
+        return NULL;
+    }
+    l->pos += reclen;
+    return e + 19;
+}
+
+void spool_listing_close(struct spool_listing *l)
+{
+    if (l->buf)
+        munmap(l->buf, LISTING_BUF);
+    l->buf = NULL;
 }
 
 /* Deletes the files of the spool folder dfd (not what is in its subfolders;
@@ -125,15 +164,14 @@ DIR *spool_open_listing(int dfd)
  * removed sees it alive (locked) or with nothing but its lock left. */
 void spool_remove_files_at(int dfd)
 {
-    DIR *d = spool_open_listing(dfd);
-    if (!d)
+    struct spool_listing d;
+    if (spool_listing_open(dfd, &d) != 0)
         return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, PIANO_SPOOL_RUN) &&
-            strcmp(e->d_name, PIANO_SPOOL_LOCK))
-            unlinkat(dfd, e->d_name, 0);
-    closedir(d);
+    const char *name;
+    while ((name = spool_listing_next(&d)) != NULL)
+        if (strcmp(name, ".") && strcmp(name, "..") && strcmp(name, PIANO_SPOOL_RUN) && strcmp(name, PIANO_SPOOL_LOCK))
+            unlinkat(dfd, name, 0);
+    spool_listing_close(&d);
     unlinkat(dfd, PIANO_SPOOL_RUN, 0);
     unlinkat(dfd, PIANO_SPOOL_LOCK, 0);
 }

@@ -76,14 +76,14 @@ static int parse_number(const char *s, const char *stop, uint64_t max, uint64_t 
 /* Calls fn for every entry of folder dfd. Returns 0, or -1 (cannot read it). */
 static int list_dir(int dfd, int (*fn)(struct job *, const char *), struct job *j)
 {
-    DIR *d = spool_open_listing(dfd);
-    if (!d)
+    struct spool_listing d;
+    if (spool_listing_open(dfd, &d) != 0)
         return -1;
-    struct dirent *e;
+    const char *name;
     int rc = 0;
-    while (rc == 0 && (e = readdir(d)) != NULL)
-        rc = fn(j, e->d_name);
-    closedir(d);
+    while (rc == 0 && (name = spool_listing_next(&d)) != NULL)
+        rc = fn(j, name);
+    spool_listing_close(&d);
     return rc;
 }
 
