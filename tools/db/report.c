@@ -185,7 +185,7 @@ static void frames_line(FILE *f, pdb *p, const run_info *r, long thread)
         fputs(" (none kept: PIANO_FRAMES=off)", f);
     else if (thread < 0 && r->frames_kept >= 0 && r->frames_kept + dropped < frames)
         fprintf(f, " (%lld kept: %s + a sample)", (long long)r->frames_kept,
-                r->spikes_unkept > 0 ? "the first, spikes up to the limit" : "all spikes");
+                r->spikes_unkept > 0 ? "the first, spikes up to the limit" : "the first, the longest");
     if (dropped > 0)
         fprintf(f, " (%lld dropped)", (long long)dropped);
     fputc('\n', f);
