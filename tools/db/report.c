@@ -192,12 +192,13 @@ static void frames_hint(FILE *f, pdb *p, const run_info *r)
                         "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > 1 "
                         "ORDER BY u.depth, u.thread LIMIT 1");
     sqlite3_bind_int64(st, 1, r->id);
+    const char *never = r->status && !strcmp(r->status, "running") ? "has not returned" : "never returned";
     if (pdb_step(p, st) == SQLITE_ROW)
-        fprintf(f, " (none completed: %s never returned; PIANO_FRAME=%s makes each of its calls a frame)", top,
+        fprintf(f, " (none completed: %s %s; PIANO_FRAME=%s makes each of its calls a frame)", top, never,
                 (const char *)sqlite3_column_text(st, 0));
     else
-        fprintf(f, " (none completed: %s never returned; PIANO_FRAME=FUNCTION makes each call of FUNCTION a frame: "
-                   "a loop's body, a request's handler)", top);
+        fprintf(f, " (none completed: %s %s; PIANO_FRAME=FUNCTION makes each call of FUNCTION a frame: "
+                   "a loop's body, a request's handler)", top, never);
     sqlite3_finalize(st);
     free(top);
 }
