@@ -145,7 +145,10 @@ class Runner:
             d = os.path.join(self.tmp, 'uftrace.%d' % self.n)
             return [UFTRACE, 'record', '--no-libcall', '-d', d, self.b.path(name + '.pg'), *args], clean_env()
         dbf = db or os.path.join(self.tmp, 'run%d.db' % self.n)
-        env = clean_env(PIANO_DB=dbf)
+        # Every frame kept, as before the default budget became 8,000 frames (issue 20): (b) and
+        # the storing figures measure writing and storing every record. frames_budget.py
+        # measures the default.
+        env = clean_env(PIANO_DB=dbf, PIANO_FRAMES='all')
         if variant == 'cpu':   # PIANO_CPU=1 (doc/running.md, CPU time)
             env['PIANO_CPU'] = '1'
         if variant == 'base':  # the same binary on another runtime (BENCH_BASE_LIB: its lib folder)

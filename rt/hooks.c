@@ -148,9 +148,11 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     uint64_t n = ++ts->frames_all;
     frame_hist_add(ts, t - t0);
     uint32_t kept = PIANO_KEPT_BUDGET;
-    if (LIKELY(ts->keep_left))
+    if (LIKELY(ts->keep_left)) {
         ts->keep_left--;
-    else if (!(kept = frame_keep(ts, t - t0))) {
+    } else if ((t - t0 <= ts->spike_ticks && (n & (FRAME_SPIKE_REFRESH - 1)) && (n & ((1ull << ts->sample_shift) - 1))) ||
+               !(kept = frame_keep(ts, t - t0))) {
+        /* Past the budget, neither a spike candidate nor in the sample (budget.c). */
         ts->epoch++;   /* counted, not kept */
         ts->n_touched = 0;
         return;

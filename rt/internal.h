@@ -173,6 +173,10 @@ void close_all(struct piano_thread *ts, uint64_t t);
 void frames_budget_init(void);
 void frames_budget_reset(struct piano_thread *ts);
 uint32_t frame_keep(struct piano_thread *ts, uint64_t total);
+/* frame_keep refreshes a thread's spike threshold every FRAME_SPIKE_REFRESH
+ * frames; between, past the budget, frame_close skips it for a frame that is
+ * neither a spike candidate nor in the sample. */
+#define FRAME_SPIKE_REFRESH 4096u
 
 /* ---------------------------------------------------------------- record.c */
 

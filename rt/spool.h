@@ -141,7 +141,7 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint64_t chunk_last_end; /* end tick of the buffer's last record: the next start is coded from it */
     uint64_t chunk_frames;   /* records in the buffer: counted as dropped if it cannot be stored */
     uint32_t room_backoff;   /* frames to drop before trying again to store the buffer */
-    uint32_t pad3;
+    uint32_t spike_level;    /* the run's spike level L this thread saw last (budget.c; 0 before it had one) */
     uintptr_t stack_lo, stack_hi;   /* this thread's stack, for longjmp reconciliation */
     unsigned char *chunk;    /* process-local: the mapped frame buffer */
     struct piano_thread *next;      /* process-local: list of live threads */
@@ -151,8 +151,9 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
      * frame is counted and goes into the frame histogram; a record is written
      * for the frames the budget allows, then for spikes and a sample. */
     uint64_t frames_all;     /* completed frames, kept or not (frames: the records written) */
-    uint64_t spike_ticks;    /* a frame longer than this is a spike: 2x the running median */
-    uint64_t spikes_unkept;  /* spikes past the run's spike limit, sampled like other frames */
+    uint64_t spike_ticks;    /* a frame longer than this is a spike candidate: 2x the running median,
+                              * and over the quantile 1 - 1%/2^spike_level */
+    uint64_t spikes_unkept;  /* 0 (runs before spike levels: spikes past the run's limit, sampled) */
     uint64_t chunk_last_n;   /* frames_all of the buffer's last record: the next one is coded from it */
     uint32_t keep_left;      /* frames of the budget this thread may still keep whole */
     uint32_t lease;          /* how many it asks for next */
@@ -293,9 +294,10 @@ static inline const unsigned char *piano_pv_get(const unsigned char *p, const un
 static inline uint64_t piano_zigzag(int64_t v) { return (uint64_t)v << 1 ^ (uint64_t)(v >> 63); }
 static inline int64_t piano_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
-/* Why a frame record was kept (frame_keep): within the budget, as a spike,
- * or in the sample (kept by the import only when n is a multiple of the
- * thread's final 2^sample_shift: a uniform 1-in-K sample). */
+/* Why a frame record was kept (frame_keep): within the budget, as a spike
+ * candidate (kept by the import only when over the run's final spike
+ * threshold, store/import_frames.c), or in the sample (kept by the import only
+ * when n is a multiple of the run's final 2^sample_shift: a uniform 1-in-K sample). */
 enum { PIANO_KEPT_BUDGET = 0, PIANO_KEPT_SPIKE = 1, PIANO_KEPT_SAMPLE = 2 };
 
 struct piano_frame_view {    /* one frame record, read */

@@ -108,10 +108,43 @@ static void heap_down(struct frame_cursor **h, size_t n, size_t i)
 }
 
 /* Whether the import keeps record f: a sample record only when its number
- * is a multiple of the final K (the sample is then a uniform 1 in K). */
+ * is a multiple of the final K (the sample is then a uniform 1 in K); a spike
+ * candidate when it is longer than the run's final threshold (or is in the
+ * sample: its number a multiple of K). */
 static int frame_kept(const struct job *j, const struct piano_frame_view *f)
 {
-    return f->kept != PIANO_KEPT_SAMPLE || (f->n & ((1ull << j->sample_shift) - 1)) == 0;
+    if (f->kept == PIANO_KEPT_BUDGET)
+        return 1;
+    return (f->n & ((1ull << j->sample_shift) - 1)) == 0 ||
+           (f->kept == PIANO_KEPT_SPIKE && f->total > j->spike_keep_ticks);
+}
+
+/* The threshold in ticks over which a spike candidate (rt/budget.c) is kept:
+ * the larger of 2x the median of the run's frames (the spike mark), their
+ * quantile 1 - 1%/2^(L-1) at the run's final spike level L (p99 at levels 0
+ * and 1: the runtime raised L as its candidates passed the budget N, so about
+ * N frames at most are over it), and a floor far above the clock's resolution: 100 times the
+ * measured cost of an instrumented call and at least 1 us, under which a
+ * frame's length is mostly the clock's and piano's own. */
+static uint64_t spike_keep_ticks(const struct job *j)
+{
+    const piano_hist *h = j->frame_hist;
+    if (!h->total)
+        return UINT64_MAX;
+    uint32_t level = j->spike_level ? j->spike_level - 1 : 0;
+    uint64_t above = level < 40 ? h->total / (100ull << level) : 0;
+    uint64_t t = 2 * piano_hist_quantile(h, 0.5), seen = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+        if ((seen += h->count[b]) >= h->total - above) {
+            if (piano_hist_value(b) > t)
+                t = piano_hist_value(b);
+            break;
+        }
+    double oh = j->run->overhead_ticks > 0 && j->run->overhead_ticks < 1e6 ? j->run->overhead_ticks : 0;
+    double floor = j->npt > 0 ? 1000.0 / j->npt : 0;   /* 1 us in ticks */
+    if (100 * oh > floor)
+        floor = 100 * oh;
+    return floor > (double)t ? (uint64_t)floor : t;
 }
 
 /* A kept frame waiting for its batch. */
@@ -201,6 +234,7 @@ int import_frames(struct job *j, int dry)
     for (size_t i = 0; i < j->n_threads; i++)
         if (j->threads[i].has_hdr)
             j->cpu_threads[j->threads[i].number] = j->run->cpu_mode != PIANO_CPU_OFF && j->threads[i].hdr.cpu_ok;
+    j->spike_keep_ticks = spike_keep_ticks(j);
     size_t n = start_cursors(j, cur, heap), need;
     struct pending pend[FRAME_BATCH];
     uint64_t seq = 0;

@@ -215,9 +215,10 @@ struct job {
     size_t tables_len;
     uint64_t frames_dropped, samples_dropped, calls_untimed, end_tick, end;
     /* The frame budget (rt/budget.c frame_keep): every frame counted, the run's
-     * frame histogram, the final sample rate 2^sample_shift, the spike threshold. */
-    uint64_t frames_all, frames_kept, spikes_unkept;
-    uint32_t sample_shift;
+     * frame histogram, the final sample rate 2^sample_shift and spike level,
+     * the spike threshold; the threshold a spike candidate is kept over (ticks). */
+    uint64_t frames_all, frames_kept, spikes_unkept, spike_keep_ticks;
+    uint32_t sample_shift, spike_level;
     piano_hist *frame_hist;   /* the run's, summed over its threads */
     double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
     uint64_t seen;            /* when the states of live threads were read: their calls ended before */

@@ -343,6 +343,8 @@ size_t import_thread_frames(struct job *j, const struct thread_in *t)
     j->spikes_unkept += t->hdr.spikes_unkept;
     if (t->hdr.sample_shift > j->sample_shift && t->hdr.sample_shift < 64)
         j->sample_shift = t->hdr.sample_shift;
+    if (t->hdr.spike_level > j->spike_level && t->hdr.spike_level < 40)
+        j->spike_level = t->hdr.spike_level;
     if (!t->has_state)
         return 0;
     uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;

@@ -240,7 +240,7 @@ static void frames_footer(const pdb_opts *o, const run_info *r, const frames_pla
         fprintf(f, " | %lld kept: %s", (long long)pl->nkept,
                 pl->nkept == 0 ? "none (PIANO_FRAMES=off)"
                 : r->spikes_unkept > 0 ? "the first, spikes up to the limit + a sample"
-                                       : "the first, all spikes + a sample");
+                                       : "the first, the longest + a sample");
     fputc('\n', f);
 }
 

@@ -175,17 +175,47 @@ static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t sh
     return marked;
 }
 
+/* A run without frames whose outermost call never returned (a server's main,
+ * a loop left by exit): says how to get frames, naming the outermost call in
+ * flight at the end that was made more than once (an event loop's turn), if
+ * one was. */
+static void frames_hint(FILE *f, pdb *p, const run_info *r)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
+                                      "WHERE u.run = ?1 ORDER BY u.depth, u.thread LIMIT 1");
+    sqlite3_bind_int64(st, 1, r->id);
+    char *top = pdb_step(p, st) == SQLITE_ROW ? xstrdup((const char *)sqlite3_column_text(st, 0)) : NULL;
+    sqlite3_finalize(st);
+    if (!top)
+        return;
+    st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
+                        "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > 1 "
+                        "ORDER BY u.depth, u.thread LIMIT 1");
+    sqlite3_bind_int64(st, 1, r->id);
+    const char *never = r->status && !strcmp(r->status, "running") ? "has not returned" : "never returned";
+    if (pdb_step(p, st) == SQLITE_ROW)
+        fprintf(f, " (none completed: %s %s; PIANO_FRAME=%s makes each of its calls a frame)", top, never,
+                (const char *)sqlite3_column_text(st, 0));
+    else
+        fprintf(f, " (none completed: %s %s; PIANO_FRAME=FUNCTION makes each call of FUNCTION a frame: "
+                   "a loop's body, a request's handler)", top, never);
+    sqlite3_finalize(st);
+    free(top);
+}
+
 /* "N frames": every frame of the run (or of thread `thread`), kept or not;
  * for the run, what PIANO_FRAMES kept of them and what was lost. */
 static void frames_line(FILE *f, pdb *p, const run_info *r, long thread)
 {
     int64_t frames = pdb_frame_count(p, r->id, thread), dropped = thread < 0 ? r->frames_dropped : 0;
     fprintf(f, "%lld frames", (long long)frames); /* fixed wording, for scripts */
+    if (thread < 0 && frames == 0)
+        frames_hint(f, p, r);
     if (thread < 0 && r->frames_kept == 0 && frames > dropped)
         fputs(" (none kept: PIANO_FRAMES=off)", f);
     else if (thread < 0 && r->frames_kept >= 0 && r->frames_kept + dropped < frames)
         fprintf(f, " (%lld kept: %s + a sample)", (long long)r->frames_kept,
-                r->spikes_unkept > 0 ? "the first, spikes up to the limit" : "all spikes");
+                r->spikes_unkept > 0 ? "the first, spikes up to the limit" : "the first, the longest");
     if (dropped > 0)
         fprintf(f, " (%lld dropped)", (long long)dropped);
     fputc('\n', f);

@@ -1,5 +1,5 @@
 // PIANO_FNS: =frame,=leaf
-// ENV: PIANO_DB=rel.db
+// ENV: PIANO_FRAMES=all PIANO_DB=rel.db
 // SETUP: mkdir sub
 // A daemon with a relative PIANO_DB that changes its folder after starting
 // (daemons chdir("/")): the path is resolved once, at start, so every frame

@@ -1,5 +1,6 @@
 // PIANO_FNS: frame,work,work_more
 // EXIT: 137
+// ENV: PIANO_FRAMES=all
 // SIGKILL after 500,000 frames (a stored chunk file and the buffer): the
 // check damages copies of the spool (chunks = 0xffffffff, a cycle in the
 // calling contexts, states truncated inside the thread's state, a slot whose

@@ -1,5 +1,6 @@
 // PIANO_FNS: frame,work
 // EXIT: 137
+// ENV: PIANO_FRAMES=all
 // SIGKILL after 1,000,000 frames of 4 functions (more than two full buffers:
 // 12 bytes a frame at the least): the stored chunks and the frame buffer are
 // recovered, each frame once; and so they are in a copy of the spool made to

@@ -1,4 +1,5 @@
 // PIANO_FNS: frame,work
+// ENV: PIANO_FRAMES=all
 // 120,000 frames of two functions: more than two full frame buffers (4 MiB,
 // 58,253 such frames each) are stored as chunk files, the rest is read
 // from the buffer. Every frame is stored once.

@@ -1,5 +1,6 @@
 // PIANO_FNS: frame,leaf
 // CFLAGS: -pthread
+// ENV: PIANO_FRAMES=all
 // Frames on a disk that fills up (the check runs this on a 2 MiB tmpfs): the
 // program's output and status are its own, piano says so in one line, the
 // run's figures are stored, and every frame is either stored or counted as

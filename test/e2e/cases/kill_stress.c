@@ -1,5 +1,6 @@
 // PIANO_FNS: frame,work,tick,step
 // CFLAGS: -pthread
+// ENV: PIANO_FRAMES=all
 // Two threads make frames of 8 functions (one 300,000 of them: a stored chunk
 // file and the buffer; the other 10,000), then the program exits. The check runs it 30
 // times, SIGKILLing each at a random moment (making frames, storing a chunk,

@@ -1,6 +1,7 @@
 // PIANO_FNS: leaf,deep,wide,tick,task
 // CFLAGS: -pthread
 // EXIT: 137
+// ENV: PIANO_FRAMES=all
 // 300 short threads, created and joined one at a time: a short thread's slot
 // is given to the next thread once its records are in the ended file
 // (rt/record.c slot_reuse). Every 50th goes 40 calls deep (its shadow stack

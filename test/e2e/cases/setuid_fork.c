@@ -1,5 +1,6 @@
 // PIANO_FNS: =frame,=work
 // CFLAGS: -pthread
+// ENV: PIANO_FRAMES=all
 // setuid_fork: nginx's way. The parent (root) forks a worker, which drops to
 // nobody (setgid, setuid 65534) and then makes 120,000 frames (more than two
 // full frame buffers: chunks stored after the switch), 40 threads alive at

@@ -1,4 +1,5 @@
 // PIANO_FNS: frame,leaf,tick_a,tick_b,on_prof
+// ENV: PIANO_FRAMES=all
 // Signal handlers that call instrumented functions, raised by a 20 us
 // interval timer (an hrtimer: it fires on time even when the machine has one
 // busy CPU), while the main thread makes frames of two others: many signals

@@ -1,6 +1,7 @@
 // PIANO_FNS: task,frame,leaf,in_child
 // CFLAGS: -pthread
 // EXIT: 137
+// ENV: PIANO_FRAMES=all
 // Thread slots are mapped 16 at a time and unmapped once all 16 have ended
 // (rt/record.c): 20 short threads end while their groups stay mapped; one
 // thread writes 20,000 frames (its buffer grows past 256 KiB, so its end gives

@@ -1,5 +1,6 @@
 // PIANO_FNS: frame,work
 // CFLAGS: -pthread
+// ENV: PIANO_FRAMES=all
 // Frames on a disk with little room (the check runs this again with the
 // database on a 64 MiB tmpfs): each thread keeps its state and frame buffer in
 // anonymous memory and writes them out; a full buffer mid-run, the rest when

@@ -1,5 +1,5 @@
 // PIANO_FNS: frame,leaf
-// ENV: PIANO_DB=rel.db
+// ENV: PIANO_FRAMES=all PIANO_DB=rel.db
 // The run's spool folder is renamed away while the program runs (another
 // process of the same user could): piano writes nothing into another folder
 // of that name, counts the frames it could not store, says so in one line,
