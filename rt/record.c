@@ -59,8 +59,68 @@ void quiet_end(struct quiet *q)
     mask_set(SIG_SETMASK, &q->old, NULL);
 }
 
+/* The standard error that was open when piano started (its identity): a
+ * daemon closes its standard descriptors and may open a file of its own at
+ * number 2, which must never receive piano's messages. */
+static struct {
+    int open;
+    dev_t dev;
+    ino_t ino;
+} say_err;
+/* The spool root's identity (make_spool): its log is written only there. */
+static dev_t spool_root_dev;
+static ino_t spool_root_ino;
+static int spool_root_known;
+
+void say_init(void)
+{
+    struct stat st;
+    say_err.open = fstat(2, &st) == 0;
+    say_err.dev = say_err.open ? st.st_dev : 0;
+    say_err.ino = say_err.open ? st.st_ino : 0;
+}
+
+/* Appends line (n bytes) to the spool root's log, <db>.spool/log, prefixed
+ * with the process's id: when the standard error piano started with is gone.
+ * Nothing when the root is not this run's (not made yet, or not the folder
+ * it was: a chroot). */
+static void log_line(const char *line, int n)
+{
+    char root[PIANO_PATH_MAX];
+    if (!spool_root_known || piano_spool_root(root, sizeof root, g.db_path) != 0)
+        return;
+    int dfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (dfd < 0)
+        return;
+    if (fstat(dfd, &st) != 0 || st.st_dev != spool_root_dev || st.st_ino != spool_root_ino) {
+        close(dfd);
+        return;
+    }
+    int fd = openat(dfd, "log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat fst;
+    int mine = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
+    if (fstat(dfd, &st) == 0 && st.st_dev == spool_root_dev && st.st_ino == spool_root_ino)
+        close(dfd);
+    if (!mine) {
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
+            close(fd);
+        return;
+    }
+    char head[32];
+    int h = snprintf(head, sizeof head, "%u: ", (unsigned)getpid());
+    struct iovec iov[2] = { { head, (size_t)h }, { (char *)line, (size_t)n } };
+    if (fstat(fd, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino) {
+        ssize_t w = writev(fd, iov, 2);
+        (void)w;
+        close(fd);
+    }
+}
+
 /* Prints one line on stderr, the first time only: whatever goes wrong, a
- * program run under piano gets at most one line from it. */
+ * program run under piano gets at most one line from it. Only on the
+ * standard error piano started with (say_init), checked by identity just
+ * before: else the line goes to the spool's log (log_line). */
 void say(const char *fmt, ...)
 {
     static _Atomic int said;
@@ -76,8 +136,15 @@ void say(const char *fmt, ...)
     line[n++] = '\n';
     struct quiet q;
     quiet_begin(&q);
-    ssize_t w = write(2, line, (size_t)n);
-    (void)w;
+    int saved = errno;
+    struct stat st;
+    if (say_err.open && fstat(2, &st) == 0 && st.st_dev == say_err.dev && st.st_ino == say_err.ino) {
+        ssize_t w = write(2, line, (size_t)n);
+        (void)w;
+    } else {
+        log_line(line, n);
+    }
+    errno = saved;
     quiet_end(&q);
 }
 
@@ -132,7 +199,9 @@ int run_open(const char *name, int flags)
         return -1;
     int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
     int e = errno;
-    close(dfd);
+    struct stat st;   /* closed only if still the folder: the program may have closed it and reused its number */
+    if (fstat(dfd, &st) == 0 && st.st_dev == g.dir_dev && st.st_ino == g.dir_ino)
+        close(dfd);
     errno = e;
     return fd;
 }
@@ -224,6 +293,9 @@ int make_spool(const char *parent_key)
         say("piano: %s is not a folder of this user that only it can write; this run is not recorded", root);
         return -1;
     }
+    spool_root_dev = st.st_dev;
+    spool_root_ino = st.st_ino;
+    spool_root_known = 1;
     if (mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
