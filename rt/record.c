@@ -665,8 +665,9 @@ void slots_forget(const struct piano_thread *keep)
  * use are zeroed, and the slot waits here with its pages present. Only a
  * state whose pages in use are all known is reused: a few contexts, histogram
  * pages and frame bytes, its context hash still in the header's page, no
- * signal handlers' state, and not while snapshots read the slots (snap.c
- * folds an ended slot's figures by its number). The shadow stack's slots
+ * signal handlers' state. While snapshots are taken, the thread's figures
+ * are handed to the snapshot thread as its slot is freed (snap_hand_over),
+ * which reads slots by number. The shadow stack's slots
  * past the header's page are not zeroed: a call writes every field of its
  * slot, and a reader reads none above the top but the one above it, whose
  * stale entry tick is older than the next thread's own. */
@@ -704,7 +705,7 @@ static int slot_reuse_state(struct piano_thread *ts)
     uint32_t slot = ts->slot, n_nodes = ts->n_nodes, n_pages = ts->n_pages;
     const struct piano_chunk_hdr *h = (const void *)((const char *)ts + PIANO_SLOT_BUF);
     uint64_t buf_used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
-    if (reuse_off || ts->anon || ts->sig || ts->signal_of || snap_active() || !in_group(ts, slot) ||
+    if (reuse_off || ts->anon || ts->sig || ts->signal_of || !in_group(ts, slot) ||
         ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
         n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
         buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX)
@@ -772,9 +773,11 @@ static int slot_reuse_state(struct piano_thread *ts)
         return 0;
     }
     /* Its records are in the ended file: a reader that finds the slot from
-     * now on skips it (no magic), then finds it zero, or the next thread's. */
+     * now on skips it (no magic), then finds it zero, or the next thread's.
+     * Its figures go to the snapshots' count of ended threads as its magic
+     * is cleared (snap.c). */
     uint32_t room = ts->chunk_room;
-    __atomic_store_n(&ts->magic, 0, __ATOMIC_RELEASE);
+    snap_hand_over(ts);
     for (uint32_t i = 2; i < np; i++)
         memset((char *)ts + parts[i].off, 0,
                parts[i].len + (parts[i].off == PIANO_SLOT_BUF ? PIANO_PV_SLACK : 0));

@@ -71,7 +71,29 @@ static struct {
     unsigned char *rec;      /* the record being built */
     int failed;              /* the snaps file could not be written: no more snapshots */
     pid_t tid;               /* the thread's id (unshare waits until it is gone) */
-} snap = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    /* Made once (buffers_alloc), kept while the thread stops and starts again
+     * (unshare): what ended threads counted lives here. Freed in a forked child. */
+    int have_buffers;
+    /* The snapshot thread's own read-only mapping of each slot below
+     * SNAP_FOLD_CAP, kept from one snapshot to the next (mapping a slot and
+     * faulting its pages in again every time cost more than summing it):
+     * unmapped when its thread's figures are folded into `ended`. */
+    unsigned char **maps;
+    uint32_t maps_n;         /* slots below it may be mapped */
+    /* Under fold_lock: the figures of threads whose slots were handed over for
+     * reuse (snap_hand_over): `now` is added at the end of the snapshot being
+     * taken (or the next one), `next` at the end of the one after (its thread
+     * was already read, live, by the one being taken). cursor: the slots below
+     * it have been read by the snapshot being taken; NO_PASS between them. */
+    uint64_t *handed_now, *handed_next;
+    uint32_t handed_nfn;     /* functions below it may be in handed_now or handed_next */
+    uint32_t cursor;
+} snap = { .lock = PTHREAD_MUTEX_INITIALIZER, .cursor = UINT32_MAX };
+#define NO_PASS UINT32_MAX
+/* Held while the snapshot thread reads one slot, and while an ending thread
+ * hands its slot over for reuse: a slot is read whole as its thread's, or
+ * not at all. */
+static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------------------------------------------------------------- piano's own descriptors */
 
@@ -162,9 +184,7 @@ static void own_close(int k)
 #define SNAP_COUNTS_BYTES ((size_t)PIANO_FN_CAP * PIANO_SNAP_N * sizeof(uint64_t))
 #define SNAP_REC_BYTES (sizeof(struct piano_snap_hdr) + (size_t)PIANO_FN_CAP * PIANO_SNAP_ENTRY_MAX + PIANO_PV_SLACK)
 
-/* PIANO_INTERVAL, read once at the start. */
-/* Whether snapshots are taken: they read ended threads' slots by number
- * (sum_threads), so slots are not reused meanwhile (record.c slot_reuse). */
+/* Whether snapshots are taken (PIANO_INTERVAL, read once at the start). */
 int snap_active(void)
 {
     return snap.interval_ns != 0;
@@ -258,9 +278,35 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
     return live;
 }
 
+/* Whether slot n's thread ended and its figures are in `ended` (set by the
+ * snapshot thread, cleared by snap_hand_over, both under fold_lock; read
+ * without it too: once seen clear, a slot is never seen set again but by
+ * the snapshot thread's own fold). */
+static int is_folded(uint32_t n)
+{
+    return n < SNAP_FOLD_CAP && (__atomic_load_n(&snap.folded[n >> 3], __ATOMIC_RELAXED) >> (n & 7) & 1);
+}
+
+static void set_folded(uint32_t n, int on)
+{
+    unsigned char *b = &snap.folded[n >> 3], bit = (unsigned char)(1u << (n & 7));
+    __atomic_store_n(b, (unsigned char)(on ? __atomic_load_n(b, __ATOMIC_RELAXED) | bit
+                                           : __atomic_load_n(b, __ATOMIC_RELAXED) & ~bit),
+                     __ATOMIC_RELAXED);
+}
+
+/* Adds `from` (functions below nfn) to `to`. */
+static void counts_add(uint64_t *to, const uint64_t *from, uint32_t nfn)
+{
+    for (size_t i = 0; i < (size_t)nfn * PIANO_SNAP_N; i++)
+        to[i] += from[i];
+}
+
 /* Sums every thread's figures into snap.sum (functions below nfn): the slots
- * of states the file holds whole, each mapped read-only while it is read. An
- * ended thread's slot is read once more, into snap.ended, and not again.
+ * of states the file holds whole, each read through the snapshot thread's
+ * own mapping of it. An ended thread's slot is read once more, into
+ * snap.ended, and not again (its mapping dropped); a thread whose slot was
+ * reused handed its figures over (snap_hand_over), added at the end.
  * Returns 0, or -1 when a slot could not be read (no descriptor left, no
  * address space): that snapshot is not taken, rather than one that shows
  * figures going down. */
@@ -276,42 +322,110 @@ static int sum_threads(uint32_t nfn)
         return -1;
     }
     int ok = 1;
-    uint32_t nslots = atomic_load(&g.next_slot);   /* each one thread's: no reuse meanwhile */
+    uint32_t nslots = atomic_load(&g.next_slot);
+    pthread_mutex_lock(&fold_lock);
+    snap.cursor = 0;
+    pthread_mutex_unlock(&fold_lock);
     for (uint32_t n = 0; ok && n < nslots; n++) {
-        if (n < SNAP_FOLD_CAP && (snap.folded[n >> 3] >> (n & 7) & 1))
-            continue;
         uint64_t off = piano_slot_offset(n);
         if (off + PIANO_SLOT_SIZE > (uint64_t)st.st_size)
             continue;   /* a thread still making its slot (or one held in memory): the file ends before it */
-        pthread_mutex_lock(&own_lock);
-        unsigned char *slot = own_ok(OWN_STATES) ? mmap(NULL, PIANO_OFF_FNS, PROT_READ, MAP_SHARED, fd, (off_t)off)
-                                                 : MAP_FAILED;
-        own_map = slot == MAP_FAILED ? NULL : slot;
-        pthread_mutex_unlock(&own_lock);
-        if (slot == MAP_FAILED) {
-            ok = 0;
-            break;
+        if (is_folded(n))
+            continue;   /* read once more when its thread ended: not again */
+        int kept = n < SNAP_FOLD_CAP;
+        unsigned char *slot = kept ? snap.maps[n] : NULL;
+        if (!slot && !is_folded(n)) {
+            pthread_mutex_lock(&own_lock);
+            slot = own_ok(OWN_STATES) ? mmap(NULL, PIANO_OFF_FNS, PROT_READ, MAP_SHARED, fd, (off_t)off) : MAP_FAILED;
+            if (slot == MAP_FAILED)
+                slot = NULL;
+            else if (kept)
+                snap.maps[n] = slot, snap.maps_n = n >= snap.maps_n ? n + 1 : snap.maps_n;
+            else
+                own_map = slot;
+            pthread_mutex_unlock(&own_lock);
+            if (!slot) {
+                ok = 0;
+                break;
+            }
         }
+        int drop = 0;
+        pthread_mutex_lock(&fold_lock);
+        snap.cursor = n;
         const struct piano_thread *h = (const void *)slot;
-        if (h->magic == PIANO_SPOOL_MAGIC && h->version == PIANO_SPOOL_VERSION) {
+        if (slot && !is_folded(n) && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PIANO_SPOOL_MAGIC &&
+            h->version == PIANO_SPOOL_VERSION) {
             /* dead is set after the thread's last call is closed (runtime.c state_end) */
-            int ended = __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) != 0 && n < SNAP_FOLD_CAP;
+            int ended = __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) != 0 && kept;
             /* A state that owns live blocks is read again each time (heap.c
              * keeps it mapped): other threads' frees of them go on reaching it. */
             if (slot_add(slot, snap.sum, nfn))
                 ended = 0;
             if (ended) {
                 slot_add(slot, snap.ended, nfn);
-                snap.folded[n >> 3] |= (unsigned char)(1u << (n & 7));
+                set_folded(n, 1);
+                drop = 1;
             }
         }
-        pthread_mutex_lock(&own_lock);
-        munmap(slot, PIANO_OFF_FNS);
-        own_map = NULL;
-        pthread_mutex_unlock(&own_lock);
+        snap.cursor = n + 1;
+        pthread_mutex_unlock(&fold_lock);
+        if (slot && (drop || !kept)) {
+            pthread_mutex_lock(&own_lock);
+            munmap(slot, PIANO_OFF_FNS);
+            if (kept)
+                snap.maps[n] = NULL;
+            else
+                own_map = NULL;
+            pthread_mutex_unlock(&own_lock);
+        }
     }
     own_close(OWN_STATES);
+    /* Threads that handed their slots over before their reading in this
+     * snapshot: in `ended` from now on; those handed over after it, in the next. */
+    pthread_mutex_lock(&fold_lock);
+    if (ok && snap.handed_nfn) {
+        uint32_t hn = snap.handed_nfn;
+        counts_add(snap.sum, snap.handed_now, hn < nfn ? hn : nfn);
+        counts_add(snap.ended, snap.handed_now, hn);
+        memset(snap.handed_now, 0, (size_t)hn * PIANO_SNAP_N * sizeof(uint64_t));
+        uint64_t *t = snap.handed_now;
+        snap.handed_now = snap.handed_next;
+        snap.handed_next = t;
+    } else if (!ok) {   /* not taken: what was handed over after its reading goes in the next, read again */
+        counts_add(snap.handed_now, snap.handed_next, snap.handed_nfn);
+        memset(snap.handed_next, 0, (size_t)snap.handed_nfn * PIANO_SNAP_N * sizeof(uint64_t));
+    }
+    snap.cursor = NO_PASS;
+    pthread_mutex_unlock(&fold_lock);
     return ok ? 0 : -1;
+}
+
+/* The ended thread ts is about to have its slot zeroed and reused
+ * (record.c slot_reuse_state): its figures go to the snapshots' count of
+ * ended threads, exactly once, and its slot is marked free (magic 0) in the
+ * same step, so that a snapshot reads it as that thread's, or not at all. */
+void snap_hand_over(struct piano_thread *ts)
+{
+    uint32_t n = ts->slot;
+    pthread_mutex_lock(&fold_lock);
+    if (snap.have_buffers) {
+        if (is_folded(n)) {
+            /* read dead by a snapshot already, and counted in `ended`: its
+             * slot is read again once the next thread has it */
+            set_folded(n, 0);
+        } else {
+            uint32_t nfn = atomic_load(&g.next_fn);
+            if (nfn > PIANO_FN_CAP)
+                nfn = PIANO_FN_CAP;
+            slot_add((const unsigned char *)ts, snap.cursor != NO_PASS && n < snap.cursor ? snap.handed_next
+                                                                                          : snap.handed_now,
+                     nfn);
+            if (nfn > snap.handed_nfn)
+                snap.handed_nfn = nfn;
+        }
+    }
+    __atomic_store_n(&ts->magic, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&fold_lock);
 }
 
 /* Encodes the functions whose figures changed since the previous snapshot
@@ -408,18 +522,51 @@ static void *map_zeroed(size_t n)
 
 static void buffers_free(void)
 {
-    if (snap.sum)
-        munmap(snap.sum, SNAP_COUNTS_BYTES);
-    if (snap.prev)
-        munmap(snap.prev, SNAP_COUNTS_BYTES);
-    if (snap.ended)
-        munmap(snap.ended, SNAP_COUNTS_BYTES);
+    uint64_t **counts[] = { &snap.sum, &snap.prev, &snap.ended, &snap.handed_now, &snap.handed_next };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        if (*counts[i])
+            munmap(*counts[i], SNAP_COUNTS_BYTES);
+        *counts[i] = NULL;
+    }
+    if (snap.maps) {
+        for (uint32_t n = 0; n < snap.maps_n; n++)
+            if (snap.maps[n])
+                munmap(snap.maps[n], PIANO_OFF_FNS);
+        munmap(snap.maps, SNAP_FOLD_CAP * sizeof *snap.maps);
+    }
+    snap.maps = NULL;
+    snap.maps_n = 0;
     if (snap.folded)
         munmap(snap.folded, SNAP_FOLD_CAP / 8);
     if (snap.rec)
         munmap(snap.rec, SNAP_REC_BYTES);
-    snap.sum = snap.prev = snap.ended = NULL;
     snap.folded = snap.rec = NULL;
+    snap.handed_nfn = 0;
+    snap.have_buffers = 0;
+}
+
+/* The snapshot thread's buffers, made once: 0, or -1 (none made). */
+static int buffers_alloc(void)
+{
+    if (snap.have_buffers)
+        return 0;
+    snap.sum = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.prev = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.ended = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.handed_now = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.handed_next = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.folded = map_zeroed(SNAP_FOLD_CAP / 8);
+    snap.maps = map_zeroed(SNAP_FOLD_CAP * sizeof *snap.maps);
+    snap.rec = map_zeroed(SNAP_REC_BYTES);
+    if (!snap.sum || !snap.prev || !snap.ended || !snap.handed_now || !snap.handed_next || !snap.folded ||
+        !snap.maps || !snap.rec) {
+        buffers_free();
+        return -1;
+    }
+    pthread_mutex_lock(&fold_lock);
+    snap.have_buffers = 1;
+    pthread_mutex_unlock(&fold_lock);
+    return 0;
 }
 
 static void add_ns(struct timespec *t, uint64_t ns)
@@ -548,16 +695,6 @@ static void *snap_main(void *arg)
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
     __atomic_store_n(&snap.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    snap.sum = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.prev = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.ended = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.folded = map_zeroed(SNAP_FOLD_CAP / 8);
-    snap.rec = map_zeroed(SNAP_REC_BYTES);
-    if (!snap.sum || !snap.prev || !snap.ended || !snap.folded || !snap.rec) {
-        say("piano: no memory for snapshots; none are taken");
-        buffers_free();
-        return NULL;
-    }
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&snap.lock);
@@ -573,8 +710,7 @@ static void *snap_main(void *arg)
         snap_take();   /* under the lock: a stop waits for it; a fork does not (own_lock) */
     }
     pthread_mutex_unlock(&snap.lock);
-    buffers_free();
-    return NULL;
+    return NULL;   /* the buffers stay: a thread started again goes on from them */
 }
 
 /* Starts the snapshot thread when PIANO_INTERVAL asks for one and it is not
@@ -583,6 +719,11 @@ void snap_start(void)
 {
     if (!snap.interval_ns || g.off || __atomic_exchange_n(&snap.started, 1, __ATOMIC_ACQ_REL))
         return;
+    if (buffers_alloc() != 0) {
+        say("piano: no memory for snapshots; none are taken");
+        snap.interval_ns = 0;
+        return;
+    }
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -652,7 +793,9 @@ void snap_fork_child(void)
         munmap(own_map, PIANO_OFF_FNS);
     own_map = NULL;
     pthread_mutex_init(&own_lock, NULL);
+    pthread_mutex_init(&fold_lock, NULL);
     pthread_mutex_init(&snap.lock, NULL);
+    snap.cursor = NO_PASS;
     snap.started = 0;
     buffers_free();
     if (!SNAP_IN_CHILDREN)
