@@ -213,20 +213,27 @@ static void piano_finish(void)
      * files kept open, user.c), and the next piano-db command of that user
      * stores it. Nothing is lost: nothing is said. */
     int moved = geteuid() != g.start_euid;
+    /* After a chroot, the database's path names a file in the jail: the run
+     * is not stored there, nor anywhere; its spool (outside, written through
+     * what was opened before) is stored by the next piano-db command. */
+    int jailed = !moved && root_moved();
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
     struct timespec wait_start = { 0, 0 };
     /* exit() from a signal handler that interrupted this thread's malloc or
      * free: SQLite's allocations would find the allocator halfway through a
      * change (glibc's thread cache: a crash; its arena lock: a hang). */
-    sqlite3 *db = moved || tls_in_alloc ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    sqlite3 *db = moved || jailed || tls_in_alloc ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
     if (tls_in_alloc)
         snprintf(err, sizeof err, "exit was called inside an allocation (from a signal handler), where storing "
                                   "could break the program's allocator");
     if (db)
         sqlite3_busy_handler(db, exit_busy, &wait_start);
     int stored = 0;
-    if (!db && !moved) {
+    if (jailed) {
+        say("piano: the program changed its root folder (chroot); the run is not stored inside it: it stays in %s "
+            "and the next piano-db command stores it", g.dir);
+    } else if (!db && !moved) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
     } else if (db) {
         int r = piano_import_spool_mem(db, g.dir, 1, &mem, err, sizeof err);

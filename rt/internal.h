@@ -69,6 +69,9 @@ struct piano_process {
     void *run_map;
     uint32_t run_map_pid;       /* the process that mapped it: a forked child never writes its parent's */
     uid_t start_euid;           /* the user the spool was made by */
+    dev_t root_dev;             /* the root folder at the start: a chroot's run is not stored in the jail */
+    ino_t root_ino;
+    int root_known;
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -158,6 +161,7 @@ static inline uint32_t hash_mask(const struct piano_thread *ts)
 /* ---------------------------------------------------------------- runtime.c */
 
 struct piano_thread *thread_start(void);
+int root_moved(void);
 struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner);
 void refresh_name(struct piano_thread *ts, int self);
 void state_release(struct piano_thread *ts);
@@ -190,6 +194,7 @@ struct quiet {
 };
 void quiet_begin(struct quiet *q);
 void quiet_end(struct quiet *q);
+void say_init(void);
 __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
 int write_all(int fd, const void *p, size_t n, off_t off);
 int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
@@ -248,6 +253,7 @@ int snap_active(void);
 void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);
+void snap_hand_over(struct piano_thread *ts);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);
 

@@ -59,8 +59,68 @@ void quiet_end(struct quiet *q)
     mask_set(SIG_SETMASK, &q->old, NULL);
 }
 
+/* The standard error that was open when piano started (its identity): a
+ * daemon closes its standard descriptors and may open a file of its own at
+ * number 2, which must never receive piano's messages. */
+static struct {
+    int open;
+    dev_t dev;
+    ino_t ino;
+} say_err;
+/* The spool root's identity (make_spool): its log is written only there. */
+static dev_t spool_root_dev;
+static ino_t spool_root_ino;
+static int spool_root_known;
+
+void say_init(void)
+{
+    struct stat st;
+    say_err.open = fstat(2, &st) == 0;
+    say_err.dev = say_err.open ? st.st_dev : 0;
+    say_err.ino = say_err.open ? st.st_ino : 0;
+}
+
+/* Appends line (n bytes) to the spool root's log, <db>.spool/log, prefixed
+ * with the process's id: when the standard error piano started with is gone.
+ * Nothing when the root is not this run's (not made yet, or not the folder
+ * it was: a chroot). */
+static void log_line(const char *line, int n)
+{
+    char root[PIANO_PATH_MAX];
+    if (!spool_root_known || piano_spool_root(root, sizeof root, g.db_path) != 0)
+        return;
+    int dfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (dfd < 0)
+        return;
+    if (fstat(dfd, &st) != 0 || st.st_dev != spool_root_dev || st.st_ino != spool_root_ino) {
+        close(dfd);
+        return;
+    }
+    int fd = openat(dfd, "log", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat fst;
+    int mine = fd >= 0 && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
+    if (fstat(dfd, &st) == 0 && st.st_dev == spool_root_dev && st.st_ino == spool_root_ino)
+        close(dfd);
+    if (!mine) {
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
+            close(fd);
+        return;
+    }
+    char head[32];
+    int h = snprintf(head, sizeof head, "%u: ", (unsigned)getpid());
+    struct iovec iov[2] = { { head, (size_t)h }, { (char *)line, (size_t)n } };
+    if (fstat(fd, &st) == 0 && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino) {
+        ssize_t w = writev(fd, iov, 2);
+        (void)w;
+        close(fd);
+    }
+}
+
 /* Prints one line on stderr, the first time only: whatever goes wrong, a
- * program run under piano gets at most one line from it. */
+ * program run under piano gets at most one line from it. Only on the
+ * standard error piano started with (say_init), checked by identity just
+ * before: else the line goes to the spool's log (log_line). */
 void say(const char *fmt, ...)
 {
     static _Atomic int said;
@@ -76,8 +136,15 @@ void say(const char *fmt, ...)
     line[n++] = '\n';
     struct quiet q;
     quiet_begin(&q);
-    ssize_t w = write(2, line, (size_t)n);
-    (void)w;
+    int saved = errno;
+    struct stat st;
+    if (say_err.open && fstat(2, &st) == 0 && st.st_dev == say_err.dev && st.st_ino == say_err.ino) {
+        ssize_t w = write(2, line, (size_t)n);
+        (void)w;
+    } else {
+        log_line(line, n);
+    }
+    errno = saved;
     quiet_end(&q);
 }
 
@@ -132,7 +199,9 @@ int run_open(const char *name, int flags)
         return -1;
     int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
     int e = errno;
-    close(dfd);
+    struct stat st;   /* closed only if still the folder: the program may have closed it and reused its number */
+    if (fstat(dfd, &st) == 0 && st.st_dev == g.dir_dev && st.st_ino == g.dir_ino)
+        close(dfd);
     errno = e;
     return fd;
 }
@@ -224,6 +293,9 @@ int make_spool(const char *parent_key)
         say("piano: %s is not a folder of this user that only it can write; this run is not recorded", root);
         return -1;
     }
+    spool_root_dev = st.st_dev;
+    spool_root_ino = st.st_ino;
+    spool_root_known = 1;
     if (mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
@@ -593,8 +665,9 @@ void slots_forget(const struct piano_thread *keep)
  * use are zeroed, and the slot waits here with its pages present. Only a
  * state whose pages in use are all known is reused: a few contexts, histogram
  * pages and frame bytes, its context hash still in the header's page, no
- * signal handlers' state, and not while snapshots read the slots (snap.c
- * folds an ended slot's figures by its number). The shadow stack's slots
+ * signal handlers' state. While snapshots are taken, the thread's figures
+ * are handed to the snapshot thread as its slot is freed (snap_hand_over),
+ * which reads slots by number. The shadow stack's slots
  * past the header's page are not zeroed: a call writes every field of its
  * slot, and a reader reads none above the top but the one above it, whose
  * stale entry tick is older than the next thread's own. */
@@ -632,7 +705,7 @@ static int slot_reuse_state(struct piano_thread *ts)
     uint32_t slot = ts->slot, n_nodes = ts->n_nodes, n_pages = ts->n_pages;
     const struct piano_chunk_hdr *h = (const void *)((const char *)ts + PIANO_SLOT_BUF);
     uint64_t buf_used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
-    if (reuse_off || ts->anon || ts->sig || ts->signal_of || snap_active() || !in_group(ts, slot) ||
+    if (reuse_off || ts->anon || ts->sig || ts->signal_of || !in_group(ts, slot) ||
         ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
         n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
         buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX)
@@ -700,9 +773,11 @@ static int slot_reuse_state(struct piano_thread *ts)
         return 0;
     }
     /* Its records are in the ended file: a reader that finds the slot from
-     * now on skips it (no magic), then finds it zero, or the next thread's. */
+     * now on skips it (no magic), then finds it zero, or the next thread's.
+     * Its figures go to the snapshots' count of ended threads as its magic
+     * is cleared (snap.c). */
     uint32_t room = ts->chunk_room;
-    __atomic_store_n(&ts->magic, 0, __ATOMIC_RELEASE);
+    snap_hand_over(ts);
     for (uint32_t i = 2; i < np; i++)
         memset((char *)ts + parts[i].off, 0,
                parts[i].len + (parts[i].off == PIANO_SLOT_BUF ? PIANO_PV_SLACK : 0));

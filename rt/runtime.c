@@ -27,6 +27,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
 __thread int tls_ended __attribute__((tls_model("initial-exec")));
@@ -225,6 +226,13 @@ static void piano_start(void)
     int was_starting = tls_starting;
     tls_starting = 1;
     int saved = errno;
+    say_init();   /* before any message: the standard error piano may write to */
+    struct stat root;
+    if (stat("/", &root) == 0) {
+        g.root_dev = root.st_dev;
+        g.root_ino = root.st_ino;
+        g.root_known = 1;
+    }
     const char *disable = getenv("PIANO_DISABLE");
     /* setuid/setgid programs must not let the environment choose files. */
     if (getauxval(AT_SECURE) || (disable && *disable && strcmp(disable, "0") != 0))
@@ -261,6 +269,13 @@ static void piano_start(void)
     errno = saved;
     tls_starting = was_starting;
     atomic_store(&g.state, 2);
+}
+
+/* Whether the process's root folder is not the one it started with (a chroot). */
+int root_moved(void)
+{
+    struct stat root;
+    return g.root_known && (stat("/", &root) != 0 || root.st_dev != g.root_dev || root.st_ino != g.root_ino);
 }
 
 __attribute__((constructor(101))) static void piano_constructor(void)

@@ -32,7 +32,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The shortest interval taken: below it the summing itself, about 1 us per
@@ -68,14 +70,121 @@ static struct {
     unsigned char *folded;   /* bit per slot: its thread ended and is in `ended` */
     unsigned char *rec;      /* the record being built */
     int failed;              /* the snaps file could not be written: no more snapshots */
-} snap = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    pid_t tid;               /* the thread's id (unshare waits until it is gone) */
+    /* Made once (buffers_alloc), kept while the thread stops and starts again
+     * (unshare): what ended threads counted lives here. Freed in a forked child. */
+    int have_buffers;
+    /* The snapshot thread's own read-only mapping of each slot below
+     * SNAP_FOLD_CAP, kept from one snapshot to the next (mapping a slot and
+     * faulting its pages in again every time cost more than summing it):
+     * unmapped when its thread's figures are folded into `ended`. */
+    unsigned char **maps;
+    uint32_t maps_n;         /* slots below it may be mapped */
+    /* Under fold_lock: the figures of threads whose slots were handed over for
+     * reuse (snap_hand_over): `now` is added at the end of the snapshot being
+     * taken (or the next one), `next` at the end of the one after (its thread
+     * was already read, live, by the one being taken). cursor: the slots below
+     * it have been read by the snapshot being taken; NO_PASS between them. */
+    uint64_t *handed_now, *handed_next;
+    uint32_t handed_nfn;     /* functions below it may be in handed_now or handed_next */
+    uint32_t cursor;
+} snap = { .lock = PTHREAD_MUTEX_INITIALIZER, .cursor = UINT32_MAX };
+#define NO_PASS UINT32_MAX
+/* Held while the snapshot thread reads one slot, and while an ending thread
+ * hands its slot over for reuse: a slot is read whole as its thread's, or
+ * not at all. */
+static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---------------------------------------------------------------- piano's own descriptors */
+
+/* The snapshot thread opens files while the program runs: a program may
+ * close any descriptor (close_range(3, ~0U)) and open its own at the same
+ * number the next moment. So each descriptor of the snapshot thread is moved
+ * to a high number (F_DUPFD_CLOEXEC: a program that opens a file gets the
+ * lowest number free), its identity (device, inode) is kept, and it is
+ * checked to be still that file before each read, write, mapping or close:
+ * a descriptor that is no longer piano's is left alone, and what was being
+ * read counts as not known. The descriptors open (and the slot mapped) are
+ * listed under own_lock, held from each open to its listing: a fork takes
+ * that lock (a system call's wait, never a snapshot's), and the child closes
+ * what the parent's snapshot thread had open (snap_fork_child). */
+enum { OWN_TASKS, OWN_STAT, OWN_STATES, OWN_SNAPS, OWN_KEPT_TASKS, OWN_N };
+static struct own_fd {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} own_fds[OWN_N] = { { -1, 0, 0 }, { -1, 0, 0 }, { -1, 0, 0 }, { -1, 0, 0 }, { -1, 0, 0 } };
+static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *own_map;   /* a slot mapped by the snapshot thread (sum_threads), or NULL */
+
+/* The lowest number piano's descriptors are moved to: above what programs
+ * usually hold, and within the limit (3/4 of it when it is low). */
+static int own_floor(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur < 8)
+        return 3;
+    return r.rlim_cur > 1024 ? 1000 : (int)(r.rlim_cur * 3 / 4);
+}
+
+static int same_file(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* Whether descriptor k is still the file piano opened. */
+static int own_ok(int k)
+{
+    return same_file(own_fds[k].fd, own_fds[k].dev, own_fds[k].ino);
+}
+
+/* Begins an open of descriptor k: own_lock is held until own_take. */
+static void own_begin(void)
+{
+    pthread_mutex_lock(&own_lock);
+}
+
+/* Takes fd, just opened (or -1), as descriptor k: moved high, its identity
+ * kept. Releases own_lock. Returns the descriptor, or -1. */
+static int own_take(int k, int fd)
+{
+    int saved = errno;   /* an open's failure, for the caller */
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) != 0)
+        fd = -1;   /* already closed by the program: nothing of piano's to close */
+    if (fd >= 0) {
+        int hi = fd >= own_floor() ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, own_floor());
+        if (hi >= 0 && same_file(hi, st.st_dev, st.st_ino)) {
+            if (same_file(fd, st.st_dev, st.st_ino))
+                close(fd);
+            fd = hi;
+        } else if (hi >= 0) {
+            close(hi);   /* the low number was the program's already: not piano's */
+            fd = -1;
+        }
+    }
+    own_fds[k] = (struct own_fd){ fd, fd >= 0 ? st.st_dev : 0, fd >= 0 ? st.st_ino : 0 };
+    pthread_mutex_unlock(&own_lock);
+    if (fd < 0 && saved != 0)
+        errno = saved;
+    return fd;
+}
+
+/* Closes descriptor k if it is still piano's. */
+static void own_close(int k)
+{
+    pthread_mutex_lock(&own_lock);
+    if (own_ok(k))
+        close(own_fds[k].fd);
+    own_fds[k].fd = -1;
+    pthread_mutex_unlock(&own_lock);
+}
 
 #define SNAP_COUNTS_BYTES ((size_t)PIANO_FN_CAP * PIANO_SNAP_N * sizeof(uint64_t))
 #define SNAP_REC_BYTES (sizeof(struct piano_snap_hdr) + (size_t)PIANO_FN_CAP * PIANO_SNAP_ENTRY_MAX + PIANO_PV_SLACK)
 
-/* PIANO_INTERVAL, read once at the start. */
-/* Whether snapshots are taken: they read ended threads' slots by number
- * (sum_threads), so slots are not reused meanwhile (record.c slot_reuse). */
+/* Whether snapshots are taken (PIANO_INTERVAL, read once at the start). */
 int snap_active(void)
 {
     return snap.interval_ns != 0;
@@ -169,9 +278,35 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
     return live;
 }
 
+/* Whether slot n's thread ended and its figures are in `ended` (set by the
+ * snapshot thread, cleared by snap_hand_over, both under fold_lock; read
+ * without it too: once seen clear, a slot is never seen set again but by
+ * the snapshot thread's own fold). */
+static int is_folded(uint32_t n)
+{
+    return n < SNAP_FOLD_CAP && (__atomic_load_n(&snap.folded[n >> 3], __ATOMIC_RELAXED) >> (n & 7) & 1);
+}
+
+static void set_folded(uint32_t n, int on)
+{
+    unsigned char *b = &snap.folded[n >> 3], bit = (unsigned char)(1u << (n & 7));
+    __atomic_store_n(b, (unsigned char)(on ? __atomic_load_n(b, __ATOMIC_RELAXED) | bit
+                                           : __atomic_load_n(b, __ATOMIC_RELAXED) & ~bit),
+                     __ATOMIC_RELAXED);
+}
+
+/* Adds `from` (functions below nfn) to `to`. */
+static void counts_add(uint64_t *to, const uint64_t *from, uint32_t nfn)
+{
+    for (size_t i = 0; i < (size_t)nfn * PIANO_SNAP_N; i++)
+        to[i] += from[i];
+}
+
 /* Sums every thread's figures into snap.sum (functions below nfn): the slots
- * of states the file holds whole, each mapped read-only while it is read. An
- * ended thread's slot is read once more, into snap.ended, and not again.
+ * of states the file holds whole, each read through the snapshot thread's
+ * own mapping of it. An ended thread's slot is read once more, into
+ * snap.ended, and not again (its mapping dropped); a thread whose slot was
+ * reused handed its figures over (snap_hand_over), added at the end.
  * Returns 0, or -1 when a slot could not be read (no descriptor left, no
  * address space): that snapshot is not taken, rather than one that shows
  * figures going down. */
@@ -179,42 +314,118 @@ static int sum_threads(uint32_t nfn)
 {
     size_t bytes = (size_t)nfn * PIANO_SNAP_N * sizeof(uint64_t);
     memcpy(snap.sum, snap.ended, bytes);
-    int fd = run_open(PIANO_SPOOL_STATES, O_RDONLY);
+    own_begin();
+    int fd = own_take(OWN_STATES, run_open(PIANO_SPOOL_STATES, O_RDONLY));
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
+        own_close(OWN_STATES);
         return -1;
     }
-    uint32_t nslots = atomic_load(&g.next_slot);   /* each one thread's: no reuse meanwhile */
-    for (uint32_t n = 0; n < nslots; n++) {
-        if (n < SNAP_FOLD_CAP && (snap.folded[n >> 3] >> (n & 7) & 1))
-            continue;
+    int ok = 1;
+    uint32_t nslots = atomic_load(&g.next_slot);
+    pthread_mutex_lock(&fold_lock);
+    snap.cursor = 0;
+    pthread_mutex_unlock(&fold_lock);
+    for (uint32_t n = 0; ok && n < nslots; n++) {
         uint64_t off = piano_slot_offset(n);
         if (off + PIANO_SLOT_SIZE > (uint64_t)st.st_size)
             continue;   /* a thread still making its slot (or one held in memory): the file ends before it */
-        unsigned char *slot = mmap(NULL, PIANO_OFF_FNS, PROT_READ, MAP_SHARED, fd, (off_t)off);
-        if (slot == MAP_FAILED) {
-            close(fd);
-            return -1;
+        if (is_folded(n))
+            continue;   /* read once more when its thread ended: not again */
+        int kept = n < SNAP_FOLD_CAP;
+        unsigned char *slot = kept ? snap.maps[n] : NULL;
+        if (!slot && !is_folded(n)) {
+            pthread_mutex_lock(&own_lock);
+            slot = own_ok(OWN_STATES) ? mmap(NULL, PIANO_OFF_FNS, PROT_READ, MAP_SHARED, fd, (off_t)off) : MAP_FAILED;
+            if (slot == MAP_FAILED)
+                slot = NULL;
+            else if (kept)
+                snap.maps[n] = slot, snap.maps_n = n >= snap.maps_n ? n + 1 : snap.maps_n;
+            else
+                own_map = slot;
+            pthread_mutex_unlock(&own_lock);
+            if (!slot) {
+                ok = 0;
+                break;
+            }
         }
+        int drop = 0;
+        pthread_mutex_lock(&fold_lock);
+        snap.cursor = n;
         const struct piano_thread *h = (const void *)slot;
-        if (h->magic == PIANO_SPOOL_MAGIC && h->version == PIANO_SPOOL_VERSION) {
+        if (slot && !is_folded(n) && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == PIANO_SPOOL_MAGIC &&
+            h->version == PIANO_SPOOL_VERSION) {
             /* dead is set after the thread's last call is closed (runtime.c state_end) */
-            int ended = __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) != 0 && n < SNAP_FOLD_CAP;
+            int ended = __atomic_load_n(&h->dead, __ATOMIC_ACQUIRE) != 0 && kept;
             /* A state that owns live blocks is read again each time (heap.c
              * keeps it mapped): other threads' frees of them go on reaching it. */
             if (slot_add(slot, snap.sum, nfn))
                 ended = 0;
             if (ended) {
                 slot_add(slot, snap.ended, nfn);
-                snap.folded[n >> 3] |= (unsigned char)(1u << (n & 7));
+                set_folded(n, 1);
+                drop = 1;
             }
         }
-        munmap(slot, PIANO_OFF_FNS);
+        snap.cursor = n + 1;
+        pthread_mutex_unlock(&fold_lock);
+        if (slot && (drop || !kept)) {
+            pthread_mutex_lock(&own_lock);
+            munmap(slot, PIANO_OFF_FNS);
+            if (kept)
+                snap.maps[n] = NULL;
+            else
+                own_map = NULL;
+            pthread_mutex_unlock(&own_lock);
+        }
     }
-    close(fd);
-    return 0;
+    own_close(OWN_STATES);
+    /* Threads that handed their slots over before their reading in this
+     * snapshot: in `ended` from now on; those handed over after it, in the next. */
+    pthread_mutex_lock(&fold_lock);
+    if (ok && snap.handed_nfn) {
+        uint32_t hn = snap.handed_nfn;
+        counts_add(snap.sum, snap.handed_now, hn < nfn ? hn : nfn);
+        counts_add(snap.ended, snap.handed_now, hn);
+        memset(snap.handed_now, 0, (size_t)hn * PIANO_SNAP_N * sizeof(uint64_t));
+        uint64_t *t = snap.handed_now;
+        snap.handed_now = snap.handed_next;
+        snap.handed_next = t;
+    } else if (!ok) {   /* not taken: what was handed over after its reading goes in the next, read again */
+        counts_add(snap.handed_now, snap.handed_next, snap.handed_nfn);
+        memset(snap.handed_next, 0, (size_t)snap.handed_nfn * PIANO_SNAP_N * sizeof(uint64_t));
+    }
+    snap.cursor = NO_PASS;
+    pthread_mutex_unlock(&fold_lock);
+    return ok ? 0 : -1;
+}
+
+/* The ended thread ts is about to have its slot zeroed and reused
+ * (record.c slot_reuse_state): its figures go to the snapshots' count of
+ * ended threads, exactly once, and its slot is marked free (magic 0) in the
+ * same step, so that a snapshot reads it as that thread's, or not at all. */
+void snap_hand_over(struct piano_thread *ts)
+{
+    uint32_t n = ts->slot;
+    pthread_mutex_lock(&fold_lock);
+    if (snap.have_buffers) {
+        if (is_folded(n)) {
+            /* read dead by a snapshot already, and counted in `ended`: its
+             * slot is read again once the next thread has it */
+            set_folded(n, 0);
+        } else {
+            uint32_t nfn = atomic_load(&g.next_fn);
+            if (nfn > PIANO_FN_CAP)
+                nfn = PIANO_FN_CAP;
+            slot_add((const unsigned char *)ts, snap.cursor != NO_PASS && n < snap.cursor ? snap.handed_next
+                                                                                          : snap.handed_now,
+                     nfn);
+            if (nfn > snap.handed_nfn)
+                snap.handed_nfn = nfn;
+        }
+    }
+    __atomic_store_n(&ts->magic, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&fold_lock);
 }
 
 /* Encodes the functions whose figures changed since the previous snapshot
@@ -243,15 +454,20 @@ static size_t encode_record(uint32_t nfn, uint64_t tick)
  * or -1. */
 static int append_record(size_t size)
 {
-    int fd = run_open(PIANO_SPOOL_SNAPS, O_WRONLY | O_CREAT | O_APPEND);
+    own_begin();
+    int fd = own_take(OWN_SNAPS, run_open(PIANO_SPOOL_SNAPS, O_WRONLY | O_CREAT | O_APPEND));
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
+        int e = errno;
+        own_close(OWN_SNAPS);
+        errno = e;
+        /* No descriptor left now, or one the program took back: not the disk's fault, tried again next time */
+        return e == EMFILE || e == ENFILE || e == EBADF || e == ENOMEM ? 1 : -1;
     }
     size_t done = 0;
     while (done < size) {
+        if (!own_ok(OWN_SNAPS))
+            break;   /* closed by the program, its number maybe reused: nothing written through it */
         ssize_t w = write(fd, snap.rec + done, size - done);
         if (w < 0 && errno == EINTR)
             continue;
@@ -259,8 +475,18 @@ static int append_record(size_t size)
             break;
         done += (size_t)w;
     }
-    int ok = done == size || ftruncate(fd, st.st_size) == 0;
-    close(fd);
+    int e = errno;
+    int lost = done != size && !own_ok(OWN_SNAPS);   /* the program took the descriptor back */
+    int ok = done == size || lost || ftruncate(fd, st.st_size) == 0;
+    own_close(OWN_SNAPS);
+    errno = e;
+    if (lost && done) {   /* part of a record written: cut off again through a descriptor of its own */
+        own_begin();
+        int again = own_take(OWN_SNAPS, run_open(PIANO_SPOOL_SNAPS, O_WRONLY));
+        ok = again >= 0 && same_file(again, st.st_dev, st.st_ino) && ftruncate(again, st.st_size) == 0;
+        own_close(OWN_SNAPS);
+        errno = e;
+    }
     return done == size ? 0 : ok ? 1 : -1;
 }
 
@@ -276,6 +502,8 @@ static void snap_take(void)
     int r = append_record(size);
     if (r < 0) {
         snap.failed = 1;
+        if (root_moved())
+            return;   /* a chroot: the spool is out of reach; the exit says where the run is */
         say("piano: cannot write %s/" PIANO_SPOOL_SNAPS ": %s; no more snapshots are taken", g.dir, strerror(errno));
         return;
     }
@@ -294,18 +522,51 @@ static void *map_zeroed(size_t n)
 
 static void buffers_free(void)
 {
-    if (snap.sum)
-        munmap(snap.sum, SNAP_COUNTS_BYTES);
-    if (snap.prev)
-        munmap(snap.prev, SNAP_COUNTS_BYTES);
-    if (snap.ended)
-        munmap(snap.ended, SNAP_COUNTS_BYTES);
+    uint64_t **counts[] = { &snap.sum, &snap.prev, &snap.ended, &snap.handed_now, &snap.handed_next };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        if (*counts[i])
+            munmap(*counts[i], SNAP_COUNTS_BYTES);
+        *counts[i] = NULL;
+    }
+    if (snap.maps) {
+        for (uint32_t n = 0; n < snap.maps_n; n++)
+            if (snap.maps[n])
+                munmap(snap.maps[n], PIANO_OFF_FNS);
+        munmap(snap.maps, SNAP_FOLD_CAP * sizeof *snap.maps);
+    }
+    snap.maps = NULL;
+    snap.maps_n = 0;
     if (snap.folded)
         munmap(snap.folded, SNAP_FOLD_CAP / 8);
     if (snap.rec)
         munmap(snap.rec, SNAP_REC_BYTES);
-    snap.sum = snap.prev = snap.ended = NULL;
     snap.folded = snap.rec = NULL;
+    snap.handed_nfn = 0;
+    snap.have_buffers = 0;
+}
+
+/* The snapshot thread's buffers, made once: 0, or -1 (none made). */
+static int buffers_alloc(void)
+{
+    if (snap.have_buffers)
+        return 0;
+    snap.sum = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.prev = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.ended = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.handed_now = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.handed_next = map_zeroed(SNAP_COUNTS_BYTES);
+    snap.folded = map_zeroed(SNAP_FOLD_CAP / 8);
+    snap.maps = map_zeroed(SNAP_FOLD_CAP * sizeof *snap.maps);
+    snap.rec = map_zeroed(SNAP_REC_BYTES);
+    if (!snap.sum || !snap.prev || !snap.ended || !snap.handed_now || !snap.handed_next || !snap.folded ||
+        !snap.maps || !snap.rec) {
+        buffers_free();
+        return -1;
+    }
+    pthread_mutex_lock(&fold_lock);
+    snap.have_buffers = 1;
+    pthread_mutex_unlock(&fold_lock);
+    return 0;
 }
 
 static void add_ns(struct timespec *t, uint64_t ns)
@@ -322,24 +583,42 @@ static int before(const struct timespec *a, const struct timespec *b)
 
 /* Whether this thread is the process's last: the others have ended (a main
  * thread that called pthread_exit stays listed, a zombie, until the process
- * ends). Read from /proc/self/task with a buffer on the stack: no malloc. */
+ * ends). Read from /proc/self/task with a buffer on the stack: no malloc; or
+ * through the listing kept open before a chroot (snap_chroot_prepare). 1 only on
+ * positive evidence: the whole listing read, this thread in it, and each
+ * other thread seen ended (its stat says Z or X, or it is gone: ENOENT,
+ * ESRCH). Anything that cannot be read (no descriptor left at the limit, no
+ * /proc, a descriptor the program closed) is 0: the program goes on. */
 static int alone(void)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
+    int kept = own_fds[OWN_KEPT_TASKS].fd >= 0, fd;
+    if (kept) {
+        fd = own_fds[OWN_KEPT_TASKS].fd;
+        if (!own_ok(OWN_KEPT_TASKS) || lseek(fd, 0, SEEK_SET) != 0)
+            return 0;
+    } else {
+        own_begin();
+        fd = own_take(OWN_TASKS, open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (fd < 0)
+            return 0;
+    }
+    int dir_k = kept ? OWN_KEPT_TASKS : OWN_TASKS;
     char buf[4096];
     pid_t others[2];
-    int n = 0, many = 0;
-    long got;
+    int n = 0, many = 0, seen_self = 0;
+    long got = -1;
     pid_t self = (pid_t)syscall(SYS_gettid);
-    while (!many && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
-        for (long at = 0; at < got;) {
+    while (!many && own_ok(dir_k) && (got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+        for (long at = 0; at + 19 < got;) {
             const char *name = buf + at + 19;   /* struct linux_dirent64: d_name after ino, off, reclen, type */
             unsigned short reclen;
             memcpy(&reclen, buf + at + 16, sizeof reclen);
+            if (reclen < 20 || at + reclen > got)
+                break;
             at += reclen;
             pid_t tid = (pid_t)atoi(name);
+            if (tid == self)
+                seen_self = 1;
             if (tid <= 0 || tid == self)
                 continue;
             if (n == 2) {
@@ -348,21 +627,39 @@ static int alone(void)
             }
             others[n++] = tid;
         }
-    close(fd);
-    if (many)
+    int read_whole = got == 0 && own_ok(dir_k);
+    if (!kept)
+        own_close(OWN_TASKS);
+    if (many || !read_whole || !seen_self)
         return 0;
     for (int i = 0; i < n; i++) {
         char path[64], stat[512];
-        snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)others[i]);
-        int sfd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t r = sfd >= 0 ? read(sfd, stat, sizeof stat - 1) : -1;
-        if (sfd >= 0)
-            close(sfd);
-        if (r <= 0)
+        snprintf(path, sizeof path, "%d/stat", (int)others[i]);
+        int sfd = -1;
+        if (kept && own_ok(OWN_KEPT_TASKS)) {
+            own_begin();
+            sfd = own_take(OWN_STAT, openat(fd, path, O_RDONLY | O_CLOEXEC));
+        } else if (!kept) {
+            char full[96];
+            snprintf(full, sizeof full, "/proc/self/task/%s", path);
+            own_begin();
+            sfd = own_take(OWN_STAT, open(full, O_RDONLY | O_CLOEXEC));
+        }
+        if (sfd < 0) {
+            if (errno == ENOENT || errno == ESRCH)
+                continue;   /* gone */
+            return 0;
+        }
+        ssize_t r = own_ok(OWN_STAT) ? read(sfd, stat, sizeof stat - 1) : -2;
+        int e = errno;
+        own_close(OWN_STAT);
+        if (r == -1 && e == ESRCH)
             continue;   /* gone */
+        if (r <= 0)
+            return 0;
         stat[r] = 0;
         const char *paren = strrchr(stat, ')');
-        if (paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X')
+        if (!paren || paren[1] != ' ' || (paren[2] != 'Z' && paren[2] != 'X'))
             return 0;
     }
     return 1;
@@ -397,16 +694,7 @@ static void *snap_main(void *arg)
 {
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
-    snap.sum = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.prev = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.ended = map_zeroed(SNAP_COUNTS_BYTES);
-    snap.folded = map_zeroed(SNAP_FOLD_CAP / 8);
-    snap.rec = map_zeroed(SNAP_REC_BYTES);
-    if (!snap.sum || !snap.prev || !snap.ended || !snap.folded || !snap.rec) {
-        say("piano: no memory for snapshots; none are taken");
-        buffers_free();
-        return NULL;
-    }
+    __atomic_store_n(&snap.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&snap.lock);
@@ -419,11 +707,10 @@ static void *snap_main(void *arg)
         }
         if (!wait_until(&next))
             break;
-        snap_take();   /* under the lock: a fork waits for it (snap_atfork_prepare) */
+        snap_take();   /* under the lock: a stop waits for it; a fork does not (own_lock) */
     }
     pthread_mutex_unlock(&snap.lock);
-    buffers_free();
-    return NULL;
+    return NULL;   /* the buffers stay: a thread started again goes on from them */
 }
 
 /* Starts the snapshot thread when PIANO_INTERVAL asks for one and it is not
@@ -432,6 +719,11 @@ void snap_start(void)
 {
     if (!snap.interval_ns || g.off || __atomic_exchange_n(&snap.started, 1, __ATOMIC_ACQ_REL))
         return;
+    if (buffers_alloc() != 0) {
+        say("piano: no memory for snapshots; none are taken");
+        snap.interval_ns = 0;
+        return;
+    }
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -471,26 +763,111 @@ void snap_stop(void)
     snap.started = 0;
 }
 
-/* A fork waits for a snapshot being taken: the descriptors it has open would
- * otherwise stay open in the child, whose program never opened them. */
+/* A fork does not wait for a snapshot being taken (with 300 threads of 430
+ * contexts a pass takes ~100 ms): it waits only while the snapshot thread
+ * opens or closes a descriptor or maps a slot (own_lock), so that the child
+ * knows what it had open: snap_fork_child closes it there. */
 void snap_atfork_prepare(void)
 {
-    pthread_mutex_lock(&snap.lock);
+    pthread_mutex_lock(&own_lock);
 }
 
 void snap_atfork_parent(void)
 {
-    pthread_mutex_unlock(&snap.lock);
+    pthread_mutex_unlock(&own_lock);
 }
 
-/* In a forked child, first: the parent's snapshot thread is not here (the
- * fork held its lock, its buffers are copies). The child's own is started
- * by snap_start once the child's spool is made. */
+/* In a forked child, first: the parent's snapshot thread is not here (its
+ * buffers are copies, its descriptors and mapping listed in own_fds and
+ * own_map, which the fork held still: closed and unmapped here, each
+ * descriptor only if it is still that file). The child's own thread is
+ * started by snap_start once the child's spool is made. */
 void snap_fork_child(void)
 {
+    for (int k = 0; k < OWN_N; k++) {
+        if (own_ok(k))
+            close(own_fds[k].fd);
+        own_fds[k].fd = -1;
+    }
+    if (own_map)
+        munmap(own_map, PIANO_OFF_FNS);
+    own_map = NULL;
+    pthread_mutex_init(&own_lock, NULL);
+    pthread_mutex_init(&fold_lock, NULL);
     pthread_mutex_init(&snap.lock, NULL);
+    snap.cursor = NO_PASS;
     snap.started = 0;
     buffers_free();
     if (!SNAP_IN_CHILDREN)
         snap.interval_ns = 0;
+}
+
+/* ---------------------------------------------------------------- unshare, setns, chroot */
+
+/* unshare(CLONE_NEWUSER), as setns into a user namespace, needs a process of
+ * one thread: the snapshot thread made every such call of a single-threaded
+ * program fail with EINVAL (a container launcher's fork, then unshare, in the
+ * child). When the call fails so while the snapshot thread runs, it is
+ * stopped (its snapshot finished), the call made again once the kernel has
+ * let the thread go, and the thread started again, whatever the result: a
+ * program with threads of its own gets its EINVAL as before. */
+static int snap_running(void)
+{
+    return __atomic_load_n(&snap.started, __ATOMIC_ACQUIRE) != 0;
+}
+
+static long without_snap_thread(long nr, long a, long b)
+{
+    pid_t tid = __atomic_load_n(&snap.tid, __ATOMIC_ACQUIRE);
+    snap_stop();
+    /* pthread_join returns when the thread's id word is cleared, a moment
+     * before the kernel takes it out of the thread group. */
+    for (int i = 0; tid > 0 && i < 20000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++) {
+        struct timespec d = { 0, 50000 };
+        nanosleep(&d, NULL);
+    }
+    long r = syscall(nr, a, b);
+    int e = errno;
+    snap_start();
+    errno = e;
+    return r;
+}
+
+#define SINGLE_THREADED_ONLY (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)
+
+PIANO_API int unshare(int flags)
+{
+    long r = syscall(SYS_unshare, (long)flags);
+    if (r != 0 && errno == EINVAL && (flags & SINGLE_THREADED_ONLY) && snap_running())
+        r = without_snap_thread(SYS_unshare, (long)flags, 0);
+    return (int)r;
+}
+
+PIANO_API int setns(int fd, int nstype)
+{
+    long r = syscall(SYS_setns, (long)fd, (long)nstype);
+    if (r != 0 && errno == EINVAL && (nstype == 0 || (nstype & CLONE_NEWUSER)) && snap_running())
+        r = without_snap_thread(SYS_setns, (long)fd, (long)nstype);
+    return (int)r;
+}
+
+/* A chroot into a folder without /proc would leave the snapshot thread
+ * unable to see that the program's last thread has ended (main called
+ * pthread_exit): the process lived on, every signal blocked. So the listing
+ * of this process's threads is opened before the root changes and kept
+ * (a high, close-on-exec descriptor, checked by identity before each use). */
+PIANO_API int chroot(const char *path)
+{
+    int kept_now = 0;
+    if (snap_running() && own_fds[OWN_KEPT_TASKS].fd < 0) {
+        own_begin();
+        kept_now = own_take(OWN_KEPT_TASKS, open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0;
+    }
+    long r = syscall(SYS_chroot, path);
+    if (r != 0 && kept_now) {
+        int e = errno;
+        own_close(OWN_KEPT_TASKS);
+        errno = e;
+    }
+    return (int)r;
 }
