@@ -1,6 +1,6 @@
 /*
  * cpu.c - CPU time (PIANO_CPU=1): per thread, how much of its wall time it
- * spent off the CPU, and how much of its CPU time was system time.
+ * spent off the CPU, and how much of its CPU time was user time.
  *
  * Reading the thread's CPU clock costs a system call (~1.6 us on the VM
  * piano was measured on); cap_user_time is not set there, so the perf page
@@ -10,14 +10,25 @@
  * hook loads that word (one load) and compares it with the one seen at the
  * last reading: only when it changed (the thread was off the CPU since) does
  * it read the clocks again (cpu_resync), and add the wall time minus the CPU
- * time since then to the thread's off-CPU count. Every ~1 ms of calls without
- * a switch it also reads getrusage(RUSAGE_THREAD) for the user/system split.
+ * time since then to the thread's off-CPU count.
+ *
+ * The user/system split is sampled: the same event samples every
+ * CPU_SAMPLE_NS of the thread's CPU time, user mode only (exclude_kernel,
+ * what perf_event_paranoid 2 allows), into a one-page ring that nobody reads:
+ * the kernel moves the page's data_head by a record per sample. A hook that
+ * finds data_head moved (one more load) gives CPU_SAMPLE_NS of user time per
+ * record to the innermost call in flight, which was running when the sample
+ * was taken; no system call. A context's system time is its CPU time less
+ * that. (getrusage's split, read every ~1 ms and given to the call in flight
+ * then, was the split of whatever ran since, often another function's:
+ * issue 25.)
+ *
  * What a reading finds happened while the innermost call in flight ran (no
  * hook ran meanwhile): it goes to that call's context, as self figures, and
  * inclusive ones are summed from the tree when the run is stored, like time.
  *
- * When PIANO_CPU is unset the hooks do the same work on a lock word that never
- * changes and a deadline that never comes: no branch on the mode.
+ * When PIANO_CPU is unset the hooks do the same work on words that never
+ * change: no branch on the mode.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -28,18 +39,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 static const uint32_t cpu_lock_never;   /* the lock word of a state that measures nothing */
+static const uint64_t cpu_head_never;   /* ... and its data_head */
 int g_cpu_mode;                         /* PIANO_CPU_*, decided at start */
 static int cpu_pages_opened;            /* a thread of this process measures CPU time */
 
-enum { CPU_RUSAGE_NS = 1000000 };   /* getrusage at most every ~1 ms of wall */
+/* A user-mode sample every 1 ms of the thread's CPU time (a kernel timer
+ * while the thread runs; no signal): ~1,000 interrupts a second per running
+ * thread. Each is a record of a bare header (sample_type 0) in the ring. */
+enum { CPU_SAMPLE_NS = 1000000, CPU_RECORD = sizeof(struct perf_event_header) };
+static size_t cpu_map_bytes;   /* the page and one page of ring */
 
 void cpu_mode_init(void)
 {
     const char *v = getenv("PIANO_CPU");
     g_cpu_mode = v && *v && strcmp(v, "0") != 0 ? PIANO_CPU_PERF : PIANO_CPU_OFF;
+    long page = sysconf(_SC_PAGESIZE);
+    cpu_map_bytes = 2 * (size_t)(page > 0 ? page : 4096);
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -103,11 +120,13 @@ static void *perf_page_open(void)
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    /* Only the page's lock word is read (it moves at every sched-in, whatever
-     * is excluded); excluding the kernel is what perf_event_paranoid 2, the
-     * usual setting, asks of an unprivileged user. */
+    /* The page's lock word moves at every sched-in, whatever is excluded;
+     * samples are taken in user mode only, which is also what
+     * perf_event_paranoid 2, the usual setting, allows an unprivileged user. */
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
+    a.sample_period = CPU_SAMPLE_NS;
+    a.sample_type = 0;
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -118,21 +137,12 @@ static void *perf_page_open(void)
             return NULL;
         fd = up;
     }
-    void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    /* Read-only: the ring is overwritten, never full; data_head counts every
+     * byte written. Without the ring page no sample is written: a thread
+     * that cannot map it (the locked-memory limit) is not measured. */
+    void *p = mmap(NULL, cpu_map_bytes, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     return p == MAP_FAILED ? NULL : p;
-}
-
-/* About 1 ms in clock ticks, from the run's start pair (tick0, mono0) and the
- * pair (tick, mono) read together now: over the whole run, so a switch
- * between two readings does not skew it (a 50 us estimate made the
- * deadline come at every call). */
-static uint64_t period_ticks(uint64_t tick, uint64_t mono)
-{
-    uint64_t dm = mono - g.run.mono0, dt = tick - g.run.tick0;
-    if (mono > g.run.mono0 + CPU_RUSAGE_NS && tick > g.run.tick0)
-        return (uint64_t)((double)dt / (double)dm * CPU_RUSAGE_NS);
-    return g.run.clock == PIANO_CLOCK_MONO ? CPU_RUSAGE_NS : 3u * CPU_RUSAGE_NS;
 }
 
 /* Takes the anchor: the clocks now. */
@@ -140,22 +150,7 @@ static void cpu_anchor(struct piano_thread *ts)
 {
     ts->cpu_lock = __atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE);
     ts->cpu_mono = mono_ns();
-    ts->cpu_tick = piano_now();
     ts->cpu_ns = thread_cpu_ns();
-    ts->cpu_period = period_ticks(ts->cpu_tick, ts->cpu_mono);
-    ts->cpu_deadline = ts->cpu_tick + ts->cpu_period;
-}
-
-static void rusage_read(struct piano_thread *ts, uint64_t *user_us, uint64_t *sys_us)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) != 0) {
-        *user_us = ts->ru_user_us;
-        *sys_us = ts->ru_sys_us;
-        return;
-    }
-    *user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
-    *sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
 }
 
 /* Makes ts measure CPU time or not. A thread's state opens its own perf page;
@@ -165,7 +160,9 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
 {
     int saved = errno;
     ts->cpu_lockp = &cpu_lock_never;
-    ts->cpu_deadline = UINT64_MAX;
+    ts->cpu_headp = &cpu_head_never;
+    ts->cpu_head = 0;
+    ts->cpu_owner = NULL;
     ts->cpu_page = NULL;
     ts->cpu_ok = 0;
     if (g_cpu_mode == PIANO_CPU_OFF || g.run.cpu_mode == PIANO_CPU_REFUSED) {
@@ -178,6 +175,8 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
             return;
         }
         ts->cpu_lockp = owner->cpu_lockp;
+        ts->cpu_headp = owner->cpu_headp;
+        ts->cpu_owner = (struct piano_thread *)owner;
     } else {
         struct perf_event_mmap_page *p = perf_page_open();
         if (!p) {
@@ -190,12 +189,11 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
         }
         ts->cpu_page = p;
         ts->cpu_lockp = &p->lock;
+        ts->cpu_headp = (const volatile uint64_t *)&p->data_head;
         __atomic_store_n(&cpu_pages_opened, 1, __ATOMIC_RELAXED);
     }
     cpu_anchor(ts);
-    ts->ru_mono = ts->cpu_mono;
-    ts->ru_cpu_ns = ts->cpu_ns;
-    rusage_read(ts, &ts->ru_user_us, &ts->ru_sys_us);
+    ts->cpu_head = __atomic_load_n(ts->cpu_headp, __ATOMIC_ACQUIRE);
     ts->cpu_ok = 1;
     errno = saved;
 }
@@ -205,14 +203,16 @@ static void cpu_state_forget(struct piano_thread *ts)
 {
     ts->cpu_page = NULL;
     ts->cpu_lockp = &cpu_lock_never;
-    ts->cpu_deadline = UINT64_MAX;
+    ts->cpu_headp = &cpu_head_never;
+    ts->cpu_head = 0;
+    ts->cpu_owner = NULL;
 }
 
 /* The thread's state ends. */
 void cpu_state_end(struct piano_thread *ts)
 {
     if (ts->cpu_page)
-        munmap(ts->cpu_page, 4096);
+        munmap(ts->cpu_page, cpu_map_bytes);
     cpu_state_forget(ts);
 }
 
@@ -224,55 +224,58 @@ void cpu_state_forked(struct piano_thread *ts)
 {
     int was = ts->cpu_ok;
     cpu_state_forget(ts);
-    ts->off_ns = ts->sys_ns = 0;
+    ts->off_ns = ts->user_ns = 0;
     ts->frame_off0 = 0;
     if (was)
         cpu_state_init(ts, NULL);
 }
 
-/* A hook saw the thread scheduled in since the anchor, or the deadline
- * passed: adds the off-CPU time since the anchor to `to` (and the thread), and every ~1 ms
- * the system share of the CPU time since the last getrusage; anchors again.
- * Runs inside a hook (hooks.c's in-hook bracket). */
+/* The user-mode samples taken since the thread's page was last looked at
+ * (head: its data_head now) go to `to` (and the thread), CPU_SAMPLE_NS
+ * each. k keeps the thread's anchor: ts, or the thread a signal handler's
+ * state ts runs on (they share the page: what one counted, the other must
+ * not count again). */
+static void cpu_samples(struct piano_thread *ts, struct piano_thread *k, struct piano_node *to, uint64_t head)
+{
+    uint64_t user = (head - k->cpu_head) / CPU_RECORD * CPU_SAMPLE_NS;
+    k->cpu_head = ts->cpu_head = head;
+    k->user_ns += user;
+    to->user += user;
+}
+
+/* A hook saw the thread scheduled in since the anchor, or a sample taken:
+ * gives `to` (and the thread) the user-mode samples, and the off-CPU time
+ * since the anchor if the thread was switched out meanwhile; anchors again.
+ * Runs inside a hook (hooks.c's in-hook bracket). A signal handler's state
+ * uses its thread's anchor. */
 void cpu_resync(struct piano_thread *ts, struct piano_node *to)
 {
     if (!ts->cpu_ok)
         return;
+    struct piano_thread *k = ts->cpu_owner ? ts->cpu_owner : ts;
+    cpu_samples(ts, k, to, __atomic_load_n(ts->cpu_headp, __ATOMIC_ACQUIRE));
+    if (__atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE) == k->cpu_lock) {
+        ts->cpu_lock = k->cpu_lock;
+        return;   /* no switch since the anchor: no clock to read */
+    }
     int saved = errno;
-    uint64_t mono0 = ts->cpu_mono, cpu0 = ts->cpu_ns;
-    /* getrusage first: a system call's return is where a pending preemption
-     * happens, so the thread is often switched out right after one. */
-    uint64_t user_us = 0, sys_us = 0;
-    int split = mono_ns() - ts->ru_mono >= CPU_RUSAGE_NS;
-    if (split)
-        rusage_read(ts, &user_us, &sys_us);
+    uint64_t mono0 = k->cpu_mono, cpu0 = k->cpu_ns;
     /* The anchor holds only if the thread was not switched out while it was
      * taken (the lock read first is the same after): else the off-CPU time
      * would fall after the reading and count for the next calls. */
     for (int tries = 0; tries < 8; tries++) {
-        cpu_anchor(ts);
-        if (__atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE) == ts->cpu_lock)
+        cpu_anchor(k);
+        if (__atomic_load_n(ts->cpu_lockp, __ATOMIC_ACQUIRE) == k->cpu_lock)
             break;
     }
-    uint64_t wall = ts->cpu_mono - mono0, cpu = ts->cpu_ns - cpu0;
-    uint64_t off0 = ts->off_ns, sys0 = ts->sys_ns;
-    if (wall > cpu && ts->cpu_ns >= cpu0)
-        ts->off_ns += wall - cpu;
-    if (split) {
-        uint64_t du = user_us - ts->ru_user_us, ds = sys_us - ts->ru_sys_us;
-        uint64_t spent = ts->cpu_ns - ts->ru_cpu_ns;
-        ts->ru_mono = ts->cpu_mono;
-        /* getrusage's split moves at the scheduler's ticks: while it has not
-         * moved, the CPU time since the last split waits for the next one. */
-        if (du + ds && ts->cpu_ns >= ts->ru_cpu_ns && user_us >= ts->ru_user_us && sys_us >= ts->ru_sys_us) {
-            ts->sys_ns += (uint64_t)((double)spent * (double)ds / (double)(du + ds));
-            ts->ru_cpu_ns = ts->cpu_ns;
-            ts->ru_user_us = user_us;
-            ts->ru_sys_us = sys_us;
-        }
+    ts->cpu_lock = k->cpu_lock;
+    uint64_t wall = k->cpu_mono - mono0, cpu = k->cpu_ns - cpu0;
+    if (wall > cpu && k->cpu_ns >= cpu0) {
+        k->off_ns += wall - cpu;   /* the thread's frame in flight holds it, */
+        if (ts != k)
+            ts->off_ns += wall - cpu;   /* and the handler's */
+        to->off += wall - cpu;
     }
-    to->off += ts->off_ns - off0;
-    to->sys += ts->sys_ns - sys0;
     errno = saved;
 }
 
@@ -281,7 +284,8 @@ void cpu_resync(struct piano_thread *ts, struct piano_node *to)
  * A thread asleep in a call makes no hook that would read it: without this,
  * a daemon's idle threads showed their whole life as CPU time. Another
  * thread's CPU clock is read through its tid (the same process:
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); no user/system split for it. */
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); its samples are on its page,
+ * mapped in this process. */
 void cpu_settle(struct piano_thread *ts, int self)
 {
     if (!ts->cpu_ok)
@@ -291,6 +295,7 @@ void cpu_settle(struct piano_thread *ts, int self)
         cpu_resync(ts, to);
         return;
     }
+    cpu_samples(ts, ts, to, __atomic_load_n(ts->cpu_headp, __ATOMIC_ACQUIRE));
     int saved = errno;
     struct timespec c;
     clockid_t clock = (clockid_t)(~(uint32_t)ts->tid << 3 | 6);
