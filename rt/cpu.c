@@ -310,3 +310,59 @@ void cpu_settle(struct piano_thread *ts, int self)
     }
     errno = saved;
 }
+
+/* The snapshot thread's (snap.c): the calls in flight on the state mapped at
+ * slot, read while its thread runs. Their self time so far goes to cpu_self
+ * in out (ticks, now: the snapshot's tick), and the innermost call's off-CPU
+ * time since the thread's last reading (read through its CPU clock) to off:
+ * without them a call burning a core showed no CPU until it returned, then
+ * all of it in one window (issue 25). Only the innermost CPU_INFLIGHT_MAX
+ * calls count (a deep recursion's outer frames wait for their returns). The
+ * stack is read between two reads of the thread's depth: when a hook ran
+ * meanwhile nothing is added (the next snapshot has it). Read after the
+ * contexts (snap.c), so a call that ends meanwhile is missed, never counted
+ * twice; the import keeps cumulative CPU from going down. */
+enum { CPU_INFLIGHT_MAX = 4096 };
+static uint32_t inflight_fn[CPU_INFLIGHT_MAX];
+static uint64_t inflight_self[CPU_INFLIGHT_MAX];
+
+void cpu_inflight_add(const unsigned char *slot, uint64_t *out, uint32_t nfn, uint64_t now)
+{
+    const struct piano_thread *h = (const void *)slot;
+    const struct piano_slot *stack = (const void *)(slot + PIANO_OFF_STACK);
+    uint32_t d0 = __atomic_load_n(&h->depth, __ATOMIC_ACQUIRE);
+    if (d0 & PIANO_DEPTH_IN_HOOK || d0 == 0)
+        return;
+    if (d0 > PIANO_STACK_CAP)
+        d0 = PIANO_STACK_CAP;
+    uint32_t lo = d0 > CPU_INFLIGHT_MAX ? d0 - CPU_INFLIGHT_MAX + 1 : 1, n = 0;
+    uint64_t end = now;   /* where the call above (or now) began */
+    for (uint32_t k = d0; k >= lo; k--) {
+        uint64_t t0 = __atomic_load_n(&stack[k].t0, __ATOMIC_RELAXED);
+        uint64_t child = __atomic_load_n(&stack[k].child, __ATOMIC_RELAXED);
+        uint32_t fn = __atomic_load_n(&stack[k].fn, __ATOMIC_RELAXED);
+        uint64_t span = end > t0 ? end - t0 : 0;
+        inflight_fn[n] = fn;
+        inflight_self[n++] = span > child ? span - child : 0;
+        end = t0 < end ? t0 : end;
+    }
+    uint64_t mono0 = __atomic_load_n(&h->cpu_mono, __ATOMIC_RELAXED);
+    uint64_t cpu0 = __atomic_load_n(&h->cpu_ns, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&h->depth, __ATOMIC_RELAXED) != d0)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (inflight_fn[i] && inflight_fn[i] < nfn)
+            out[(size_t)inflight_fn[i] * PIANO_SNAP_N + PIANO_SNAP_cpu_self] += inflight_self[i];
+    /* Off the CPU since the thread's last reading: wall less CPU since its
+     * anchor (0 while it has run since). Its clock through its tid (same
+     * process); a thread that ended has none. */
+    uint32_t fn = inflight_fn[0];
+    struct timespec c;
+    clockid_t clock = (clockid_t)(~__atomic_load_n(&h->tid, __ATOMIC_RELAXED) << 3 | 6);
+    if (!fn || fn >= nfn || clock_gettime(clock, &c) != 0)
+        return;
+    uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec, mono = mono_ns();
+    if (mono > mono0 && cpu >= cpu0 && mono - mono0 > cpu - cpu0)
+        out[(size_t)fn * PIANO_SNAP_N + PIANO_SNAP_off] += (mono - mono0) - (cpu - cpu0);
+}

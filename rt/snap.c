@@ -68,6 +68,7 @@ static struct {
     unsigned char *folded;   /* bit per slot: its thread ended and is in `ended` */
     unsigned char *rec;      /* the record being built */
     int failed;              /* the snaps file could not be written: no more snapshots */
+    uint64_t now;            /* the tick of the snapshot being taken */
 } snap = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 #define SNAP_COUNTS_BYTES ((size_t)PIANO_FN_CAP * PIANO_SNAP_N * sizeof(uint64_t))
@@ -156,16 +157,18 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
         if (pfn && pfn < nfn)
             out[(size_t)pfn * PIANO_SNAP_N + PIANO_SNAP_child_calls] += calls;
     }
-    if (!__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED))
-        return live;
-    for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
-        const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
-        if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
-            continue;
-        uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
-        o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
-        live |= node_add(o, x, cpu);
+    if (__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED)) {
+        for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
+            const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
+            if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
+                continue;
+            uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
+            o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
+            live |= node_add(o, x, cpu);
+        }
     }
+    if (cpu && out == snap.sum)   /* the CPU of calls in flight (cpu.c), after the contexts */
+        cpu_inflight_add(slot, out, nfn, snap.now);
     return live;
 }
 
@@ -270,6 +273,7 @@ static void snap_take(void)
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
     uint64_t tick = piano_now();
+    snap.now = tick;
     if (sum_threads(nfn) != 0)
         return;   /* the next one has these changes too */
     size_t size = encode_record(nfn, tick);
