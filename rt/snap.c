@@ -132,8 +132,19 @@ static int node_add(uint64_t *o, const struct piano_node *x, int cpu)
     return in_obj != 0;
 }
 
+/* Adds the CPU of the calls in flight on the state mapped at slot to out
+ * (cpu.c), after its contexts; returns live. Not for the figures of ended
+ * threads (none in flight). */
+static int inflight_add(const unsigned char *slot, uint64_t *out, uint32_t nfn, int cpu, int live)
+{
+    if (cpu && out == snap.sum)
+        cpu_inflight_add(slot, out, nfn, snap.now);
+    return live;
+}
+
 /* Adds the figures of the state mapped at slot (its contexts, then its
- * orphan contexts) to out, for functions below nfn. Returns whether its
+ * orphan contexts, then the CPU of its calls in flight) to out, for
+ * functions below nfn. Returns whether its
  * contexts own live blocks: other threads' frees still change its figures. */
 static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
 {
@@ -157,19 +168,17 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
         if (pfn && pfn < nfn)
             out[(size_t)pfn * PIANO_SNAP_N + PIANO_SNAP_child_calls] += calls;
     }
-    if (__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED)) {
-        for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
-            const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
-            if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
-                continue;
-            uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
-            o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
-            live |= node_add(o, x, cpu);
-        }
+    if (!__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED))
+        return inflight_add(slot, out, nfn, cpu, live);
+    for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
+        const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
+        if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
+            continue;
+        uint64_t *o = out + (size_t)fn * PIANO_SNAP_N;
+        o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
+        live |= node_add(o, x, cpu);
     }
-    if (cpu && out == snap.sum)   /* the CPU of calls in flight (cpu.c), after the contexts */
-        cpu_inflight_add(slot, out, nfn, snap.now);
-    return live;
+    return inflight_add(slot, out, nfn, cpu, live);
 }
 
 /* Sums every thread's figures into snap.sum (functions below nfn): the slots
