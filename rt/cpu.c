@@ -295,17 +295,21 @@ void cpu_settle(struct piano_thread *ts, int self)
         cpu_resync(ts, to);
         return;
     }
-    cpu_samples(ts, ts, to, __atomic_load_n(ts->cpu_headp, __ATOMIC_ACQUIRE));
+    struct piano_thread *k = ts->cpu_owner ? ts->cpu_owner : ts;   /* the anchor's keeper (cpu_resync) */
+    cpu_samples(ts, k, to, __atomic_load_n(ts->cpu_headp, __ATOMIC_ACQUIRE));
     int saved = errno;
     struct timespec c;
     clockid_t clock = (clockid_t)(~(uint32_t)ts->tid << 3 | 6);
     if (clock_gettime(clock, &c) == 0) {
         uint64_t cpu = (uint64_t)c.tv_sec * 1000000000ull + (uint64_t)c.tv_nsec, mono = mono_ns();
-        uint64_t anchor_mono = ts->cpu_mono, anchor_cpu = ts->cpu_ns;
+        uint64_t anchor_mono = k->cpu_mono, anchor_cpu = k->cpu_ns;
         if (mono > anchor_mono && cpu >= anchor_cpu && mono - anchor_mono > cpu - anchor_cpu) {
             uint64_t off = (mono - anchor_mono) - (cpu - anchor_cpu);
-            ts->off_ns += off;
+            k->off_ns += off;
             to->off += off;
+            /* counted once: the thread's other state settles from here on */
+            k->cpu_mono = mono;
+            k->cpu_ns = cpu;
         }
     }
     errno = saved;
