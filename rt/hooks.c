@@ -395,7 +395,8 @@ static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_
 static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
 
 /* An entry at depth d found the thread switched in since the anchor: the
- * off-CPU time read now was the innermost call's in flight (none: the root's). */
+ * off-CPU time read now, or a sample, was the innermost call's in flight
+ * (none: the root's). */
 static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint32_t d)
 {
     cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
@@ -411,11 +412,12 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
         return;
     }
     hook_begin(ts, d);
-    /* The thread was scheduled in since the CPU anchor: it was off the CPU
-     * (cpu.c; a constant word when CPU time is not measured). Checked before
-     * the entry tick, as everything the hook does: the call's own time starts
-     * after the reading (which makes sure no switch follows it). */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock))
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU;
+     * or a user-mode sample was taken (cpu.c; constant words when CPU time is
+     * not measured). Checked before the entry tick, as everything the hook
+     * does: the call's own time starts after the reading (which makes sure no
+     * switch follows it). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
         enter_resync(ts, d);
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
@@ -462,10 +464,10 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
     }
     hook_begin(ts, d);
     /* A switch since the anchor (or after the exit tick t, before this
-     * check): the call ends after the reading, so that its wall time holds
-     * the off-CPU time the reading adds (cpu_resync makes sure none follows
-     * the reading). */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || t > ts->cpu_deadline))
+     * check), or a sample: the call ends after the reading, so that its wall
+     * time holds the off-CPU time the reading adds (cpu_resync makes sure
+     * none follows the reading). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
         t = exit_resync(ts, d);
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);

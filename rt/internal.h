@@ -239,6 +239,7 @@ void cpu_state_end(struct piano_thread *ts);
 void cpu_state_forked(struct piano_thread *ts);
 void cpu_resync(struct piano_thread *ts, struct piano_node *to);
 void cpu_settle(struct piano_thread *ts, int self);
+void cpu_inflight_add(const unsigned char *slot, uint64_t *out, uint32_t nfn, uint64_t now);
 
 /* ---------------------------------------------------------------- fork.c */
 

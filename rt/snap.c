@@ -88,6 +88,7 @@ static struct {
     uint64_t *handed_now, *handed_next;
     uint32_t handed_nfn;     /* functions below it may be in handed_now or handed_next */
     uint32_t cursor;
+    uint64_t now;            /* the tick of the snapshot being taken */
 } snap = { .lock = PTHREAD_MUTEX_INITIALIZER, .cursor = UINT32_MAX };
 #define NO_PASS UINT32_MAX
 /* Held while the snapshot thread reads one slot, and while an ending thread
@@ -240,8 +241,19 @@ static int node_add(uint64_t *o, const struct piano_node *x, int cpu)
     return in_obj != 0;
 }
 
+/* Adds the CPU of the calls in flight on the state mapped at slot to out
+ * (cpu.c), after its contexts; returns live. Not for the figures of ended
+ * threads (none in flight). */
+static int inflight_add(const unsigned char *slot, uint64_t *out, uint32_t nfn, int cpu, int live)
+{
+    if (cpu && out == snap.sum)
+        cpu_inflight_add(slot, out, nfn, snap.now);
+    return live;
+}
+
 /* Adds the figures of the state mapped at slot (its contexts, then its
- * orphan contexts) to out, for functions below nfn. Returns whether its
+ * orphan contexts, then the CPU of its calls in flight) to out, for
+ * functions below nfn. Returns whether its
  * contexts own live blocks: other threads' frees still change its figures. */
 static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
 {
@@ -266,7 +278,7 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
             out[(size_t)pfn * PIANO_SNAP_N + PIANO_SNAP_child_calls] += calls;
     }
     if (!__atomic_load_n(&h->contexts_truncated, __ATOMIC_RELAXED))
-        return live;
+        return inflight_add(slot, out, nfn, cpu, live);
     for (uint32_t fn = 2; fn < nfn; fn++) {   /* contexts past PIANO_NODE_CAP: one per function */
         const struct piano_node *x = &nodes[PIANO_NODE_CAP + fn];
         if (__atomic_load_n(&x->fn, __ATOMIC_RELAXED) != fn)
@@ -275,7 +287,7 @@ static int slot_add(const unsigned char *slot, uint64_t *out, uint32_t nfn)
         o[PIANO_SNAP_calls] += __atomic_load_n(&x->calls, __ATOMIC_RELAXED);
         live |= node_add(o, x, cpu);
     }
-    return live;
+    return inflight_add(slot, out, nfn, cpu, live);
 }
 
 /* Whether slot n's thread ended and its figures are in `ended` (set by the
@@ -496,6 +508,7 @@ static void snap_take(void)
     if (nfn > PIANO_FN_CAP)
         nfn = PIANO_FN_CAP;
     uint64_t tick = piano_now();
+    snap.now = tick;
     if (sum_threads(nfn) != 0)
         return;   /* the next one has these changes too */
     size_t size = encode_record(nfn, tick);

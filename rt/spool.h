@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 15  /* 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 16  /* 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -69,10 +69,11 @@ struct piano_node {          /* one calling context */
     uint64_t calls, self;          /* inclusive time is not kept per call: the import sums the tree */
     uint32_t cache_fn, cache_child; /* this context's last child lookup: recursion finds it here */
     uint64_t allocs, alloc_bytes, frees, free_bytes;
-    /* Self off-CPU and system ns (PIANO_CPU; 0 otherwise): what a reading
+    /* Self off-CPU and user ns (PIANO_CPU; 0 otherwise): what a reading
      * found since the one before went to the innermost call in flight, the
-     * only one running meanwhile; inclusive figures are summed from the tree. */
-    uint64_t off, sys;
+     * only one running meanwhile; inclusive figures are summed from the tree.
+     * user: sampled (rt/cpu.c), system time is CPU time less it. */
+    uint64_t off, user;
     /* Heap in use (PIANO_HEAP): frees of this context's own allocations, made
      * by its own thread (own_*, plain adds) or by others (owned_*, atomic), so
      * in use = allocs - both (piano_node_freed); and the bytes in use at the
@@ -164,21 +165,22 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
                                                 * 'total' words; 0 = none): the distribution is exact */
     /* CPU time (PIANO_CPU, rt/cpu.c). The thread's off-CPU ns only grow while
      * it is switched out: a hook that sees the perf page's lock changed (the
-     * thread was scheduled in since the anchor) or the deadline passed reads
-     * the thread's CPU clock and adds (wall - CPU) since the anchor to off_ns.
-     * The ns found go to the context of the innermost call in flight
-     * (piano_node.off, .sys): calls pay nothing else. */
-    uint32_t cpu_ok;         /* 1: off_ns and sys_ns are measured on this thread */
+     * thread was scheduled in since the anchor) reads the thread's CPU clock
+     * and adds (wall - CPU) since the anchor to off_ns. Its user ns are
+     * sampled: a hook that sees the page's data_head moved (the kernel wrote a
+     * sample: the thread was in user mode at the end of a ms of its CPU time)
+     * adds a ms per sample to user_ns. What is found goes to the context of
+     * the innermost call in flight (piano_node.off, .user): calls pay nothing
+     * else. */
+    uint32_t cpu_ok;         /* 1: off_ns and user_ns are measured on this thread */
     uint32_t cpu_lock;       /* the perf page's lock at the anchor */
-    uint64_t cpu_deadline;   /* tick after which a hook reads the clocks again (UINT64_MAX: never) */
-    uint64_t off_ns, sys_ns; /* the thread's off-CPU and system time so far */
+    uint64_t cpu_head;       /* the perf page's data_head when last seen */
+    uint64_t off_ns, user_ns; /* the thread's off-CPU and (sampled) user time so far */
     uint64_t cpu_mono, cpu_ns;      /* the anchor: CLOCK_MONOTONIC and thread CPU ns */
-    uint64_t cpu_tick;              /* ... and the tick */
-    uint64_t ru_mono, ru_cpu_ns;    /* the last getrusage: when, and the thread CPU ns then */
-    uint64_t ru_user_us, ru_sys_us; /* ... and what it said */
-    uint64_t cpu_period;     /* ticks between readings while no switch is seen (about 1 ms) */
     uint64_t frame_off0;     /* off_ns when the current frame opened */
     const volatile uint32_t *cpu_lockp; /* process-local: the perf page's lock (a constant 0 word when off) */
+    const volatile uint64_t *cpu_headp; /* process-local: its data_head (a constant 0 word when off) */
+    struct piano_thread *cpu_owner;     /* process-local: a signal state's thread, which shares the page */
     void *cpu_page;          /* process-local: the perf page this state mapped, or NULL */
     /* Heap in use: the run's heap peak as this thread last raised it, and the
      * number of the latest peak copy this thread made (heap.c): the import

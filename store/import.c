@@ -144,7 +144,7 @@ static int job_alloc(struct job *j)
         table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes),
         table_size(PIANO_NODE_CAP * sizeof *j->node_total),
         table_size(PIANO_NODE_CAP * sizeof *j->node_off),
-        table_size(PIANO_NODE_CAP * sizeof *j->node_sys),
+        table_size(PIANO_NODE_CAP * sizeof *j->node_user),
         table_size(2 * PIANO_HIST_BUCKETS * sizeof *j->dense),
         table_size(PIANO_FN_CAP / 8),
         table_size(sizeof *j->frame_hist),
@@ -163,7 +163,7 @@ static int job_alloc(struct job *j)
     j->nodes = (void *)(at += sizes[0]);
     j->node_total = (void *)(at += sizes[1]);
     j->node_off = (void *)(at += sizes[2]);
-    j->node_sys = (void *)(at += sizes[3]);
+    j->node_user = (void *)(at += sizes[3]);
     j->dense = (void *)(at += sizes[4]);
     j->used = at += sizes[5];
     j->frame_hist = (void *)(at += sizes[6]);

@@ -104,11 +104,12 @@ static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint6
 /* Binds a function's or context's CPU figures (cpu_ns, cpu_total_ns,
  * cpu_user_ns, cpu_sys_ns, offcpu_ns) to parameters col.. of st from its
  * self and inclusive time (ns) and its self and inclusive off-CPU and
- * inclusive system ns: NULLs when its thread did not measure them. Reading
- * the clocks at a switch is not instantaneous: figures are clamped so that
- * CPU + off-CPU = inclusive time and user + system = CPU. */
+ * inclusive (sampled) user ns: NULLs when its thread did not measure them.
+ * Reading the clocks at a switch is not instantaneous, and the user time is
+ * sampled: figures are clamped so that CPU + off-CPU = inclusive time and
+ * user + system = CPU. */
 static inline void bind_cpu(sqlite3_stmt *st, int col, int measured, int64_t self_ns, int64_t total_ns,
-                            uint64_t off_self, uint64_t off_total, uint64_t sys_total)
+                            uint64_t off_self, uint64_t off_total, uint64_t user_total)
 {
     if (!measured) {
         for (int k = 0; k < 5; k++)
@@ -121,11 +122,11 @@ static inline void bind_cpu(sqlite3_stmt *st, int col, int measured, int64_t sel
     cpu_total = cpu_total > 0 ? cpu_total : 0;
     if (cpu_self > cpu_total)
         cpu_total = cpu_self;
-    int64_t sys = sys_total < (uint64_t)cpu_total ? (int64_t)sys_total : cpu_total;
+    int64_t user = user_total < (uint64_t)cpu_total ? (int64_t)user_total : cpu_total;
     sqlite3_bind_int64(st, col, cpu_self);
     sqlite3_bind_int64(st, col + 1, cpu_total);
-    sqlite3_bind_int64(st, col + 2, cpu_total - sys);
-    sqlite3_bind_int64(st, col + 3, sys);
+    sqlite3_bind_int64(st, col + 2, user);
+    sqlite3_bind_int64(st, col + 3, cpu_total - user);
     sqlite3_bind_int64(st, col + 4, total_ns > cpu_total ? total_ns - cpu_total : 0);
 }
 
@@ -169,7 +170,7 @@ struct chunk_name {
 
 struct agg {
     uint64_t calls, self, total, allocs, alloc_bytes, frees, free_bytes, child_calls, unfinished;
-    uint64_t off, sys, off_total, sys_total;   /* ns: self and inclusive (as self and total) */
+    uint64_t off, user, off_total, user_total;   /* ns: self and inclusive (as self and total) */
     uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
 };
@@ -202,7 +203,7 @@ struct job {
     size_t agg_used;          /* agg[0..agg_used) may be non-zero */
     struct piano_node *nodes; /* the thread's nodes, copied and checked */
     uint64_t *node_total;
-    uint64_t *node_off, *node_sys;   /* contexts' inclusive off-CPU and system ns */
+    uint64_t *node_off, *node_user;   /* contexts' inclusive off-CPU and (sampled) user ns */
     unsigned char *cpu_threads;      /* per thread number: 1 when it measured CPU time */
     uint32_t n_cpu_threads;
     struct sample *samples;

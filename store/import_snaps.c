@@ -21,9 +21,10 @@ int import_snapshots(struct job *j)
     if (spool_map_at(j->dfd, PIANO_SPOOL_SNAPS, SNAPS_READ_MAX, &m) != 0)
         return 0;   /* no snapshots */
     int64_t (*cum)[PIANO_SNAP_N] = calloc(PIANO_FN_CAP, sizeof *cum);
+    int64_t *cpu_was = calloc(PIANO_FN_CAP, sizeof *cpu_was);   /* each function's CPU as last stored */
     sqlite3_stmt *t_st = NULL, *s_st = NULL;
     int rc = -1;
-    if (!cum) {
+    if (!cum || !cpu_was) {
         import_note(j, "no memory for its snapshots");
         rc = 0;
         goto out;
@@ -69,8 +70,14 @@ int import_snapshots(struct job *j)
             sqlite3_bind_int64(s_st, 8, c[PIANO_SNAP_alloc_bytes]);
             if (j->run->cpu_mode == PIANO_CPU_PERF) {
                 int64_t cpu_self = c[PIANO_SNAP_cpu_self] > 0 ? to_ns((uint64_t)c[PIANO_SNAP_cpu_self], j->npt) : 0;
+                /* Self time and off-CPU time are read at different moments,
+                 * the calls in flight's as they run (rt/cpu.c
+                 * cpu_inflight_add): cumulative CPU never goes down, so that
+                 * no window has less than none. */
                 int64_t cpu = cpu_self - c[PIANO_SNAP_off];
-                sqlite3_bind_int64(s_st, 9, cpu > 0 ? cpu : 0);
+                if (cpu > cpu_was[id])
+                    cpu_was[id] = cpu;
+                sqlite3_bind_int64(s_st, 9, cpu_was[id]);
             } else {
                 sqlite3_bind_null(s_st, 9);
             }
@@ -95,6 +102,7 @@ out:
     sqlite3_finalize(t_st);
     sqlite3_finalize(s_st);
     free(cum);
+    free(cpu_was);
     spool_unmap(&m);
     return rc;
 }

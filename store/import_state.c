@@ -194,12 +194,12 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
     for (uint32_t i = 0; i < n_nodes; i++) {
         j->node_total[i] = nodes[i].self;
         j->node_off[i] = nodes[i].off;
-        j->node_sys[i] = nodes[i].sys;
+        j->node_user[i] = nodes[i].user;
     }
     for (uint32_t i = n_nodes; i-- > 1;) {
         j->node_total[nodes[i].parent] += j->node_total[i];
         j->node_off[nodes[i].parent] += j->node_off[i];
-        j->node_sys[nodes[i].parent] += j->node_sys[i];
+        j->node_user[nodes[i].parent] += j->node_user[i];
     }
     int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
     for (uint32_t pass = 0; pass < 2; pass++) {
@@ -213,7 +213,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             struct agg *a = &j->agg[n->fn];
             a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
-            a->off += n->off, a->sys += n->sys;
+            a->off += n->off, a->user += n->user;
             /* In use: its allocations not freed (by any thread); a crash in
              * the middle of a free's two counters cannot make it negative. */
             uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
@@ -228,11 +228,11 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
-            uint64_t off_total = pass ? n->off : j->node_off[i], sys_total = pass ? n->sys : j->node_sys[i];
+            uint64_t off_total = pass ? n->off : j->node_off[i], user_total = pass ? n->user : j->node_user[i];
             if (pass) {
                 a->total += n->self;   /* an orphan context: no tree above it */
                 a->off_total += off_total;
-                a->sys_total += sys_total;
+                a->user_total += user_total;
             } else {
                 uint32_t up = n->parent;
                 while (up && nodes[up].fn != n->fn)
@@ -240,7 +240,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
                 if (!up) {
                     a->total += j->node_total[i];
                     a->off_total += off_total;
-                    a->sys_total += sys_total;
+                    a->user_total += user_total;
                 }
             }
             use_fn(j, n->fn);
@@ -260,7 +260,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             sqlite3_bind_int64(st, 7, self_ns);
             sqlite3_bind_int64(st, 8, total_ns);
             bind_allocs(st, 9, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
-            bind_cpu(st, 13, cpu, self_ns, total_ns, n->off, off_total, sys_total);
+            bind_cpu(st, 13, cpu, self_ns, total_ns, n->off, off_total, user_total);
             bind_inuse(st, 18, j->heap_on, in_obj, in_bytes, peak);
             if (STEP(st))
                 return -1;
@@ -295,7 +295,7 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         sqlite3_bind_int64(st, 5, self_ns);
         sqlite3_bind_int64(st, 6, total_ns);
         bind_cpu(st, 15, j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok, self_ns, total_ns, a->off,
-                 a->off_total, a->sys_total);
+                 a->off_total, a->user_total);
         bind_allocs(st, 7, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
         for (int k = 0; k < 2; k++) {
             size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
