@@ -1,12 +1,11 @@
 // PIANO_FNS: work,worker
 // CFLAGS: -pthread
 // A daemon started as root that drops to another user (setgid/setuid, as
-// memcached -u does) can no longer open its spool by path (piano keeps no
-// descriptor). 40 threads after the change: the 15 left in the slot group
-// mapped before it are recorded, the 25 others are counted as calls not
-// recorded (exactly); the run header, mapped, still gets its end: the next
-// piano-db stores the run as complete with its whole duration; one line says
-// why. Not root: prints "skipped" (nothing to check).
+// memcached -u does) can no longer open its spool by path: piano opens what the
+// run needs before the switch (rt/user.c), so the 40 threads made after it are
+// recorded like the others, nothing is said, and the run, left in root's spool
+// (the database is root's), is stored complete by root's next piano-db.
+// Not root: prints "skipped" (nothing to check).
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
