@@ -179,8 +179,16 @@ static int run_dir_open(void)
     }
     struct stat st;
     if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != g.dir_dev || st.st_ino != g.dir_ino)) {
-        close(dfd);
-        errno = ESTALE;
+        /* A folder put in the run's place: not written into. Anything else is
+         * the program's: it closed the number (close_range) and opened a file
+         * of its own there, between the open and this check: left alone, and
+         * tried again later (EBADF, as a descriptor taken back). */
+        struct stat path_st;
+        int impostor = fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) &&
+                       !(stat(g.dir, &path_st) == 0 && path_st.st_dev == g.dir_dev && path_st.st_ino == g.dir_ino);
+        if (impostor)
+            close(dfd);
+        errno = impostor ? ESTALE : EBADF;
         return -1;
     }
     return dfd;
