@@ -2,10 +2,10 @@
 # test.sh - install what is missing, build piano, run the test suite.
 #
 #   bash scripts/test.sh          the whole suite in build/ (unit, plugin, piano-db,
-#                                 projects, e2e at -O0 and -O2): ~10-15 min on 2 cores
+#                                 projects, e2e at -O0 and -O2): ~10 min on 2 cores
 #   bash scripts/test.sh --full   that, then the runtime's and piano-db's own tests
 #                                 under ASan+UBSan and TSan, then the whole suite with
-#                                 the newest LLVM Debian ships (CI runs this; ~40 min)
+#                                 the newest LLVM Debian ships (CI runs this; ~15 min more)
 #
 # Every stage runs even when an earlier one failed; the summary at the end says
 # which failed, and the exit status is non-zero if any did.
