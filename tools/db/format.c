@@ -357,6 +357,20 @@ static size_t params_open(const char *s, size_t n)
     return paren ? n : open;
 }
 
+/* Whether s[i] opens (closes) a bracket of a demangled name: <> (not an
+ * operator's), (), [], {}. */
+static int opens_bracket(const char *s, size_t i)
+{
+    char ch = s[i];
+    return (ch == '<' && !operator_char(s, i)) || ch == '(' || ch == '[' || ch == '{';
+}
+
+static int closes_bracket(const char *s, size_t i)
+{
+    char ch = s[i];
+    return (ch == '>' && !operator_char(s, i)) || ch == ')' || ch == ']' || ch == '}';
+}
+
 /* Where the "operator" keyword whose name holds the blank at s[i] begins
  * (operator new, operator char const*, operator< <int>), outside brackets;
  * (size_t)-1 when no such keyword is before it. */
@@ -364,10 +378,9 @@ static size_t operator_token(const char *s, size_t i)
 {
     int depth = 0;
     for (size_t k = i; k-- > 0;) {
-        char ch = s[k];
-        if ((ch == '>' && !operator_char(s, k)) || ch == ')' || ch == ']' || ch == '}')
+        if (closes_bracket(s, k))
             depth++;
-        else if (((ch == '<' && !operator_char(s, k)) || ch == '(' || ch == '[' || ch == '{') && depth > 0)
+        else if (opens_bracket(s, k) && depth > 0)
             depth--;
         else if (!depth && !strncmp(s + k, "operator", 8) && (k == 0 || s[k - 1] == ':' || s[k - 1] == ' ') &&
                  !(isalnum((unsigned char)s[k + 8]) || s[k + 8] == '_'))
@@ -389,12 +402,11 @@ static size_t name_start(const char *s)
         return 0;
     int depth = 0;
     for (size_t i = open; i-- > 0;) {
-        char ch = s[i];
-        if ((ch == '>' && !operator_char(s, i)) || ch == ')' || ch == ']' || ch == '}')
+        if (closes_bracket(s, i))
             depth++;
-        else if (((ch == '<' && !operator_char(s, i)) || ch == '(' || ch == '[' || ch == '{') && depth > 0)
+        else if (opens_bracket(s, i) && depth > 0)
             depth--;
-        else if (ch == ' ' && !depth) {
+        else if (s[i] == ' ' && !depth) {
             /* a blank of an operator's name: on to its "operator" */
             size_t op = operator_token(s, i);
             if (op != (size_t)-1) {
@@ -416,12 +428,11 @@ static size_t last_name_start(const char *s)
     size_t n = label_suffix(s), open = params_open(s, n), last = 0;
     int depth = 0;
     for (size_t i = name_start(s); i < open; i++) {
-        char ch = s[i];
-        if ((ch == '<' && !operator_char(s, i)) || ch == '(' || ch == '[' || ch == '{')
+        if (opens_bracket(s, i))
             depth++;
-        else if (((ch == '>' && !operator_char(s, i)) || ch == ')' || ch == ']' || ch == '}') && depth > 0)
+        else if (closes_bracket(s, i) && depth > 0)
             depth--;
-        else if (ch == ':' && s[i + 1] == ':' && !depth)
+        else if (s[i] == ':' && s[i + 1] == ':' && !depth)
             last = i + 2, i++;
     }
     return last;
