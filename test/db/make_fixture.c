@@ -8,6 +8,7 @@
  *   make_fixture huge FILE N     one run of 20 N frames, N kept (as the frame budget keeps them)
  *   make_fixture tree FILE       two runs with calling contexts and C++ names (flamegraph, export)
  *   make_fixture snaps FILE      a run of 3 s with snapshots (PIANO_INTERVAL), one without
+ *   make_fixture sets FILE       a test suite's runs: several programs, clocks and overheads (sets)
  *   make_fixture empty FILE      a piano database without runs
  *   make_fixture v99 FILE        a piano database with user_version 99
  *   make_fixture foreign FILE    an SQLite database that is not piano's
@@ -509,6 +510,57 @@ static void snaps(void)
     exec("COMMIT");
 }
 
+/*
+ * A test suite's runs, for sets (report SET, diff SET SET, runs --group, tag NAME SET):
+ *   1 ./jq .a          nspt 1, overhead 0: main (1 call, self 5000, 10 child calls), parse (10 calls of 20 ns)
+ *   2 /usr/bin/jq -n 1 nspt 1, overhead 10: main (1 call, self 9000, 30 child calls: 8700 corrected),
+ *                      parse (30 calls of 100 ns); CPU measured in runs 1 and 2, heap in use too
+ *   3 ./jq .b          nspt 0.5, overhead 0: parse (10 calls of 40 ns: 80 ticks); no CPU, no heap
+ *   4 ./jq --version   recorded nothing
+ *   5, 6 ./fmt-test    children of run 7: fmt::write<char> and <wchar_t> (fmt.h), run 6 slower
+ *   7 ctest            their parent: main
+ * parse over runs 1-3: 50 calls, self 3600; per call 10x20, 30x100, 10x40 ns: p50 100 ns (the
+ * averaged p50s would be 53); inclusive 10x30, 30x120, 10x50: p50 120.
+ */
+static void sets(void)
+{
+    exec("BEGIN");
+    const long long T = 1700000000000000000LL;
+    run(1, "100-1", NULL, 100, "./jq .a", T + 1000000000LL, 50000000LL, "complete", 1.0, 0);
+    fn(1, 0, "main", "main.c", 1);
+    fn(1, 1, "parse", "parse.c", 10);
+    child_calls = 10;
+    stat1(1, 0, 0, 1, 5000, 8000, 2, 100, 5000, 8000);
+    stat1(1, 0, 1, 10, 200, 300, 1, 16, 20, 30);
+    run(2, "101-2", NULL, 101, "/usr/bin/jq -n 1", T + 2000000000LL, 60000000LL, "complete", 1.0, 10.0);
+    fn(2, 0, "main", "main.c", 1);
+    fn(2, 1, "parse", "parse.c", 10);
+    child_calls = 30;
+    stat1(2, 0, 0, 1, 9000, 12000, 4, 200, 9000, 12000);
+    stat1(2, 0, 1, 30, 3000, 3600, 3, 48, 100, 120);
+    exec("UPDATE stats SET cpu_ns = self_ns, cpu_total_ns = total_ns, cpu_user_ns = total_ns - 100, cpu_sys_ns = 100,"
+         " offcpu_ns = 50, inuse_objects = allocs - 1, inuse_bytes = alloc_bytes / 2, peak_inuse_bytes = alloc_bytes"
+         " WHERE run IN (1, 2)");
+    run(3, "102-3", NULL, 102, "./jq .b", T + 3000000000LL, 40000000LL, "recovered", 0.5, 0);
+    fn(3, 1, "parse", "parse.c", 10);
+    stat1(3, 0, 1, 10, 400, 500, 0, 0, 80, 100);
+    run(4, "103-4", NULL, 103, "./jq --version", T + 4000000000LL, 1000000LL, "complete", 1.0, 0);
+    run(7, "200-7", NULL, 200, "ctest", T + 5000000000LL, 900000000LL, "complete", 1.0, 0);
+    fn(7, 0, "main", "ctest.c", 1);
+    stat1(7, 0, 0, 1, 1000, 1000, 0, 0, 1000, 1000);
+    for (int r = 5; r <= 6; r++) {
+        run(r, r == 5 ? "201-5" : "202-6", "200-7", 196 + r, r == 5 ? "./fmt-test" : "./fmt-test --gtest_filter=x",
+            T + (r + 1) * 1000000000LL, 20000000LL, "complete", 1.0, 0);
+        fn(r, 0, "void fmt::write<char>(int)", "fmt.h", 50);
+        fn(r, 1, "void fmt::write<wchar_t>(int)", "fmt.h", 50);
+        /* per call: 60 ns (run 5), 90 ns (run 6, the slower) */
+        uint64_t v = r == 5 ? 60 : 90;
+        stat1(r, 0, 0, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0, v, v);
+        stat1(r, 0, 1, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0, v, v);
+    }
+    exec("COMMIT");
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -545,6 +597,8 @@ int main(int argc, char **argv)
         tree();
     else if (!strcmp(kind, "snaps"))
         snaps();
+    else if (!strcmp(kind, "sets"))
+        sets();
     else if (!strcmp(kind, "v99"))
         exec("PRAGMA user_version=99");
     else if (strcmp(kind, "empty"))

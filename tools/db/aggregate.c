@@ -42,6 +42,20 @@ typedef struct {
     int any;
 } merge_state;
 
+/* The non-zero buckets of h, as a new array of *n. */
+static hbin *hist_bins(const piano_hist *h, size_t *n)
+{
+    size_t k = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+        k += h->count[b] != 0;
+    hbin *v = xmalloc((k ? k : 1) * sizeof *v);
+    *n = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+        if (h->count[b])
+            v[(*n)++] = (hbin){(uint16_t)b, h->count[b]};
+    return v;
+}
+
 static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
 {
     double ovh = (flags & AGG_CORRECTED) && row->calls > 0
@@ -63,14 +77,8 @@ static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
         }
     }
     if (flags & AGG_KEEP_HIST) {
-        size_t n = 0;
-        for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
-            n += m->self->count[b] != 0;
-        row->hist = xmalloc(n * sizeof *row->hist);
-        row->nhist = 0;
-        for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
-            if (m->self->count[b])
-                row->hist[row->nhist++] = (hbin){(uint16_t)b, m->self->count[b]};
+        row->hist = hist_bins(m->self, &row->nhist);
+        row->hist_total = hist_bins(m->total, &row->nhist_total);
     }
     memset(m->self, 0, sizeof *m->self);
     memset(m->total, 0, sizeof *m->total);
@@ -223,6 +231,7 @@ void fnset_row_free(fnrow *r)
     free(r->file);
     free(r->label);
     free(r->hist);
+    free(r->hist_total);
 }
 
 void fnset_free(fnset *s)

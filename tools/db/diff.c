@@ -224,8 +224,14 @@ static void load_side(pdb *p, run_info *r, pdb_window *w, long thread, int flags
     pdb_load_window(p, r, w, flags, s);
 }
 
-static void side_line(FILE *f, const char *what, const run_info *r, const pdb_window *w)
+static void side_line(FILE *f, const char *what, const run_info *r, const pdb_window *w, const runset *set)
 {
+    if (set) {
+        char desc[512];
+        pdb_set_describe(set, desc, sizeof desc);
+        fprintf(f, "%s: %s", what, desc);
+        return;
+    }
     fprintf(f, "%s: run %lld", what, (long long)r->id);
     if (w->set) {
         char desc[160];
@@ -243,14 +249,44 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     char *runs[2] = { NULL, NULL };
     pdb_window w[2] = { { 0 }, { 0 } };
     split_windows(o, &cut, runs, w);
-    pdb_pick_runs(p, &cut, 0, 2, "diff [A B]", ab);
+    /* A side may be a set of runs (an id list, a tag of several): its
+     * functions summed, its calls pooled for the test (runset.c). */
+    runset sets[2];
+    int is_set[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        memset(&sets[i], 0, sizeof sets[i]);
+        is_set[i] = i < o->npos && !w[i].set && pdb_set_arg(p, runs[i], &sets[i]);
+        if (is_set[i] && !sets[i].n)
+            pdb_die("%s: its %zu run%s recorded nothing", sets[i].what, sets[i].total, sets[i].total == 1 ? "" : "s");
+    }
+    if ((is_set[0] || is_set[1]) && o->npos != 2)
+        pdb_usage_die("diff: a set of runs is compared with another set or run: diff A B");
+    if (is_set[0] || is_set[1]) {
+        for (int i = 0; i < 2; i++)
+            ab[i] = is_set[i] ? -1 : pdb_resolve_run(p, runs[i]);
+    } else {
+        pdb_pick_runs(p, &cut, 0, 2, "diff [A B]", ab);
+    }
     run_info ra, rb;
-    pdb_run_load(p, ab[0], &ra);
-    pdb_run_load(p, ab[1], &rb);
-    int flags = AGG_KEEP_HIST | (o->uncorrected ? 0 : AGG_CORRECTED);
+    /* A set's histograms are in ns, already corrected: a clock of 1 ns a tick. */
+    static const run_info set_info = {.id = -1, .ns_per_tick = 1.0};
+    ra = set_info;
+    rb = set_info;
+    if (!is_set[0])
+        pdb_run_load(p, ab[0], &ra);
+    if (!is_set[1])
+        pdb_run_load(p, ab[1], &rb);
+    int flags = AGG_KEEP_HIST | (o->uncorrected ? 0 : AGG_CORRECTED) | (o->group ? AGG_GROUP : 0);
     fnset sa, sb;
-    load_side(p, &ra, &w[0], o->thread_set ? o->thread : -1, flags, &sa);
-    load_side(p, &rb, &w[1], o->thread_set ? o->thread : -1, flags, &sb);
+    long thread = o->thread_set ? o->thread : -1;
+    if (is_set[0])
+        pdb_set_load(p, &sets[0], thread, flags, &sa);
+    else
+        load_side(p, &ra, &w[0], thread, flags, &sa);
+    if (is_set[1])
+        pdb_set_load(p, &sets[1], thread, flags, &sb);
+    else
+        load_side(p, &rb, &w[1], thread, flags, &sb);
     size_t n;
     drow *rows = diff_rows(o, &sa, &sb, &ra, &rb, &n);
     qsort(rows, n, sizeof *rows, cmp_drow);
@@ -280,8 +316,8 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         if (shown < n)
             fprintf(f, "(%zu more function%s hidden: --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
         fputc('\n', f);
-        side_line(f, "before", &ra, &w[0]);
-        side_line(f, ", after", &rb, &w[1]);
+        side_line(f, "before", &ra, &w[0], is_set[0] ? &sets[0] : NULL);
+        side_line(f, ", after", &rb, &w[1], is_set[1] ? &sets[1] : NULL);
         fputc('\n', f);
         if (w[0].set || w[1].set)
             fputs("a window keeps no per-call times: its p50 and Per call are '-'\n", f);
@@ -294,8 +330,12 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     free(rows);
     fnset_free(&sa);
     fnset_free(&sb);
-    pdb_run_free(&ra);
-    pdb_run_free(&rb);
+    if (!is_set[0])
+        pdb_run_free(&ra);
+    if (!is_set[1])
+        pdb_run_free(&rb);
+    runset_free(&sets[0]);
+    runset_free(&sets[1]);
     free(runs[0]);
     free(runs[1]);
     return flagged ? EXIT_REGRESSION : 0;

@@ -301,14 +301,17 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group ", &help_report, 0},
-    {"runs", "", "the stored runs", cmd_runs, " db json ", &help_runs, 0},
+     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group all-runs command ",
+     &help_report, 0},
+    {"runs", "", "the stored runs (--group command|parent: counted per program or parent)", cmd_runs,
+     " db json csv group ", &help_runs, 0},
     {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
      &help_snapshots, 0},
-    {"tag", "[NAME [RUN]]", "name a run; alone, list the tags", cmd_tag, " db json ", &help_tag, 2},
+    {"tag", "[NAME [RUN|SET...]]", "name a run or a set of runs; alone, list the tags", cmd_tag,
+     " db json all-runs command ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
-     " db json csv top all thread uncorrected fail-above cpu heap ", &help_diff, 0},
+     " db json csv top all thread uncorrected fail-above cpu heap group ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
@@ -403,7 +406,7 @@ static int takes_value(const char *name)
 {
     static const char *const with_value[] = {"db",   "sort",   "top",   "thread",  "fail-above", "keep",
                                                 "output", "format", "app", "label", "tenant", "auth", "timeout", "count", "metric",
-                                                "interval", "from", "to", "group"};
+                                                "interval", "from", "to", "group", "command"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(name, with_value[i]))
             return 1;
@@ -433,6 +436,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"follow", offsetof(pdb_opts, follow)}, {"again", offsetof(pdb_opts, again)},
         {"heap", offsetof(pdb_opts, heap)},
         {"cpu", offsetof(pdb_opts, cpu)},
+        {"all-runs", offsetof(pdb_opts, all_runs)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))
@@ -455,9 +459,15 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
             pdb_usage_die("%s: unknown format '%s' (folded|pprof|chrome|callgrind)", c->name, val);
         o->format = val;
     } else if (!strcmp(name, "group")) {
-        if (strcmp(val, "template"))
-            pdb_usage_die("%s: unknown grouping '%s' (template)", c->name, val);
+        const char *known = !strcmp(c->name, "runs") ? " command parent " : " template ";
+        if (!in_list(known, val))
+            pdb_usage_die("%s: unknown grouping '%s' (%s)", c->name, val,
+                          !strcmp(c->name, "runs") ? "command|parent" : "template");
         o->group = val;
+    } else if (!strcmp(name, "command")) {
+        if (!*val)
+            pdb_usage_die("%s: --command wants a program's name", c->name);
+        o->command_sel = val;
     } else if (!strcmp(name, "sort")) {
         if (fnset_sort_key(val) < 0)
             pdb_usage_die("%s: unknown sort key '%s' (%s)", c->name, val, fnset_sort_keys());

@@ -31,7 +31,9 @@ typedef struct {
     const char *db;
     int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap;
     const char *sort;
-    const char *group;  /* report --group template */
+    const char *group;  /* report, diff, flamegraph, export --group template; runs --group command|parent */
+    int all_runs;       /* report, tag --all-runs: every run that recorded something */
+    const char *command_sel; /* report, tag --command NAME: the runs of that program */
     long top;
     int top_set;
     long thread;
@@ -207,6 +209,34 @@ void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long t
 int frame_iter_next(frame_iter *it);
 void frame_iter_close(frame_iter *it);
 
+/* ---- sets of runs (runset.c) ---- */
+typedef struct {
+    int64_t *ids;      /* the runs that recorded something, ascending */
+    size_t n;
+    size_t empty;      /* runs named that recorded nothing: left out */
+    size_t total;      /* runs named */
+    char *what;        /* how it was named: "3..40", "tag suite", "--command jq", "--all-runs" */
+} runset;
+/* Whether s is a list of run ids and ranges ("3..40", "3,5", "3..40,45"). */
+int pdb_is_set_spec(const char *s);
+/* arg as a set: an id list or a tag naming several runs: 1 (s filled), else 0
+ * (arg names one run, or nothing). */
+int pdb_set_arg(pdb *p, const char *arg, runset *s);
+/* The set of --all-runs, --command NAME, or of the one argument o->pos[first]
+ * when it names a set: 1 (s filled; dies when no run of it recorded
+ * anything), else 0. */
+int pdb_set_pick(pdb *p, const pdb_opts *o, int first, runset *s);
+void runset_free(runset *s);
+/* "38 runs summed (3..40; 2 that recorded nothing left out)" into buf. */
+void pdb_set_describe(const runset *s, char *buf, size_t n);
+/* Whether the table tag_runs exists; how many runs tag name names in it. */
+int pdb_has_tag_runs(pdb *p);
+int64_t pdb_tag_runs_count(pdb *p, const char *name);
+/* tag NAME SET...: names several runs (runset.c). */
+int runset_tag(pdb *p, const pdb_opts *o, const char *name);
+/* runs --group command|parent. */
+int runs_grouped(pdb *p, const pdb_opts *o);
+
 /* ---- per-function figures (aggregate.c) ---- */
 typedef struct {
     uint16_t b;
@@ -251,6 +281,8 @@ typedef struct {
     int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
     size_t nhist;
+    hbin *hist_total;  /* per-call inclusive-time histogram, likewise (AGG_KEEP_HIST) */
+    size_t nhist_total;
     int64_t instances; /* AGG_GROUP: the functions (names) the row sums */
 } fnrow;
 
@@ -265,6 +297,12 @@ enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4, AGG_GROUP = 8 };
  * AGG_GROUP: one row per (name_group(name), file), its histograms merged. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
+/* The functions of every run of s summed (runset.c): flags as
+ * pdb_load_functions'; each run corrected with its own overhead; p50/p99 from
+ * the histograms merged in ns (rows' hist: ns, fix {0, 1}). */
+void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out);
+/* Every frame of the runs of s (thread: of that thread number in each). */
+int64_t pdb_set_frames(pdb *p, const runset *s, long thread);
 /* The rows of st (bound, in pdb_load_functions' columns, sorted by name,
  * file, line), merged per key into out (zeroed); st is finalized. */
 void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out);

@@ -39,6 +39,13 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
         id = lookup_id(p, "SELECT id FROM runs WHERE key = ?", arg, 0);
     if (id < 0)
         id = lookup_id(p, "SELECT run FROM tags WHERE name = ?", arg, 0);
+    if (id < 0 && lookup_id(p, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'", "", 0) > 0) {
+        /* a tag naming several runs (runset.c): report and diff sum them */
+        int64_t n = lookup_id(p, "SELECT count(*) FROM tag_runs WHERE name = ?", arg, 0);
+        if (n > 0)
+            pdb_die("tag '%s' names %lld runs: only report and diff take a set of runs", esc_ctrl(arg),
+                    (long long)n);
+    }
     if (id < 0)
         pdb_die("no run or tag '%s' in %s", esc_ctrl(arg), p->path);
     return id;

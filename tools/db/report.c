@@ -428,6 +428,36 @@ static void report_window(pdb *p, const pdb_opts *o, const run_info *r)
     fnset_free(&s);
 }
 
+/* report SET (an id list, a tag naming several runs, --all-runs, --command
+ * NAME): the functions of its runs summed (runset.c says how); the table's
+ * first line says which runs. */
+static void report_set(pdb *p, const pdb_opts *o, const runset *set)
+{
+    if (o->from || o->to || o->frames || o->threads || o->heap)
+        pdb_usage_die("report: a set of runs gives its functions summed (not --from, --to, --frames, --threads "
+                      "or --heap)");
+    const char *sort = o->sort ? o->sort : "self";
+    long thread = o->thread_set ? o->thread : -1;
+    fnset s;
+    pdb_set_load(p, set, thread,
+                 AGG_BY_LINE | (o->uncorrected ? 0 : AGG_CORRECTED) | (o->group ? AGG_GROUP : 0), &s);
+    fnset_sort(&s, sort);
+    emit_mode mode = emit_mode_of(o);
+    char what[512];
+    pdb_set_describe(set, what, sizeof what);
+    if (mode == EMIT_TABLE)
+        printf("%s\n", what);
+    int64_t marked = emit_functions(stdout, mode, &s, shown_rows(o, s.n, mode != EMIT_TABLE), p->color, o->cpu,
+                                    o->group != NULL);
+    if (mode == EMIT_TABLE) {
+        printf("\n%lld frames\n", (long long)pdb_set_frames(p, set, thread));
+        if (marked > 0)
+            printf("* includes %lld call%s unfinished at the end of their runs (timed to their end)\n",
+                   (long long)marked, marked == 1 ? "" : "s");
+    }
+    fnset_free(&s);
+}
+
 int cmd_report(pdb *p, const pdb_opts *o)
 {
     if (o->json && o->csv)
@@ -435,6 +465,12 @@ int cmd_report(pdb *p, const pdb_opts *o)
     int64_t id;
     if (o->group && (o->from || o->to || o->frames || o->heap))
         pdb_usage_die("report: --group goes with the functions' table (not --from, --to, --frames or --heap)");
+    runset set;
+    if (pdb_set_pick(p, o, 0, &set)) {
+        report_set(p, o, &set);
+        runset_free(&set);
+        return 0;
+    }
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);

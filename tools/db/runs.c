@@ -39,6 +39,8 @@ int cmd_runs(pdb *p, const pdb_opts *o)
 {
     if (o->npos)
         pdb_usage_die("runs: takes no arguments");
+    if (o->group)
+        return runs_grouped(p, o);
     /* parent: the run whose key is this run's parent_key, if stored. */
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -47,7 +49,9 @@ int cmd_runs(pdb *p, const pdb_opts *o)
         "FROM runs r ORDER BY r.started_ns DESC, r.id DESC",
         p->has_inuse ? "r.heap_peak_bytes" : "NULL");
     sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_stmt *tq = pdb_prepare(p, "SELECT name FROM tags WHERE run = ? ORDER BY name");
+    sqlite3_stmt *tq = pdb_prepare(p, pdb_has_tag_runs(p)
+        ? "SELECT name FROM tags WHERE run = ?1 UNION SELECT name FROM tag_runs WHERE run = ?1 ORDER BY name"
+        : "SELECT name FROM tags WHERE run = ? ORDER BY name");
     emitter e;
     emit_begin(&e, stdout, emit_mode_of(o), run_cols, NRUN, p->color ? EMIT_COLOR : 0);
     while (pdb_step(p, st) == SQLITE_ROW) {

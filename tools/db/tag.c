@@ -35,7 +35,7 @@ static void check_new_name(const char *name)
 
 static const emit_col tag_cols[] = {
     {.head = "Tag", .key = "tag", .type = COL_TEXT},
-    {.head = "Run", .key = "run", .type = COL_INT},
+    {.head = "Run", .key = "run", .type = COL_INT},   /* null for a tag of several runs (Command: "N runs") */
     {.head = "Started", .type = COL_TIME},
     {.head = "Command", .type = COL_TEXT, .flags = COL_LEFT, .cut = 40},
 };
@@ -43,12 +43,18 @@ enum { NTAG = sizeof tag_cols / sizeof *tag_cols };
 
 static int list_tags(pdb *p, const pdb_opts *o)
 {
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT t.name, t.run, r.command, r.started_ns FROM tags t "
-                                      "JOIN runs r ON r.id = t.run ORDER BY t.name");
+    /* A tag of several runs (tag_runs) is a row with its run count, and run null. */
+    sqlite3_stmt *st = pdb_prepare(p, pdb_has_tag_runs(p)
+        ? "SELECT t.name, t.run, r.command, r.started_ns, 1 FROM tags t JOIN runs r ON r.id = t.run "
+          "UNION ALL SELECT t.name, NULL, count(*) || ' runs', min(r.started_ns), count(*) FROM tag_runs t "
+          "JOIN runs r ON r.id = t.run GROUP BY t.name ORDER BY 1"
+        : "SELECT t.name, t.run, r.command, r.started_ns, 1 FROM tags t "
+          "JOIN runs r ON r.id = t.run ORDER BY t.name");
     emitter e;
     emit_begin(&e, stdout, emit_mode_of(o), tag_cols, NTAG, p->color ? EMIT_COLOR : 0);
     while (pdb_step(p, st) == SQLITE_ROW) {
-        emit_val v[NTAG] = {{.s = pdb_col_text(st, 0)}, {.i = sqlite3_column_int64(st, 1)},
+        emit_val v[NTAG] = {{.s = pdb_col_text(st, 0)},
+                            {.i = sqlite3_column_int64(st, 1), .null = sqlite3_column_type(st, 1) == SQLITE_NULL},
                             {.i = sqlite3_column_int64(st, 3)}, {.s = pdb_col_text(st, 2)}};
         emit_row(&e, v, NULL);
     }
@@ -63,6 +69,10 @@ int cmd_tag(pdb *p, const pdb_opts *o)
         return list_tags(p, o);
     const char *name = o->pos[0];
     check_new_name(name);
+    /* Several runs (RUN..., an id list, a tag of several, --all-runs, --command): runset.c. */
+    if (o->npos > 2 || o->all_runs || o->command_sel || (o->npos == 2 && pdb_is_set_spec(o->pos[1])) ||
+        (o->npos == 2 && pdb_tag_runs_count(p, o->pos[1]) > 0))
+        return runset_tag(p, o, name);
     int64_t run;
     pdb_pick_runs(p, o, 1, 1, "tag NAME [RUN]", &run);
     /* Re-tagging moves the name. */
@@ -72,6 +82,12 @@ int cmd_tag(pdb *p, const pdb_opts *o)
     sqlite3_bind_int64(st, 2, run);
     pdb_step(p, st);
     sqlite3_finalize(st);
+    if (pdb_has_tag_runs(p)) {   /* it named several runs: now one */
+        st = pdb_prepare(p, "DELETE FROM tag_runs WHERE name = ?");
+        pdb_bind_text(st, 1, name);
+        pdb_step(p, st);
+        sqlite3_finalize(st);
+    }
     printf("tagged '%s' -> %lld\n", name, (long long)run);
     return 0;
 }
@@ -84,8 +100,16 @@ int cmd_untag(pdb *p, const pdb_opts *o)
     pdb_bind_text(st, 1, o->pos[0]);
     pdb_step(p, st);
     sqlite3_finalize(st);
+    int changed = sqlite3_changes(p->db);
+    if (pdb_has_tag_runs(p)) {
+        st = pdb_prepare(p, "DELETE FROM tag_runs WHERE name = ?");
+        pdb_bind_text(st, 1, o->pos[0]);
+        pdb_step(p, st);
+        sqlite3_finalize(st);
+        changed += sqlite3_changes(p->db);
+    }
     char *shown = esc_ctrl(o->pos[0]);
-    if (sqlite3_changes(p->db) == 0)
+    if (changed == 0)
         pdb_die("no tag '%s' in %s", shown, p->path);
     printf("untagged '%s'\n", shown);
     free(shown);

@@ -1,0 +1,682 @@
+/*
+ * runset.c - sets of runs: the hundreds of runs of a test suite read as one.
+ *
+ * A set is named by a list of run ids and ranges ("3..40,45"), by a tag that
+ * names several runs (`tag NAME 3..40`, `tag NAME --command jq`: the table
+ * tag_runs, made by the first such tag), or by report's --all-runs and
+ * --command NAME. Runs that recorded nothing (a call, an allocation or a
+ * frame) are left out of a set, and counted.
+ *
+ * Summing: each run's rows are read as for a report of that run
+ * (pdb_load_functions: threads merged, the overhead correction with the run's
+ * own overhead and child calls), then added up per function: calls, self and
+ * inclusive times, allocations, frees, CPU and heap figures. A figure a run did
+ * not measure (CPU, heap in use) makes the set's figure unknown (null), never
+ * a partial sum. p50/p99 come from the histograms of every call of every run,
+ * merged in ns: each run's buckets converted with its ns_per_tick (and each
+ * call's correction, call_fix) into the bucket of that ns value, so the set's
+ * quantiles are those of its calls within the histograms' 1%; the merged
+ * histograms (ns_per_tick 1, no further correction) are what diff's test reads.
+ *
+ * `runs --group command|parent` counts the runs per program or per parent run.
+ */
+#include "piano_db.h"
+#include "hist.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- naming a set ---- */
+
+void runset_free(runset *s)
+{
+    free(s->ids);
+    free(s->what);
+    memset(s, 0, sizeof *s);
+}
+
+int pdb_has_tag_runs(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'");
+    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return has;
+}
+
+int64_t pdb_tag_runs_count(pdb *p, const char *name)
+{
+    if (!pdb_has_tag_runs(p))
+        return 0;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM tag_runs WHERE name = ?");
+    pdb_bind_text(st, 1, name);
+    int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Whether s is a list of run ids and ranges: "3..40", "3,5,7", "3..40,45". */
+static int is_id_list(const char *s)
+{
+    int sep = 0;
+    const char *c = s;
+    while (*c) {
+        if (!isdigit((unsigned char)*c))
+            return 0;
+        while (isdigit((unsigned char)*c))
+            c++;
+        if (c[0] == '.' && c[1] == '.') {
+            c += 2;
+            sep = 1;
+            if (!isdigit((unsigned char)*c))
+                return 0;
+            while (isdigit((unsigned char)*c))
+                c++;
+        }
+        if (*c == ',') {
+            c++;
+            sep = 1;
+            if (!*c)
+                return 0;
+        } else if (*c) {
+            return 0;
+        }
+    }
+    return sep;
+}
+
+int pdb_is_set_spec(const char *s)
+{
+    return is_id_list(s);
+}
+
+static void set_add(runset *s, size_t *cap, int64_t id)
+{
+    if (s->n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        s->ids = xrealloc(s->ids, *cap * sizeof *s->ids);
+    }
+    s->ids[s->n++] = id;
+}
+
+/* The runs st yields (id, recorded: 0 or 1) into s, those that recorded nothing counted apart. */
+static void set_fill(pdb *p, sqlite3_stmt *st, runset *s)
+{
+    size_t cap = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        if (sqlite3_column_int(st, 1))
+            set_add(s, &cap, sqlite3_column_int64(st, 0));
+        else
+            s->empty++;
+        s->total++;
+    }
+    sqlite3_finalize(st);
+}
+
+/* Whether run r recorded something: the rule of the runs commands pick by default. */
+#define RECORDED "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) " \
+                 "OR EXISTS (SELECT 1 FROM frames f WHERE f.run = r.id))"
+
+/* The runs of an id list (sorted, each once). */
+static void set_from_list(pdb *p, const char *spec, runset *s)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT r.id, " RECORDED " FROM runs r WHERE r.id BETWEEN ?1 AND ?2 ORDER BY r.id");
+    int64_t *lo = NULL, *hi = NULL;
+    size_t n = 0;
+    for (const char *c = spec; *c;) {
+        char *end;
+        int64_t a = strtoll(c, &end, 10), b = a;
+        if (end[0] == '.' && end[1] == '.')
+            b = strtoll(end + 2, &end, 10);
+        if (b < a)
+            pdb_usage_die("%s: the range %.*s runs backwards (A..B with A <= B)", spec, (int)(end - c), c);
+        lo = xrealloc(lo, (n + 1) * sizeof *lo);
+        hi = xrealloc(hi, (n + 1) * sizeof *hi);
+        lo[n] = a;
+        hi[n++] = b;
+        c = *end == ',' ? end + 1 : end;
+    }
+    sqlite3_finalize(st);
+    /* One statement over the union, so each run is counted once. */
+    char *sql = xmalloc(200 + n * 48);
+    strcpy(sql, "SELECT r.id, " RECORDED " FROM runs r WHERE 0");
+    for (size_t i = 0; i < n; i++)
+        sprintf(sql + strlen(sql), " OR r.id BETWEEN %lld AND %lld", (long long)lo[i], (long long)hi[i]);
+    strcat(sql, " ORDER BY r.id");
+    set_fill(p, pdb_prepare(p, sql), s);
+    free(sql);
+    free(lo);
+    free(hi);
+    s->what = xstrdup(spec);
+}
+
+/* The base name of a command's argv[0], as `runs` shows it (a new string). */
+static char *program_of(const char *cmd)
+{
+    const char *sp = strchr(cmd, ' ');
+    size_t n0 = sp ? (size_t)(sp - cmd) : strlen(cmd);
+    const char *base = cmd;
+    for (const char *c = cmd; c < cmd + n0; c++)
+        if (*c == '/' && c + 1 < cmd + n0)
+            base = c + 1;
+    char *out = xmalloc((size_t)(cmd + n0 - base) + 1);
+    memcpy(out, base, (size_t)(cmd + n0 - base));
+    out[cmd + n0 - base] = 0;
+    return out;
+}
+
+/* Whether the run's command is that of program `name`: its argv[0]'s base
+ * name, or with a '/' in name, its argv[0]. */
+static int command_matches(const char *cmd, const char *name)
+{
+    if (strchr(name, '/')) {
+        size_t n = strlen(name);
+        return !strncmp(cmd, name, n) && (cmd[n] == 0 || cmd[n] == ' ');
+    }
+    char *prog = program_of(cmd);
+    int same = !strcmp(prog, name);
+    free(prog);
+    return same;
+}
+
+/* --all-runs (command NULL) or --command NAME: every stored run, or those of a program. */
+static void set_from_runs(pdb *p, const char *command, runset *s)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT r.id, " RECORDED ", r.command FROM runs r ORDER BY r.id");
+    size_t cap = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        if (command && !command_matches(pdb_col_text(st, 2), command))
+            continue;
+        s->total++;
+        if (sqlite3_column_int(st, 1))
+            set_add(s, &cap, sqlite3_column_int64(st, 0));
+        else
+            s->empty++;
+    }
+    sqlite3_finalize(st);
+    if (command) {
+        s->what = xmalloc(strlen(command) + 16);
+        sprintf(s->what, "--command %s", command);
+    } else {
+        s->what = xstrdup("--all-runs");
+    }
+}
+
+static void set_from_tag(pdb *p, const char *name, runset *s)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT r.id, " RECORDED " FROM tag_runs t JOIN runs r ON r.id = t.run "
+                                      "WHERE t.name = ? ORDER BY r.id");
+    pdb_bind_text(st, 1, name);
+    set_fill(p, st, s);
+    s->what = xmalloc(strlen(name) + 8);
+    sprintf(s->what, "tag %s", name);
+}
+
+int pdb_set_arg(pdb *p, const char *arg, runset *s)
+{
+    memset(s, 0, sizeof *s);
+    if (is_id_list(arg))
+        set_from_list(p, arg, s);
+    else if (pdb_tag_runs_count(p, arg) > 0)
+        set_from_tag(p, arg, s);
+    else
+        return 0;
+    return 1;
+}
+
+/* Says what was left out; dies when nothing is left. */
+static void set_check(pdb *p, const runset *s)
+{
+    if (s->n)
+        return;
+    char *what = esc_ctrl(s->what);
+    if (s->total)
+        pdb_die("%s: its %zu run%s recorded nothing", what, s->total, s->total == 1 ? "" : "s");
+    pdb_die("%s: no such runs in %s", what, p->path);
+}
+
+int pdb_set_pick(pdb *p, const pdb_opts *o, int first, runset *s)
+{
+    memset(s, 0, sizeof *s);
+    int given = o->npos - first;
+    if (o->all_runs || o->command_sel) {
+        if (given > 0)
+            pdb_usage_die("%s: --%s names the runs: no RUN besides it", o->cmd, o->all_runs ? "all-runs" : "command");
+        if (o->all_runs && o->command_sel)
+            pdb_usage_die("%s: --all-runs and --command exclude each other", o->cmd);
+        set_from_runs(p, o->command_sel, s);
+    } else if (given != 1 || !pdb_set_arg(p, o->pos[first], s)) {
+        return 0;
+    }
+    set_check(p, s);
+    return 1;
+}
+
+void pdb_set_describe(const runset *s, char *buf, size_t n)
+{
+    char *what = esc_ctrl(s->what);
+    int w = snprintf(buf, n, "%zu run%s summed (%s", s->n, s->n == 1 ? "" : "s", what);
+    if (s->empty && w > 0 && (size_t)w < n)
+        w += snprintf(buf + w, n - (size_t)w, "; %zu that recorded nothing left out", s->empty);
+    if (w > 0 && (size_t)w < n)
+        snprintf(buf + w, n - (size_t)w, ")");
+    free(what);
+}
+
+/* ---- summing a set ---- */
+
+/* A run's row, on its way into the set's: its key (name, or its template
+ * group), and the run's clock. */
+typedef struct {
+    char *key;
+    fnrow row;
+    double nspt;
+} entry;
+
+static int by_line_cmp;   /* qsort has no state: set by pdb_set_load */
+
+static int cmp_entry(const void *x, const void *y)
+{
+    const entry *a = x, *b = y;
+    int c = strcmp(a->key, b->key);
+    if (c)
+        return c;
+    c = strcmp(a->row.file, b->row.file);
+    if (c)
+        return c;
+    if (by_line_cmp && a->row.line != b->row.line)
+        return a->row.line < b->row.line ? -1 : 1;
+    return strcmp(a->row.name, b->row.name);
+}
+
+/* Adds hist (ticks of nspt ns, each call corrected by fix) into h, in ns. */
+static void hist_add_ns(piano_hist *h, const hbin *v, size_t n, double nspt, call_fix fix)
+{
+    for (size_t i = 0; i < n; i++) {
+        double ns = call_fix_ns((double)piano_hist_value(v[i].b) * nspt, fix);
+        uint64_t u = ns >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(ns);
+        h->count[piano_hist_bucket(u)] += v[i].c;
+        h->total += v[i].c;
+    }
+}
+
+static hbin *bins_of(const piano_hist *h, size_t *n)
+{
+    size_t k = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+        k += h->count[b] != 0;
+    hbin *v = xmalloc((k ? k : 1) * sizeof *v);
+    *n = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+        if (h->count[b])
+            v[(*n)++] = (hbin){(uint16_t)b, h->count[b]};
+    return v;
+}
+
+/* Adds run row e into the set's row cur. */
+static void row_add(fnrow *cur, const fnrow *r)
+{
+    int64_t *const to[] = {&cur->calls, &cur->self_ns, &cur->total_ns, &cur->allocs, &cur->alloc_bytes,
+                           &cur->frees, &cur->free_bytes, &cur->child_calls, &cur->unfinished};
+    const int64_t from[] = {r->calls, r->self_ns, r->total_ns, r->allocs, r->alloc_bytes,
+                            r->frees, r->free_bytes, r->child_calls, r->unfinished};
+    for (size_t k = 0; k < sizeof from / sizeof *from; k++)
+        *to[k] = sat_add(*to[k], from[k]);
+    cur->cpu_known = cur->cpu_known && r->cpu_known;
+    int64_t *const cto[] = {&cur->cpu_ns, &cur->cpu_total_ns, &cur->cpu_user_ns, &cur->cpu_sys_ns, &cur->offcpu_ns};
+    const int64_t cfrom[] = {r->cpu_ns, r->cpu_total_ns, r->cpu_user_ns, r->cpu_sys_ns, r->offcpu_ns};
+    for (int k = 0; k < 5; k++)
+        *cto[k] = cur->cpu_known ? sat_add(*cto[k], cfrom[k]) : 0;
+    cur->inuse_known = cur->inuse_known && r->inuse_known;
+    cur->inuse_objects = cur->inuse_known ? sat_add(cur->inuse_objects, r->inuse_objects) : 0;
+    cur->inuse_bytes = cur->inuse_known ? sat_add(cur->inuse_bytes, r->inuse_bytes) : 0;
+    cur->peak_inuse_bytes = cur->inuse_known ? sat_add(cur->peak_inuse_bytes, r->peak_inuse_bytes) : 0;
+}
+
+void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
+{
+    memset(out, 0, sizeof *out);
+    int group = (flags & AGG_GROUP) != 0, by_line = !group && (flags & AGG_BY_LINE);
+    int run_flags = (flags & AGG_CORRECTED) | AGG_KEEP_HIST | (by_line ? AGG_BY_LINE : 0);
+    entry *e = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        run_info r;
+        pdb_run_load(p, s->ids[i], &r);
+        fnset f;
+        pdb_load_functions(p, &r, thread, run_flags, &f);
+        if (n + f.n > cap) {
+            cap = (n + f.n) * 2;
+            e = xrealloc(e, cap * sizeof *e);
+        }
+        for (size_t k = 0; k < f.n; k++) {
+            e[n].row = f.v[k];
+            e[n].key = group ? name_group(f.v[k].name) : xstrdup(f.v[k].name);
+            e[n].nspt = r.ns_per_tick;
+            n++;
+        }
+        free(f.v);
+        pdb_run_free(&r);
+    }
+    by_line_cmp = by_line;
+    if (n > 1)
+        qsort(e, n, sizeof *e, cmp_entry);
+    piano_hist *hs = xcalloc(1, sizeof *hs), *ht = xcalloc(1, sizeof *ht);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        if (out->n == out->cap) {
+            out->cap = out->cap ? out->cap * 2 : 64;
+            out->v = xrealloc(out->v, out->cap * sizeof *out->v);
+        }
+        fnrow *cur = &out->v[out->n++];
+        memset(cur, 0, sizeof *cur);
+        cur->name = xstrdup(e[i].key);
+        cur->file = xstrdup(e[i].row.file);
+        cur->line = e[i].row.line;
+        cur->cpu_known = cur->inuse_known = 1;
+        cur->fix = (call_fix){0, 1};
+        for (; j < n && !strcmp(e[j].key, e[i].key) && !strcmp(e[j].row.file, e[i].row.file) &&
+               (!by_line || e[j].row.line == e[i].row.line);
+             j++) {
+            const fnrow *r = &e[j].row;
+            row_add(cur, r);
+            if (group && (j == i || strcmp(e[j - 1].row.name, r->name)))
+                cur->instances++;
+            hist_add_ns(hs, r->hist, r->nhist, e[j].nspt, r->fix);
+            hist_add_ns(ht, r->hist_total, r->nhist_total, e[j].nspt, (call_fix){0, 1});
+        }
+        if (!group)
+            cur->instances = 1;
+        cur->p50_ns = (int64_t)piano_hist_quantile(hs, 0.50);
+        cur->p99_ns = (int64_t)piano_hist_quantile(hs, 0.99);
+        cur->p50_total_ns = (int64_t)piano_hist_quantile(ht, 0.50);
+        cur->p99_total_ns = (int64_t)piano_hist_quantile(ht, 0.99);
+        if (flags & AGG_KEEP_HIST) {
+            cur->hist = bins_of(hs, &cur->nhist);
+            cur->hist_total = bins_of(ht, &cur->nhist_total);
+        }
+        memset(hs, 0, sizeof *hs);
+        memset(ht, 0, sizeof *ht);
+        for (size_t k = i; k < j; k++) {
+            free(e[k].key);
+            fnset_row_free(&e[k].row);
+        }
+        i = j;
+    }
+    free(hs);
+    free(ht);
+    free(e);
+    const char **names = xmalloc((out->n + 1) * sizeof *names), **files = xmalloc((out->n + 1) * sizeof *files);
+    int64_t *lines = xmalloc((out->n + 1) * sizeof *lines);
+    for (size_t i = 0; i < out->n; i++) {
+        names[i] = out->v[i].name;
+        files[i] = out->v[i].file;
+        lines[i] = out->v[i].line;
+    }
+    char **labels = fn_labels(names, files, by_line ? lines : NULL, out->n, 1);
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].label = labels[i];
+    free(labels);
+    free(names);
+    free(files);
+    free(lines);
+}
+
+int64_t pdb_set_frames(pdb *p, const runset *s, long thread)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n = sat_add(n, pdb_frame_count(p, s->ids[i], thread));
+    return n;
+}
+
+/* ---- tag NAME SET ---- */
+
+static void exec_or_die(pdb *p, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(p->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", err ? err : sqlite3_errmsg(p->db));
+        sqlite3_free(err);
+        sqlite3_exec(p->db, "ROLLBACK", NULL, NULL, NULL);
+        pdb_die("cannot write %s: %s", p->path, msg);
+    }
+}
+
+/* A list of ids as "3..40,45" (runs of consecutive ids as ranges) into a new string. */
+static char *ids_spec(const int64_t *ids, size_t n)
+{
+    char *out = xmalloc(n * 48 + 1);
+    out[0] = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && ids[j + 1] == ids[j] + 1)
+            j++;
+        char *at = out + strlen(out);
+        if (j == i)
+            sprintf(at, "%s%lld", i ? "," : "", (long long)ids[i]);
+        else
+            sprintf(at, "%s%lld..%lld", i ? "," : "", (long long)ids[i], (long long)ids[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+int runset_tag(pdb *p, const pdb_opts *o, const char *name)
+{
+    runset s;
+    memset(&s, 0, sizeof s);
+    size_t cap = 0;
+    if (o->all_runs || o->command_sel) {
+        if (!pdb_set_pick(p, o, 1, &s))
+            return -1;
+    } else {
+        /* RUN... : runs, id lists and tags (each of their runs) */
+        for (int i = 1; i < o->npos; i++) {
+            runset part;
+            if (pdb_set_arg(p, o->pos[i], &part)) {
+                for (size_t k = 0; k < part.n; k++)
+                    set_add(&s, &cap, part.ids[k]);
+                s.empty += part.empty;
+                runset_free(&part);
+            } else {
+                set_add(&s, &cap, pdb_resolve_run(p, o->pos[i]));
+            }
+        }
+        s.what = xstrdup("runs");
+    }
+    if (s.n == 0)
+        pdb_die("tag: the runs named recorded nothing: '%s' not made", name);
+    exec_or_die(p, "CREATE TABLE IF NOT EXISTS tag_runs(\n"
+                       "  name TEXT NOT NULL,\n"
+                       "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+                       "  PRIMARY KEY(name, run)\n"
+                       ") WITHOUT ROWID");
+    exec_or_die(p, "BEGIN IMMEDIATE");
+    /* A tag names one run (tags) or several (tag_runs): making it anew replaces either. */
+    sqlite3_stmt *st = pdb_prepare(p, "DELETE FROM tags WHERE name = ?");
+    pdb_bind_text(st, 1, name);
+    pdb_step(p, st);
+    sqlite3_finalize(st);
+    st = pdb_prepare(p, "DELETE FROM tag_runs WHERE name = ?");
+    pdb_bind_text(st, 1, name);
+    pdb_step(p, st);
+    sqlite3_finalize(st);
+    st = pdb_prepare(p, "INSERT OR IGNORE INTO tag_runs(name, run) VALUES(?1, ?2)");
+    pdb_bind_text(st, 1, name);
+    for (size_t i = 0; i < s.n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 2, s.ids[i]);
+        pdb_step(p, st);
+    }
+    sqlite3_finalize(st);
+    exec_or_die(p, "COMMIT");
+    int64_t held = pdb_tag_runs_count(p, name);
+    int64_t *ids = xmalloc((size_t)(held + 1) * sizeof *ids);
+    st = pdb_prepare(p, "SELECT run FROM tag_runs WHERE name = ? ORDER BY run");
+    pdb_bind_text(st, 1, name);
+    size_t k = 0;
+    while (pdb_step(p, st) == SQLITE_ROW && (int64_t)k < held)
+        ids[k++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    char *spec = ids_spec(ids, k);
+    char *shown = esc_ctrl(name);
+    printf("tagged '%s' -> %zu run%s (%s)", shown, k, k == 1 ? "" : "s", spec);
+    if (s.empty)
+        printf("; %zu that recorded nothing left out", s.empty);
+    putchar('\n');
+    free(shown);
+    free(spec);
+    free(ids);
+    runset_free(&s);
+    return 0;
+}
+
+/* ---- runs --group command|parent ---- */
+
+typedef struct {
+    char *key;          /* the program, or the parent run's id as text ("" none) */
+    int64_t parent;     /* --group parent: the parent run (-1 none) */
+    char *pcommand;     /* its command */
+    int64_t runs, empty, recovered, running, duration, first, last;
+    int64_t *ids;
+    size_t nids, cap;
+} rgroup;
+
+static const emit_col group_cols_command[] = {
+    {.head = "Command", .key = "command", .type = COL_TEXT, .flags = COL_LEFT, .cut = 40},
+    {.head = "Runs", .key = "runs", .type = COL_INT},
+    {.head = "Empty", .key = "empty", .type = COL_INT},
+    {.head = "Recovered", .key = "recovered", .type = COL_INT},
+    {.head = "Running", .key = "running", .type = COL_INT},
+    {.head = "Time", .key = "duration_ns", .type = COL_NS},
+    {.head = "First", .key = "first_started", .type = COL_TIME},
+    {.head = "Last", .key = "last_started", .type = COL_TIME},
+    {.head = "Set", .key = "set", .type = COL_TEXT, .flags = COL_LEFT, .cut = 30},
+};
+static const emit_col group_cols_parent[] = {
+    {.head = "Parent", .key = "parent", .type = COL_INT},
+    {.head = "Command", .key = "command", .type = COL_TEXT, .flags = COL_LEFT | COL_FIT_COMMAND},
+    {.head = "Runs", .key = "runs", .type = COL_INT},
+    {.head = "Empty", .key = "empty", .type = COL_INT},
+    {.head = "Recovered", .key = "recovered", .type = COL_INT},
+    {.head = "Running", .key = "running", .type = COL_INT},
+    {.head = "Time", .key = "duration_ns", .type = COL_NS},
+    {.head = "First", .key = "first_started", .type = COL_TIME},
+    {.head = "Last", .key = "last_started", .type = COL_TIME},
+    {.head = "Set", .key = "set", .type = COL_TEXT, .flags = COL_LEFT, .cut = 30},
+};
+
+static int cmp_group_key(const void *x, const void *y)
+{
+    const rgroup *a = x, *b = y;
+    return strcmp(a->key, b->key);
+}
+
+/* Most recent group first, as `runs` lists runs. */
+static int cmp_group_last(const void *x, const void *y)
+{
+    const rgroup *a = x, *b = y;
+    if (a->last != b->last)
+        return a->last > b->last ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+int runs_grouped(pdb *p, const pdb_opts *o)
+{
+    int by_parent = !strcmp(o->group, "parent");
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT r.id, r.command, r.status, r.duration_ns, r.started_ns, " RECORDED ", "
+        "(SELECT q.id FROM runs q WHERE q.key = r.parent_key), "
+        "(SELECT q.command FROM runs q WHERE q.key = r.parent_key) FROM runs r ORDER BY r.id");
+    rgroup *g = NULL;
+    size_t n = 0, cap = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        char key[32];
+        char *k;
+        if (by_parent) {
+            if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+                key[0] = 0;
+            else
+                snprintf(key, sizeof key, "%020lld", (long long)sqlite3_column_int64(st, 6));
+            k = xstrdup(key);
+        } else {
+            k = program_of(pdb_col_text(st, 1));
+        }
+        size_t i = 0;
+        while (i < n && strcmp(g[i].key, k))   /* groups are few: a scan */
+            i++;
+        if (i == n) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 16;
+                g = xrealloc(g, cap * sizeof *g);
+            }
+            memset(&g[n], 0, sizeof g[n]);
+            g[n].key = k;
+            g[n].parent = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+            g[n].pcommand = xstrdup(pdb_col_text(st, 7));
+            g[n].first = INT64_MAX;
+            g[n].last = INT64_MIN;
+            n++;
+        } else {
+            free(k);
+        }
+        rgroup *c = &g[i];
+        const char *status = pdb_col_text(st, 2);
+        int64_t started = sqlite3_column_int64(st, 4);
+        c->runs++;
+        c->empty += !sqlite3_column_int(st, 5);
+        c->recovered += !strcmp(status, "recovered");
+        c->running += !strcmp(status, "running");
+        c->duration = sat_add(c->duration, sqlite3_column_int64(st, 3));
+        if (started < c->first)
+            c->first = started;
+        if (started > c->last)
+            c->last = started;
+        if (c->nids == c->cap) {
+            c->cap = c->cap ? c->cap * 2 : 16;
+            c->ids = xrealloc(c->ids, c->cap * sizeof *c->ids);
+        }
+        c->ids[c->nids++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (n > 1) {
+        qsort(g, n, sizeof *g, cmp_group_key);
+        qsort(g, n, sizeof *g, cmp_group_last);
+    }
+    const emit_col *cols = by_parent ? group_cols_parent : group_cols_command;
+    int ncols = by_parent ? (int)(sizeof group_cols_parent / sizeof *cols) : (int)(sizeof group_cols_command / sizeof *cols);
+    emitter e;
+    emit_begin(&e, stdout, emit_mode_of(o), cols, ncols, p->color ? EMIT_COLOR : 0);
+    for (size_t i = 0; i < n; i++) {
+        rgroup *c = &g[i];
+        char *spec = ids_spec(c->ids, c->nids);
+        emit_val v[10];
+        memset(v, 0, sizeof v);
+        int at = 0;
+        if (by_parent) {
+            v[at++] = (emit_val){.i = c->parent, .null = c->parent < 0};
+            v[at++] = (emit_val){.s = c->pcommand, .null = c->parent < 0};
+        } else {
+            v[at++] = (emit_val){.s = c->key};
+        }
+        const int64_t fig[] = {c->runs, c->empty, c->recovered, c->running, c->duration, c->first, c->last};
+        for (int k = 0; k < 7; k++)
+            v[at++] = (emit_val){.i = fig[k]};
+        v[at++] = (emit_val){.s = spec};
+        emit_row(&e, v, NULL);
+        free(spec);
+        free(c->key);
+        free(c->pcommand);
+        free(c->ids);
+    }
+    free(g);
+    char none[sizeof p->path + 32];
+    snprintf(none, sizeof none, "no runs stored in %s yet\n", p->path);
+    emit_end(&e, none);
+    if (emit_mode_of(o) == EMIT_TABLE && n)
+        fputs("\nSet: the runs, as report and diff take them (piano-db report SET sums them; tag NAME SET names them)\n",
+              stdout);
+    return 0;
+}
