@@ -557,6 +557,12 @@ static void sets(void)
         uint64_t v = r == 5 ? 60 : 90;
         stat1(r, 0, 0, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0, v, v);
         stat1(r, 0, 1, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0, v, v);
+        /* main > write<char>, main > write<wchar_t>: one path grouped (export, flamegraph --group template) */
+        fn(r, 2, "main", "fmt_test.c", 1);
+        stat1(r, 0, 2, 1, 100, 100 + 2000 * (long long)v, 0, 0, 100, 100 + 2000 * v);
+        ctx(r, 0, 1, -1, 2, 1, 100, 100 + 2000 * (long long)v, 0, 0);
+        ctx(r, 0, 2, 1, 0, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0);
+        ctx(r, 0, 3, 1, 1, 1000, 1000 * (long long)v, 1000 * (long long)v, 0, 0);
     }
     exec("COMMIT");
 }

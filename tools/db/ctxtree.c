@@ -210,3 +210,112 @@ char *ctree_path(const ctree *t, int node, const char *sep)
         memmove(s, s + end, len - end);
     return s;
 }
+
+/* ---- --group template: instantiations of one template as one function ---- */
+
+typedef struct {
+    char *name;   /* name_group of the key's name */
+    int old;      /* the key */
+} gkey;
+
+static int cmp_gkey(const void *x, const void *y)
+{
+    const gkey *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : a->old - b->old;
+}
+
+void ctree_group(ctree *t)
+{
+    fkeys *k = &t->keys;
+    int nk = k->nkeys - 1;   /* the last key is "(unknown)": kept last */
+    gkey *g = xmalloc((size_t)(nk > 0 ? nk : 1) * sizeof *g);
+    for (int i = 0; i < nk; i++)
+        g[i] = (gkey){name_group(k->names[i]), i};
+    if (nk > 1)
+        qsort(g, (size_t)nk, sizeof *g, cmp_gkey);
+    /* New keys: one per (group name, file), in (name, file) order. */
+    int *map = xmalloc((size_t)(nk + 1) * sizeof *map);
+    char **names = xmalloc((size_t)(nk + 1) * sizeof *names), **files = xmalloc((size_t)(nk + 1) * sizeof *files);
+    int64_t *lines = xmalloc((size_t)(nk + 1) * sizeof *lines);
+    int n = 0;
+    /* within one name, files in order: a pass per name run */
+    for (int i = 0; i < nk;) {
+        int j = i;
+        while (j < nk && !strcmp(g[j].name, g[i].name))
+            j++;
+        for (int a = i; a < j; a++) {
+            int found = -1;
+            for (int b = n - 1; b >= 0 && !strcmp(names[b], g[i].name); b--)
+                if (!strcmp(files[b], k->files[g[a].old]))
+                    found = b;
+            if (found < 0) {
+                names[n] = xstrdup(g[i].name);
+                files[n] = xstrdup(k->files[g[a].old]);
+                lines[n] = k->lines[g[a].old];
+                found = n++;
+            }
+            map[g[a].old] = found;
+        }
+        i = j;
+    }
+    map[nk] = n;   /* (unknown) */
+    names[n] = xstrdup(k->names[nk]);
+    files[n] = xstrdup(k->files[nk]);
+    lines[n] = 0;
+    n++;
+    char **labels = fn_labels((const char *const *)names, (const char *const *)files, NULL, (size_t)n, 0);
+    for (int i = 0; i < nk; i++)
+        free(g[i].name);
+    free(g);
+    for (size_t i = 0; i < k->nids; i++)
+        k->key_of[i] = map[k->key_of[i]];
+    for (int i = 0; i < k->nkeys; i++) {
+        free(k->names[i]);
+        free(k->files[i]);
+        free(k->labels[i]);
+    }
+    free(k->names);
+    free(k->files);
+    free(k->labels);
+    free(k->lines);
+    k->names = names;
+    k->files = files;
+    k->lines = lines;
+    k->labels = labels;
+    k->nkeys = n;
+    /* The tree again, paths of the new keys: nodes of one path merge (children come after their parent). */
+    ctree old = *t;
+    t->cap = old.cap;
+    t->v = xmalloc(t->cap * sizeof *t->v);
+    t->hcap = 512;
+    t->hash = xmalloc(t->hcap * sizeof *t->hash);
+    for (size_t i = 0; i < t->hcap; i++)
+        t->hash[i] = -1;
+    t->n = 1;
+    t->v[0] = old.v[0];
+    t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
+    int *to = xmalloc(old.n * sizeof *to);
+    to[0] = 0;
+    for (size_t i = 1; i < old.n; i++) {
+        const cnode *o = &old.v[i];
+        int m = add_node(t, to[o->parent], map[o->key]);
+        cnode *c = &t->v[m];
+        c->calls += o->calls;
+        c->self_ns += o->self_ns;
+        c->total_ns += o->total_ns;
+        c->allocs += o->allocs;
+        c->alloc_bytes += o->alloc_bytes;
+        c->frees += o->frees;
+        c->free_bytes += o->free_bytes;
+        c->cpu_ns += o->cpu_ns;
+        c->inuse_objects += o->inuse_objects;
+        c->inuse_bytes += o->inuse_bytes;
+        c->peak_inuse_bytes += o->peak_inuse_bytes;
+        to[i] = m;
+    }
+    free(to);
+    free(map);
+    free(old.v);
+    free(old.hash);
+}

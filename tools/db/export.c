@@ -240,6 +240,8 @@ int cmd_export(pdb *p, const pdb_opts *o)
     long thread = o->thread_set ? o->thread : -1;
     if (o->metric && strcmp(o->format, "folded") && strcmp(o->format, "callgrind"))
         pdb_usage_die("export: --metric goes with --format folded or callgrind (pprof carries every metric)");
+    if (o->group && !strcmp(o->format, "chrome"))
+        pdb_usage_die("export: --group goes with --format folded, pprof or callgrind (chrome's events are frames)");
     if (!strcmp(o->format, "pprof")) {
         export_pprof(p, o, &r, thread);
         pdb_run_free(&r);
@@ -251,6 +253,8 @@ int cmd_export(pdb *p, const pdb_opts *o)
     } else {
         ctree t;
         ctree_load(p, r.id, thread, &t);
+        if (o->group)
+            ctree_group(&t);
         ctree_use_metric(&t, o->metric, r.id);
         if (!strcmp(o->format, "folded"))
             export_folded(f, &t);

@@ -409,6 +409,10 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         pdb_run_load(p, ib, &r);
         ctree_load(p, ia, thread, &base);
         ctree_load(p, ib, thread, &t);
+        if (o->group) {
+            ctree_group(&base);
+            ctree_group(&t);
+        }
         apply_metric(&base, m, ia);
         apply_metric(&t, m, ib);
     } else {
@@ -416,6 +420,8 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
         pdb_run_load(p, id, &r);
         ctree_load(p, r.id, thread, &t);
+        if (o->group)
+            ctree_group(&t);
         if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)
             pdb_die("flamegraph: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r.id);
         apply_metric(&t, m, r.id);

@@ -560,6 +560,10 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t);
 void ctree_use_metric(ctree *t, const char *metric, int64_t run);
 /* The metrics ctree_use_metric takes, as "wall|cpu|offcpu". */
 #define PDB_METRICS "wall|cpu|offcpu"
+/* --group template: the keys of t's functions become name_group's (a
+ * template's instantiations one function per file), the paths that then read
+ * alike merged, their figures summed. */
+void ctree_group(ctree *t);
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);

@@ -271,6 +271,8 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
                                         {"inuse_objects", "count", PPROF_INUSE_OBJECTS}};
     ctree t;
     ctree_load(p, r->id, thread, &t);
+    if (o->group)
+        ctree_group(&t);
     /* CPU time only when the run measured it, heap in use when it tracked it
      * (else they would say 0) */
     pprof_value v[7];
