@@ -13,10 +13,11 @@
  * inclusive times, allocations, frees, CPU and heap figures. A figure a run did
  * not measure (CPU, heap in use) makes the set's figure unknown (null), never
  * a partial sum. p50/p99 come from the histograms of every call of every run,
- * merged in ns: each run's buckets converted with its ns_per_tick (and each
- * call's correction, call_fix) into the bucket of that ns value, so the set's
- * quantiles are those of its calls within the histograms' 1%; the merged
- * histograms (ns_per_tick 1, no further correction) are what diff's test reads.
+ * merged: each run's buckets read as that run's report reads them (its
+ * ns_per_tick, each call's correction: call_fix), then the nearest rank over
+ * all of them, so a set of one run shows that run's p50/p99. For diff's test
+ * the calls are also binned anew in ns (ns_per_tick 1, no further correction),
+ * within the histograms' 1%.
  *
  * `runs --group command|parent` counts the runs per program or per parent run.
  */
@@ -129,7 +130,7 @@ static void set_from_list(pdb *p, const char *spec, runset *s)
         if (end[0] == '.' && end[1] == '.')
             b = strtoll(end + 2, &end, 10);
         if (b < a)
-            pdb_usage_die("%s: the range %.*s runs backwards (A..B with A <= B)", spec, (int)(end - c), c);
+            pdb_usage_die("%.*s: runs backwards (A..B with A <= B)", (int)(end - c), c);
         lo = xrealloc(lo, (n + 1) * sizeof *lo);
         hi = xrealloc(hi, (n + 1) * sizeof *hi);
         lo[n] = a;
@@ -300,6 +301,59 @@ static void hist_add_ns(piano_hist *h, const hbin *v, size_t n, double nspt, cal
     }
 }
 
+/* A call time and how many calls took it: the quantiles of a set are read
+ * from these, each as the run's own report reads it (so a set of one run
+ * shows that run's p50/p99). */
+typedef struct {
+    int64_t ns;
+    uint64_t c;
+} vcount;
+typedef struct {
+    vcount *v;
+    size_t n, cap;
+    uint64_t total;
+} vlist;
+
+static void vlist_add(vlist *l, const hbin *v, size_t n, double nspt, call_fix fix, int fixed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 64;
+            l->v = xrealloc(l->v, l->cap * sizeof *l->v);
+        }
+        /* as aggregate.c's finish_row: ticks to ns, then the call's correction */
+        double ns = (double)llround((double)piano_hist_value(v[i].b) * nspt);
+        if (fixed)
+            ns = (double)llround(call_fix_ns(ns, fix));
+        l->v[l->n++] = (vcount){(int64_t)ns, v[i].c};
+        l->total += v[i].c;
+    }
+}
+
+static int cmp_vcount(const void *x, const void *y)
+{
+    const vcount *a = x, *b = y;
+    return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/* Nearest rank, as piano_hist_quantile; 0 without calls. */
+static int64_t vlist_quantile(vlist *l, double q, int sorted)
+{
+    if (!l->total)
+        return 0;
+    if (!sorted && l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, cmp_vcount);
+    uint64_t rank = (uint64_t)ceil(q * (double)l->total), seen = 0;
+    if (rank < 1)
+        rank = 1;
+    for (size_t i = 0; i < l->n; i++) {
+        seen += l->v[i].c;
+        if (seen >= rank)
+            return l->v[i].ns;
+    }
+    return l->v[l->n - 1].ns;
+}
+
 static hbin *bins_of(const piano_hist *h, size_t *n)
 {
     size_t k = 0;
@@ -362,6 +416,7 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
     if (n > 1)
         qsort(e, n, sizeof *e, cmp_entry);
     piano_hist *hs = xcalloc(1, sizeof *hs), *ht = xcalloc(1, sizeof *ht);
+    vlist ls = {0}, lt = {0};
     for (size_t i = 0; i < n;) {
         size_t j = i;
         if (out->n == out->cap) {
@@ -384,13 +439,19 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
                 cur->instances++;
             hist_add_ns(hs, r->hist, r->nhist, e[j].nspt, r->fix);
             hist_add_ns(ht, r->hist_total, r->nhist_total, e[j].nspt, (call_fix){0, 1});
+            /* finish_row corrects a run's quantiles when its correction moved them */
+            int fixed = r->fix.shift_ns > 0 || r->fix.keep != 1;
+            vlist_add(&ls, r->hist, r->nhist, e[j].nspt, r->fix, fixed);
+            vlist_add(&lt, r->hist_total, r->nhist_total, e[j].nspt, (call_fix){0, 1}, 0);
         }
         if (!group)
             cur->instances = 1;
-        cur->p50_ns = (int64_t)piano_hist_quantile(hs, 0.50);
-        cur->p99_ns = (int64_t)piano_hist_quantile(hs, 0.99);
-        cur->p50_total_ns = (int64_t)piano_hist_quantile(ht, 0.50);
-        cur->p99_total_ns = (int64_t)piano_hist_quantile(ht, 0.99);
+        cur->p50_ns = vlist_quantile(&ls, 0.50, 0);
+        cur->p99_ns = vlist_quantile(&ls, 0.99, 1);
+        cur->p50_total_ns = vlist_quantile(&lt, 0.50, 0);
+        cur->p99_total_ns = vlist_quantile(&lt, 0.99, 1);
+        ls.n = lt.n = 0;
+        ls.total = lt.total = 0;
         if (flags & AGG_KEEP_HIST) {
             cur->hist = bins_of(hs, &cur->nhist);
             cur->hist_total = bins_of(ht, &cur->nhist_total);
@@ -405,6 +466,8 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
     }
     free(hs);
     free(ht);
+    free(ls.v);
+    free(lt.v);
     free(e);
     const char **names = xmalloc((out->n + 1) * sizeof *names), **files = xmalloc((out->n + 1) * sizeof *files);
     int64_t *lines = xmalloc((out->n + 1) * sizeof *lines);
