@@ -27,19 +27,24 @@ _piano_db()
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
         --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
-        --group) COMPREPLY=($(compgen -W "template" -- "$cur")); return ;;
+        --group) if [[ $cmd == runs ]]; then COMPREPLY=($(compgen -W "command parent" -- "$cur"))
+                 else COMPREPLY=($(compgen -W "template" -- "$cur")); fi; return ;;
+        --command) COMPREPLY=($(compgen -W "$(piano-db runs --group command ${db:+--db "$db"} --csv 2>/dev/null |
+                                               awk -F, 'NR > 1 { print $1 }')" -- "$cur")); return ;;
         --sort) COMPREPLY=($(compgen -W "self total calls p50 p99 allocs bytes cpu offcpu inuse peak" -- "$cur")); return ;;
         --top|--thread|--keep|--fail-above|--app|--label|--tenant|--auth|--timeout|--count|--interval|--from|--to) return ;;
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group" ;;
-        runs|tag|snapshots) opts+=" --json" ;;
-        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group --all-runs --command" ;;
+        runs) opts+=" --json --csv --group" ;;
+        tag) opts+=" --json --all-runs --command" ;;
+        snapshots) opts+=" --json" ;;
+        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap --group" ;;
         gc) opts+=" --keep" ;;
-        flamegraph) opts+=" -o --output --thread --diff --metric" ;;
+        flamegraph) opts+=" -o --output --thread --diff --metric --group" ;;
         plot) opts+=" -o --output --thread" ;;
-        export) opts+=" --format -o --output --thread --metric" ;;
+        export) opts+=" --format -o --output --thread --metric --group" ;;
         push) opts+=" --app --label --tenant --auth --again --timeout --kept --follow --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
     esac

@@ -273,6 +273,8 @@ error runs_group "runs: unknown grouping 'x' (command|parent)" "$P" runs --db "$
 error report_group "report: unknown grouping 'command' (template)" "$P" report --db "$D" --group command
 error chrome_group "export: --group goes with --format folded, pprof or callgrind (chrome's events are frames)" \
     "$P" export --db "$D" 5 --format chrome --group template
+error tag_list_name "tag: '1..3' is shaped like a list of runs (3..40,45): a tag of that name could never be reached" \
+    "$P" tag --db "$D" 1..3 2
 error tag_empty "tag: the runs named recorded nothing: 'x' not made" "$P" tag --db "$D" x 4..4
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;

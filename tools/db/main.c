@@ -11,6 +11,7 @@
 
 static const char *help_report =
     "usage: piano-db report [RUN|TAG] [options]\n"
+    "       piano-db report SET|--all-runs|--command NAME [options]\n"
     "\n"
     "Per-function figures of one run (by default the latest that recorded something),\n"
     "merged across threads:\n"
@@ -63,6 +64,15 @@ static const char *help_report =
     "                   first line names the snapshots used. p50/p99, inclusive times and frees\n"
     "                   are not kept per snapshot: shown '-' (JSON null)\n"
     "  --spikes         with --frames: only frames over 2x the median total\n"
+    "  --all-runs       every stored run's functions summed (runs that recorded nothing\n"
+    "                   left out); --command NAME: the runs of program NAME (argv[0]'s base\n"
+    "                   name; with a '/', argv[0])\n"
+    "\n"
+    "SET: run ids and ranges (3..40,45) or a tag naming several runs (tag NAME SET): the\n"
+    "functions of its runs summed, the first line naming them: calls, times and\n"
+    "allocations added (each run corrected with its own overhead), p50/p99 from the\n"
+    "merged histograms of every call, CPU and heap figures '-' (null) when a run did\n"
+    "not measure them. Not with --frames, --threads, --heap, --from/--to.\n"
     "\n"
     "--frames lists frames in order: the first 100 (--top N: the first N) and every\n"
     "spike after them (up to 1000; --spikes --top N: the first N spikes), then a line\n"
@@ -91,7 +101,7 @@ static const char *help_snapshots =
     "              run's start)\n";
 
 static const char *help_runs =
-    "usage: piano-db runs [--db FILE] [--json]\n"
+    "usage: piano-db runs [--db FILE] [--json|--csv] [--group command|parent]\n"
     "\n"
     "The stored runs, and those of processes still running (status running, read\n"
     "from the spool, never stored by piano-db), newest first: id, tags, pid, parent run\n"
@@ -101,15 +111,28 @@ static const char *help_runs =
     "A recovered run that died before piano saw it do anything shows its duration as\n"
     "'unknown'.\n"
     "  --json   array of {run, tags, pid, parent, command, started, duration_ns, status,\n"
-    "           frames}; started is ns since the epoch, parent a run id or null.\n";
+    "           frames, heap_peak_bytes}; started is ns since the epoch, parent a run id\n"
+    "           or null.\n"
+    "  --csv    the same columns, with a header line\n"
+    "  --group command   one row per program (argv[0]'s base name), most recent first:\n"
+    "           its runs, those that recorded nothing (Empty), recovered, running, their\n"
+    "           durations summed, first and last start, and the runs as a SET for report\n"
+    "           and diff (3..40,45). JSON: {command, runs, empty, recovered, running,\n"
+    "           duration_ns, first_started, last_started, set}\n"
+    "  --group parent    the same per parent run (a test driver built with piano):\n"
+    "           {parent, command (the parent's), runs, ...}; null: no stored parent\n";
 
 static const char *help_tag =
     "usage: piano-db tag NAME [RUN]   name RUN (default: the latest run that recorded something)\n"
+    "       piano-db tag NAME SET...  name several runs: ids and ranges (3..40,45), runs, tags\n"
+    "       piano-db tag NAME --command PROGRAM | --all-runs\n"
     "       piano-db tag [--json]     list the tags\n"
     "\n"
     "A name is any text without control characters (newline, tab, escape...) that\n"
     "cannot be taken for a run: not all digits (a run id) nor shaped like a run key\n"
-    "(PID-NS). Tagging an existing name moves it to the new run. Put -- before a name\n"
+    "(PID-NS) or a list of runs (3..40). Tagging an existing name moves it to the new\n"
+    "run (or runs). A tag of several runs holds those that recorded something then;\n"
+    "report and diff sum them; gc keeps them. Put -- before a name\n"
     "that starts with '-'. Prints: tagged 'NAME' -> RUN. Tables show control\n"
     "characters of older names escaped (\\n, \\t, \\x1b).\n";
 
@@ -136,6 +159,10 @@ static const char *help_diff =
     "per-call self time moved by at least 2% in the same direction (with many calls,\n"
     "any tiny shift has a small p; the 2% floor keeps run-to-run noise out).\n"
     "\n"
+    "A or B may be a set of runs (ids and ranges 3..40,45, or a tag naming several:\n"
+    "see report --help): its functions summed, and for the test the calls of all its\n"
+    "runs pooled in one histogram (each run's clock and correction applied).\n"
+    "\n"
     "Options:\n"
     "  --db FILE         the database\n"
     "  --json            array of {function, file, calls_a, calls_b, self_ns_a, self_ns_b,\n"
@@ -153,7 +180,8 @@ static const char *help_diff =
     "                    per-call self time grew by more than PCT percent (medians, not\n"
     "                    totals: a total moves with the number of calls and preemption)\n"
     "  --heap            the table also shows each run's bytes in use at the end\n"
-    "                    (In use A, In use B: PIANO_HEAP=1 runs; '-' when not tracked)\n";
+    "                    (In use A, In use B: PIANO_HEAP=1 runs; '-' when not tracked)\n"
+    "  --group template  compare C++ templates, their instantiations summed (report --help)\n";
 
 static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
 static const char *help_gc =
@@ -179,7 +207,9 @@ static const char *help_flamegraph =
     "  --metric M          what widths (and self figures) are: wall (default), cpu (CPU\n"
     "                      time), offcpu (time off the CPU: blocked, sleeping, preempted);\n"
     "                      cpu and offcpu need a run recorded with PIANO_CPU=1; alloc (bytes\n"
-    "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n";
+    "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n"
+    "  --group template    a C++ template's instantiations as one function: the paths that\n"
+    "                      then read alike are one, their figures summed\n";
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
@@ -230,7 +260,9 @@ static const char *help_export =
     "  --format FORMAT     folded, pprof, chrome or callgrind (required)\n"
     "  -o, --output FILE   where to write (default: standard output)\n"
     "  --metric M          folded and callgrind: what the ns figures are: wall (default),\n"
-    "                      cpu or offcpu (a run recorded with PIANO_CPU=1)\n";
+    "                      cpu or offcpu (a run recorded with PIANO_CPU=1)\n"
+    "  --group template    folded, pprof, callgrind: a C++ template's instantiations as one\n"
+    "                      function (fmt::write<…>(…)), the paths that then read alike merged\n";
 
 static const char *help_top =
     "usage: piano-db top [RUN|PID] [--interval SECS] [--top N] [--count N]\n"
@@ -300,7 +332,7 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-    {"report", "[RUN|TAG]", "per-function figures of a run (--frames: one row per frame)", cmd_report,
+    {"report", "[RUN|TAG|SET]", "per-function figures of a run, or of a set of runs summed (--frames: one row per frame)", cmd_report,
      " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group all-runs command ",
      &help_report, 0},
     {"runs", "", "the stored runs (--group command|parent: counted per program or parent)", cmd_runs,
@@ -310,7 +342,7 @@ static const command commands[] = {
     {"tag", "[NAME [RUN|SET...]]", "name a run or a set of runs; alone, list the tags", cmd_tag,
      " db json all-runs command ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
-    {"diff", "[A B]", "compare two runs, with a significance test per function", cmd_diff,
+    {"diff", "[A B]", "compare two runs (or sets of runs), with a significance test per function", cmd_diff,
      " db json csv top all thread uncorrected fail-above cpu heap group ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},

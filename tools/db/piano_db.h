@@ -6,6 +6,7 @@
  * Layout: main.c (dispatch, options, help), common.c (opening, statements,
  * errors), query.c (runs, function keys and labels, frames), emit.c (result
  * sets as tables, JSON or CSV), aggregate.c (per-function figures of a run),
+ * runset.c (sets of runs: report SET, diff SET, tag NAME SET, runs --group),
  * report.c, frames.c (report --frames), runs.c, tag.c, diff.c, admin.c (rm,
  * gc), format.c (units, UTF-8, text tables, names fitted to the width),
  * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts

@@ -28,6 +28,9 @@ static void check_new_name(const char *name)
     if (all_digits(name, end))
         pdb_usage_die("tag: '%s' is a number, which names run %s: a tag of that name could never be reached", name,
                       name);
+    if (pdb_is_set_spec(name))
+        pdb_usage_die("tag: '%s' is shaped like a list of runs (3..40,45): a tag of that name could never be reached",
+                      name);
     if (dash && all_digits(name, dash) && all_digits(dash + 1, end))
         pdb_usage_die("tag: '%s' is shaped like a run key (PID-NS): a tag of that name could never be reached",
                       name);
