@@ -275,6 +275,7 @@ error chrome_group "export: --group goes with --format folded, pprof or callgrin
     "$P" export --db "$D" 5 --format chrome --group template
 error tag_list_name "tag: '1..3' is shaped like a list of runs (3..40,45): a tag of that name could never be reached" \
     "$P" tag --db "$D" 1..3 2
+error one_run_list "'1..3' names several runs: only report and diff take a set of runs" "$P" flamegraph --db "$D" 1..3
 error tag_empty "tag: the runs named recorded nothing: 'x' not made" "$P" tag --db "$D" x 4..4
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;

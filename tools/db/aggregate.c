@@ -40,20 +40,33 @@ static int64_t ticks_to_ns(uint64_t ticks, double nspt)
 typedef struct {
     piano_hist *self, *total;
     int any;
+    /* The buckets the row's blobs touched (lo > hi: none): what is read back
+     * and cleared, not the whole histogram (a set of runs merges thousands of rows). */
+    unsigned lo[2], hi[2];
 } merge_state;
 
-/* The non-zero buckets of h, as a new array of *n. */
-static hbin *hist_bins(const piano_hist *h, size_t *n)
+/* The non-zero buckets of h in [lo, hi], as a new array of *n. */
+static hbin *hist_bins(const piano_hist *h, unsigned lo, unsigned hi, size_t *n)
 {
     size_t k = 0;
-    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+    for (unsigned b = lo; b <= hi && b < PIANO_HIST_BUCKETS; b++)
         k += h->count[b] != 0;
     hbin *v = xmalloc((k ? k : 1) * sizeof *v);
     *n = 0;
-    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++)
+    for (unsigned b = lo; b <= hi && b < PIANO_HIST_BUCKETS; b++)
         if (h->count[b])
             v[(*n)++] = (hbin){(uint16_t)b, h->count[b]};
     return v;
+}
+
+/* Clears what the row touched of h, and its bounds. */
+static void hist_clear(piano_hist *h, unsigned *lo, unsigned *hi)
+{
+    if (*lo <= *hi)
+        memset(&h->count[*lo], 0, (size_t)(*hi - *lo + 1) * sizeof h->count[0]);
+    h->total = 0;
+    *lo = PIANO_HIST_BUCKETS;
+    *hi = 0;
 }
 
 static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
@@ -77,11 +90,11 @@ static void finish_row(fnrow *row, merge_state *m, const run_info *r, int flags)
         }
     }
     if (flags & AGG_KEEP_HIST) {
-        row->hist = hist_bins(m->self, &row->nhist);
-        row->hist_total = hist_bins(m->total, &row->nhist_total);
+        row->hist = hist_bins(m->self, m->lo[0], m->hi[0], &row->nhist);
+        row->hist_total = hist_bins(m->total, m->lo[1], m->hi[1], &row->nhist_total);
     }
-    memset(m->self, 0, sizeof *m->self);
-    memset(m->total, 0, sizeof *m->total);
+    hist_clear(m->self, &m->lo[0], &m->hi[0]);
+    hist_clear(m->total, &m->lo[1], &m->hi[1]);
 }
 
 static int same_key(const fnrow *row, const char *name, const char *file, int64_t line, int by_line)
@@ -147,7 +160,8 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
 {
     memset(out, 0, sizeof *out);
     int by_line = (flags & AGG_BY_LINE) != 0;
-    merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0};
+    merge_state m = {xcalloc(1, sizeof(piano_hist)), xcalloc(1, sizeof(piano_hist)), 0,
+                     {PIANO_HIST_BUCKETS, PIANO_HIST_BUCKETS}, {0, 0}};
     fnrow *cur = NULL;
     char *member = NULL; /* AGG_GROUP: the last function name summed into cur */
     while (pdb_step(p, st) == SQLITE_ROW) {
@@ -199,6 +213,14 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
             if (blob && piano_hist_add_blob(h ? m.total : m.self, blob, len) != 0)
                 pdb_die("run %lld: malformed histogram for %s in %s", (long long)r->id, name,
                         p->path);
+            for (size_t at = 0; blob && at + 1 < len; at += PIANO_HIST_RECORD) {   /* valid: checked above */
+                const unsigned char *rec = (const unsigned char *)blob + at;
+                unsigned b = (unsigned)rec[0] | (unsigned)rec[1] << 8;
+                if (b < m.lo[h])
+                    m.lo[h] = b;
+                if (b > m.hi[h])
+                    m.hi[h] = b;
+            }
         }
     }
     if (cur)

@@ -46,6 +46,8 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
             pdb_die("tag '%s' names %lld runs: only report and diff take a set of runs", esc_ctrl(arg),
                     (long long)n);
     }
+    if (id < 0 && strspn(arg, "0123456789.,") == strlen(arg) && strpbrk(arg, ".,"))
+        pdb_die("'%s' names several runs: only report and diff take a set of runs", arg);
     if (id < 0)
         pdb_die("no run or tag '%s' in %s", esc_ctrl(arg), p->path);
     return id;
