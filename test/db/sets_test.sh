@@ -256,6 +256,21 @@ parent,command,runs,empty,recovered,running,duration_ns,first_started,last_start
 7,ctest,2,0,0,0,40000000,1700000006000000000,1700000007000000000,5..6
 ,,5,1,1,0,1051000000,1700000001000000000,1700000005000000000,"1..4,7"
 EOF
+# 50 runs or more, 10 or more of one program: runs says how to group them
+"$P" runs --db "$D" > "$W/out" || fail "runs: exit $?"
+grep -q 'group' "$W/out" && fail "runs: a hint for 7 runs: $(tail -1 "$W/out")"
+sqlite3 -version > /dev/null 2>&1 || { echo "note: sqlite3 missing: the hint of runs not checked"; }
+if sqlite3 -version > /dev/null 2>&1; then
+    cp "$D" "$W/many.db"
+    sqlite3 "$W/many.db" "WITH RECURSIVE r(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM r WHERE i < 142)
+        INSERT INTO runs(id, key, pid, command, started_ns, duration_ns, status, clock, ns_per_tick, overhead_ns)
+        SELECT i, 'k' || i, i, './jq .x', 1700000010000000000 + i, 1000, 'complete', 'tsc', 1.0, 0 FROM r" ||
+        fail "sqlite3: more runs"
+    "$P" runs --db "$W/many.db" > "$W/out" || fail "runs (50): exit $?"
+    [ "$(tail -1 "$W/out")" = "50 runs of 3 programs: piano-db runs --group command counts them per program; report --command NAME sums a program's runs" ] ||
+        fail "runs (50): hint: $(tail -1 "$W/out")"
+    "$P" runs --db "$W/many.db" --json | grep -q 'group' && fail "runs --json (50): a hint"
+fi
 # the Set column is a set report takes
 same runs_set "report 1..4 --json" "report --command jq --json"
 ;;

@@ -237,6 +237,9 @@ int64_t pdb_tag_runs_count(pdb *p, const char *name);
 int runset_tag(pdb *p, const pdb_opts *o, const char *name);
 /* runs --group command|parent. */
 int runs_grouped(pdb *p, const pdb_opts *o);
+/* After runs' table of `shown` runs: when 50 or more, most of one program
+ * (10 or more), a line saying how to group and sum them. */
+void runs_hint(pdb *p, size_t shown);
 
 /* ---- per-function figures (aggregate.c) ---- */
 typedef struct {

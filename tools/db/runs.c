@@ -84,6 +84,8 @@ int cmd_runs(pdb *p, const pdb_opts *o)
     sqlite3_finalize(st);
     char none[sizeof p->path + 32];
     snprintf(none, sizeof none, "no runs stored in %s yet\n", p->path);
-    emit_end(&e, none);
+    size_t shown = emit_end(&e, none);
+    if (emit_mode_of(o) == EMIT_TABLE)
+        runs_hint(p, shown);
     return 0;
 }

@@ -743,3 +743,40 @@ int runs_grouped(pdb *p, const pdb_opts *o)
               stdout);
     return 0;
 }
+
+void runs_hint(pdb *p, size_t shown)
+{
+    if (shown < 50)
+        return;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT command FROM runs");
+    char **progs = NULL;
+    size_t *counts = NULL, n = 0, most = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        char *prog = program_of(pdb_col_text(st, 0));
+        size_t i = 0;
+        while (i < n && strcmp(progs[i], prog))
+            i++;
+        if (i == n) {
+            if (n == 64) {   /* many programs: no hint is needed to tell them apart */
+                free(prog);
+                break;
+            }
+            progs = xrealloc(progs, (n + 1) * sizeof *progs);
+            counts = xrealloc(counts, (n + 1) * sizeof *counts);
+            progs[n] = prog;
+            counts[n++] = 0;
+        } else {
+            free(prog);
+        }
+        if (++counts[i] > most)
+            most = counts[i];
+    }
+    sqlite3_finalize(st);
+    if (most >= 10 && n < 64)
+        printf("\n%zu runs of %zu program%s: piano-db runs --group command counts them per program; "
+               "report --command NAME sums a program's runs\n", shown, n, n == 1 ? "" : "s");
+    for (size_t i = 0; i < n; i++)
+        free(progs[i]);
+    free(progs);
+    free(counts);
+}
