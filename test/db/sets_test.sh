@@ -142,6 +142,23 @@ expect folded_group "$P" export --db "$D" 5 --format folded --group template <<'
 main 100
 main;fmt::write<…>(…) 120000
 EOF
+# a set's calling contexts: the runs' trees merged (runs 5 and 6: 60 and 90 ns a call, 1000 calls each)
+expect folded_set "$P" export --db "$D" 5,6 --format folded <<'EOF'
+main 200
+main;void fmt::write<char>(int) 150000
+main;void fmt::write<wchar_t>(int) 150000
+EOF
+expect folded_set_group "$P" export --db "$D" 5..6 --format folded --group template <<'EOF'
+main 200
+main;fmt::write<…>(…) 300000
+EOF
+"$P" export --db "$D" 5..6 --format callgrind > "$W/cg" || fail "callgrind of a set: exit $?"
+grep -q '^summary: 300200 4002 0$' "$W/cg" || fail "callgrind of a set: $(grep summary "$W/cg")"
+"$P" flamegraph --db "$D" 5..7 -o "$W/s.svg" || fail "flamegraph of a set: exit $?"
+grep -q '<text id="title" x="600" y="24">Flame graph: 3 runs summed (5..7)</text>' "$W/s.svg" ||
+    fail "flamegraph of a set: title $(grep -o '<text id="title"[^<]*' "$W/s.svg")"
+"$P" export --db "$D" 5..6 --format pprof -o "$W/s.pb.gz" || fail "pprof of a set: exit $?"
+gzip -dc "$W/s.pb.gz" | grep -a -q 'piano runs summed' || fail "pprof of a set: no comment"
 "$P" flamegraph --db "$D" 5 --group template -o "$W/g.svg" || fail "flamegraph --group: exit $?"
 [ "$(grep -c 'fmt::write&lt;…&gt;(…)' "$W/g.svg")" -ge 1 ] || fail "flamegraph --group: no grouped frame"
 grep -q 'wchar_t' "$W/g.svg" && fail "flamegraph --group: an instantiation left"
@@ -203,7 +220,7 @@ EOF
 expect tag_of_tags "$P" tag --db "$D" all suite fmt <<'EOF'
 tagged 'all' -> 6 runs (1..3,5..7)
 EOF
-error one_run_cmd "tag 'suite' names 3 runs: only report and diff take a set of runs" "$P" snapshots --db "$D" suite
+error one_run_cmd "tag 'suite' names 3 runs: report, diff, flamegraph and export take a set of runs, not this command" "$P" snapshots --db "$D" suite
 # gc keeps the runs a tag names; rm takes a run out of its sets
 "$P" untag --db "$D" all > /dev/null && "$P" untag --db "$D" fmt > /dev/null || fail "untag: exit $?"
 expect gc_keeps "$P" gc --db "$D" --keep 1 <<'EOF'
@@ -290,7 +307,11 @@ error chrome_group "export: --group goes with --format folded, pprof or callgrin
     "$P" export --db "$D" 5 --format chrome --group template
 error tag_list_name "tag: '1..3' is shaped like a list of runs (3..40,45): a tag of that name could never be reached" \
     "$P" tag --db "$D" 1..3 2
-error one_run_list "'1..3' names several runs: only report and diff take a set of runs" "$P" flamegraph --db "$D" 1..3
+error one_run_list "'1..3' names several runs: report, diff, flamegraph and export take a set of runs, not this command" "$P" snapshots --db "$D" 1..3
+error chrome_set "export: a set of runs goes with --format folded, pprof or callgrind (chrome's events are one run's frames)" \
+    "$P" export --db "$D" 5..6 --format chrome
+error cpu_set "a run of the set has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)" \
+    "$P" flamegraph --db "$D" 5,6 --metric cpu
 error tag_empty "tag: the runs named recorded nothing: 'x' not made" "$P" tag --db "$D" x 4..4
 ;;
 *) echo "unknown section $SECTION"; exit 2 ;;

@@ -75,10 +75,9 @@ static int add_node(ctree *t, int parent, int key)
     return id;
 }
 
-void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
+/* t as an empty tree: its root only (keys untouched). */
+static void ctree_init(ctree *t)
 {
-    memset(t, 0, sizeof *t);
-    fkeys_load(p, run, &t->keys);
     t->cap = 256;
     t->v = xmalloc(t->cap * sizeof *t->v);
     t->hcap = 512;
@@ -90,7 +89,13 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     t->v[0].key = -1;
     t->v[0].parent = -1;
     t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
+}
 
+void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
+{
+    memset(t, 0, sizeof *t);
+    fkeys_load(p, run, &t->keys);
+    ctree_init(t);
     t->cpu_known = pdb_has_cpu(p);
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, "
@@ -166,8 +171,12 @@ void ctree_use_metric(ctree *t, const char *metric, int64_t run)
     if (!cpu && strcmp(metric, "offcpu"))
         pdb_usage_die("unknown metric '%s' (" PDB_METRICS ")", metric);
     if (!t->cpu_known && t->n > 1)
+    {
+        if (run < 0)   /* a set of runs */
+            pdb_die("a run of the set has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)");
         pdb_die("run %lld has no CPU time (recorded without PIANO_CPU=1, or perf_event_open was refused)",
                 (long long)run);
+    }
     for (size_t i = 1; i < t->n; i++) {
         cnode *c = &t->v[i];
         int64_t off = c->self_ns > c->cpu_ns ? c->self_ns - c->cpu_ns : 0;
@@ -318,4 +327,39 @@ void ctree_group(ctree *t)
     free(map);
     free(old.v);
     free(old.hash);
+}
+
+/* ---- a set of runs: their trees merged ---- */
+
+void ctree_empty(ctree *t)
+{
+    memset(t, 0, sizeof *t);
+    ctree_init(t);
+    t->cpu_known = 1;
+}
+
+void ctree_merge(ctree *into, const ctree *from, const int *keymap)
+{
+    int *to = xmalloc((from->n ? from->n : 1) * sizeof *to);
+    to[0] = 0;
+    for (size_t i = 1; i < from->n; i++) {
+        const cnode *o = &from->v[i];
+        int m = add_node(into, to[o->parent], keymap[o->key]);
+        cnode *c = &into->v[m];
+        c->calls += o->calls;
+        c->self_ns += o->self_ns;
+        c->total_ns += o->total_ns;
+        c->allocs += o->allocs;
+        c->alloc_bytes += o->alloc_bytes;
+        c->frees += o->frees;
+        c->free_bytes += o->free_bytes;
+        c->cpu_ns += o->cpu_ns;
+        c->inuse_objects += o->inuse_objects;
+        c->inuse_bytes += o->inuse_bytes;
+        c->peak_inuse_bytes += o->peak_inuse_bytes;
+        to[i] = m;
+    }
+    free(to);
+    into->cpu_known = into->cpu_known && (from->cpu_known || from->n <= 1);
+    into->v[0].total_ns += from->v[0].total_ns;
 }

@@ -233,18 +233,21 @@ int cmd_export(pdb *p, const pdb_opts *o)
 {
     if (!o->format)
         pdb_usage_die("export: --format wants folded, pprof, chrome or callgrind");
-    int64_t id;
-    pdb_pick_runs(p, o, 0, 1, "export [RUN|TAG] --format F", &id);
     run_info r;
-    pdb_run_load(p, id, &r);
+    runset set;
+    int is_set = pdb_pick_run_or_set(p, o, "export [RUN|TAG|SET] --format F", &r, &set);
     long thread = o->thread_set ? o->thread : -1;
+    if (is_set && !strcmp(o->format, "chrome"))
+        pdb_usage_die("export: a set of runs goes with --format folded, pprof or callgrind (chrome's events are "
+                      "one run's frames)");
     if (o->metric && strcmp(o->format, "folded") && strcmp(o->format, "callgrind"))
         pdb_usage_die("export: --metric goes with --format folded or callgrind (pprof carries every metric)");
     if (o->group && !strcmp(o->format, "chrome"))
         pdb_usage_die("export: --group goes with --format folded, pprof or callgrind (chrome's events are frames)");
     if (!strcmp(o->format, "pprof")) {
-        export_pprof(p, o, &r, thread);
+        export_pprof(p, o, &r, is_set ? &set : NULL, thread);
         pdb_run_free(&r);
+        runset_free(&set);
         return 0;
     }
     FILE *f = out_open(o, 0);
@@ -252,7 +255,10 @@ int cmd_export(pdb *p, const pdb_opts *o)
         export_chrome(p, o, f, &r, thread);
     } else {
         ctree t;
-        ctree_load(p, r.id, thread, &t);
+        if (is_set)
+            pdb_set_ctree(p, &set, thread, &t);
+        else
+            ctree_load(p, r.id, thread, &t);
         if (o->group)
             ctree_group(&t);
         ctree_use_metric(&t, o->metric, r.id);
@@ -264,5 +270,6 @@ int cmd_export(pdb *p, const pdb_opts *o)
     }
     out_close(f, o);
     pdb_run_free(&r);
+    runset_free(&set);
     return 0;
 }

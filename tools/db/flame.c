@@ -367,13 +367,19 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
                  (long long)r->id, tot, (long long)ra->id, rm);
         xml_str(f, buf);
     } else {
-        snprintf(buf, sizeof buf, "Flame graph: run %lld", (long long)r->id);
-        xml_str(f, buf);
-        fputs(" (", f);
         char cmd[200];
         fmt_cut(cmd, sizeof cmd, r->command, 80);
-        xml_str(f, cmd);
-        fputs(")</text>\n", f);
+        if (r->id < 0) {   /* a set of runs: its description */
+            fputs("Flame graph: ", f);
+            xml_str(f, cmd);
+        } else {
+            snprintf(buf, sizeof buf, "Flame graph: run %lld", (long long)r->id);
+            xml_str(f, buf);
+            fputs(" (", f);
+            xml_str(f, cmd);
+            fputs(")", f);
+        }
+        fputs("</text>\n", f);
         fprintf(f, "<text id=\"sub\" x=\"%d\" y=\"44\">", FG_W / 2);
         snprintf(buf, sizeof buf, "all threads, %s in instrumented functions; width: %s; "
                  "click a frame to zoom", tot, m->what);
@@ -416,10 +422,12 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         apply_metric(&base, m, ia);
         apply_metric(&t, m, ib);
     } else {
-        int64_t id;
-        pdb_pick_runs(p, o, 0, 1, "flamegraph [RUN|TAG]", &id);
-        pdb_run_load(p, id, &r);
-        ctree_load(p, r.id, thread, &t);
+        runset set;
+        if (pdb_pick_run_or_set(p, o, "flamegraph [RUN|TAG|SET]", &r, &set))
+            pdb_set_ctree(p, &set, thread, &t);
+        else
+            ctree_load(p, r.id, thread, &t);
+        runset_free(&set);
         if (o->group)
             ctree_group(&t);
         if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)

@@ -209,7 +209,9 @@ static const char *help_flamegraph =
     "                      cpu and offcpu need a run recorded with PIANO_CPU=1; alloc (bytes\n"
     "                      allocated), inuse (bytes still in use at the end: PIANO_HEAP=1)\n"
     "  --group template    a C++ template's instantiations as one function: the paths that\n"
-    "                      then read alike are one, their figures summed\n";
+    "                      then read alike are one, their figures summed\n"
+    "A SET of runs (3..40,45, or a tag naming several: report --help): their calling\n"
+    "contexts merged, each path's figures summed over the runs (not with --diff).\n";
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
@@ -262,7 +264,9 @@ static const char *help_export =
     "  --metric M          folded and callgrind: what the ns figures are: wall (default),\n"
     "                      cpu or offcpu (a run recorded with PIANO_CPU=1)\n"
     "  --group template    folded, pprof, callgrind: a C++ template's instantiations as one\n"
-    "                      function (fmt::write<…>(…)), the paths that then read alike merged\n";
+    "                      function (fmt::write<…>(…)), the paths that then read alike merged\n"
+    "A SET of runs (3..40,45, or a tag naming several: report --help) in folded, pprof or\n"
+    "callgrind: their calling contexts merged, each path's figures summed over the runs.\n";
 
 static const char *help_top =
     "usage: piano-db top [RUN|PID] [--interval SECS] [--top N] [--count N]\n"
@@ -346,10 +350,10 @@ static const command commands[] = {
      " db json csv top all thread uncorrected fail-above cpu heap group ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
-    {"flamegraph", "[RUN|TAG]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
+    {"flamegraph", "[RUN|TAG|SET]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
      " db output thread diff metric group ", &help_flamegraph, 0},
     {"plot", "frames|heap|timeline [RUN|TAG]", "frame times, heap in use, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
-    {"export", "[RUN|TAG] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
+    {"export", "[RUN|TAG|SET] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
      " db output thread format all metric group ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},

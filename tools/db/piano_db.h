@@ -235,6 +235,10 @@ int pdb_has_tag_runs(pdb *p);
 int64_t pdb_tag_runs_count(pdb *p, const char *name);
 /* tag NAME SET...: names several runs (runset.c). */
 int runset_tag(pdb *p, const pdb_opts *o, const char *name);
+/* The run a one-run command's argument names (0, r loaded), or the set
+ * (1; s filled and r standing for it: id -1, command its description, start
+ * and duration spanning its runs, heap peak the largest; pdb_run_free it). */
+int pdb_pick_run_or_set(pdb *p, const pdb_opts *o, const char *usage, run_info *r, runset *s);
 /* runs --group command|parent. */
 int runs_grouped(pdb *p, const pdb_opts *o);
 /* After runs' table of `shown` runs: when 50 or more, most of one program
@@ -305,6 +309,9 @@ void fnset_free(fnset *s);
  * pdb_load_functions'; each run corrected with its own overhead; p50/p99 from
  * the histograms merged in ns (rows' hist: ns, fix {0, 1}). */
 void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out);
+/* The calling contexts of the runs of s merged (as ctree_load's of one run). */
+struct ctree_s;
+void pdb_set_ctree(pdb *p, const runset *s, long thread, struct ctree_s *t);
 /* Every frame of the runs of s (thread: of that thread number in each). */
 int64_t pdb_set_frames(pdb *p, const runset *s, long thread);
 /* The rows of st (bound, in pdb_load_functions' columns, sorted by name,
@@ -501,7 +508,8 @@ int cmd_export(pdb *p, const pdb_opts *o);
 /* flamegraph --metric: whether name is one; the names as "wall|alloc|...". */
 int flame_metric_known(const char *name);
 const char *flame_metric_names(void);
-void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread);
+/* set: NULL, or the set r stands for (pdb_pick_run_or_set). */
+void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *set, long thread);
 int cmd_push(pdb *p, const pdb_opts *o);
 int cmd_top(pdb *p, const pdb_opts *o);
 int cmd_snapshots(pdb *p, const pdb_opts *o);
@@ -568,6 +576,11 @@ void ctree_use_metric(ctree *t, const char *metric, int64_t run);
  * template's instantiations one function per file), the paths that then read
  * alike merged, their figures summed. */
 void ctree_group(ctree *t);
+/* A tree of no context (its keys empty), to merge runs' trees into. */
+void ctree_empty(ctree *t);
+/* Adds from's contexts into `into`, from's key k being into's keymap[k]: the
+ * paths alike merged, figures summed (runset.c: a set's tree). */
+void ctree_merge(ctree *into, const ctree *from, const int *keymap);
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
 void ctree_free(ctree *t);

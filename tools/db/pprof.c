@@ -239,7 +239,10 @@ unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape 
         f_int(&out, 12, 1);
     }
     char cmt[64];
-    snprintf(cmt, sizeof cmt, "piano run %lld", (long long)r->id);
+    if (r->id < 0)   /* a set of runs: the next comment says which */
+        snprintf(cmt, sizeof cmt, "piano runs summed");
+    else
+        snprintf(cmt, sizeof cmt, "piano run %lld", (long long)r->id);
     int64_t c1 = intern(&st, cmt), c2 = intern(&st, r->command), dst = intern(&st, s->default_type);
     f_int(&out, 13, c1);
     f_int(&out, 13, c2);
@@ -257,7 +260,7 @@ unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape 
     return gz;
 }
 
-void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
+void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *set, long thread)
 {
     static const pprof_value values[] = {
         {"calls", "count", PPROF_CALLS},
@@ -270,7 +273,10 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, long thread)
     static const pprof_value inuse[] = {{"inuse_space", "bytes", PPROF_INUSE_BYTES},
                                         {"inuse_objects", "count", PPROF_INUSE_OBJECTS}};
     ctree t;
-    ctree_load(p, r->id, thread, &t);
+    if (set)
+        pdb_set_ctree(p, set, thread, &t);
+    else
+        ctree_load(p, r->id, thread, &t);
     if (o->group)
         ctree_group(&t);
     /* CPU time only when the run measured it, heap in use when it tracked it

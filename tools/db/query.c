@@ -43,11 +43,12 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
         /* a tag naming several runs (runset.c): report and diff sum them */
         int64_t n = lookup_id(p, "SELECT count(*) FROM tag_runs WHERE name = ?", arg, 0);
         if (n > 0)
-            pdb_die("tag '%s' names %lld runs: only report and diff take a set of runs", esc_ctrl(arg),
-                    (long long)n);
+            pdb_die("tag '%s' names %lld runs: report, diff, flamegraph and export take a set of runs, "
+                    "not this command", esc_ctrl(arg), (long long)n);
     }
     if (id < 0 && strspn(arg, "0123456789.,") == strlen(arg) && strpbrk(arg, ".,"))
-        pdb_die("'%s' names several runs: only report and diff take a set of runs", arg);
+        pdb_die("'%s' names several runs: report, diff, flamegraph and export take a set of runs, not this command",
+                arg);
     if (id < 0)
         pdb_die("no run or tag '%s' in %s", esc_ctrl(arg), p->path);
     return id;

@@ -780,3 +780,152 @@ void runs_hint(pdb *p, size_t shown)
     free(progs);
     free(counts);
 }
+
+/* ---- a set's calling contexts (flamegraph, export) ---- */
+
+/* The union of the runs' function keys: (name, file, line) -> key of the set's tree. */
+typedef struct {
+    fkeys *k;
+    size_t cap;        /* of k's arrays */
+    int *slot;         /* open addressing: key or -1 */
+    size_t nslot;
+} keyunion;
+
+static uint64_t key_hash(const char *name, const char *file, int64_t line)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)line;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+    for (const char *c = file; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h;
+}
+
+static int keyunion_get(keyunion *u, const char *name, const char *file, int64_t line)
+{
+    fkeys *k = u->k;
+    if (2 * ((size_t)k->nkeys + 1) > u->nslot) {
+        free(u->slot);
+        u->nslot = u->nslot ? u->nslot * 2 : 1024;
+        u->slot = xmalloc(u->nslot * sizeof *u->slot);
+        for (size_t i = 0; i < u->nslot; i++)
+            u->slot[i] = -1;
+        for (int i = 0; i < k->nkeys; i++) {
+            size_t s = key_hash(k->names[i], k->files[i], k->lines[i]) & (u->nslot - 1);
+            while (u->slot[s] >= 0)
+                s = (s + 1) & (u->nslot - 1);
+            u->slot[s] = i;
+        }
+    }
+    size_t s = key_hash(name, file, line) & (u->nslot - 1);
+    for (; u->slot[s] >= 0; s = (s + 1) & (u->nslot - 1)) {
+        int i = u->slot[s];
+        if (k->lines[i] == line && !strcmp(k->names[i], name) && !strcmp(k->files[i], file))
+            return i;
+    }
+    if ((size_t)k->nkeys == u->cap) {
+        u->cap = u->cap ? u->cap * 2 : 64;
+        k->names = xrealloc(k->names, u->cap * sizeof *k->names);
+        k->files = xrealloc(k->files, u->cap * sizeof *k->files);
+        k->lines = xrealloc(k->lines, u->cap * sizeof *k->lines);
+    }
+    int i = k->nkeys++;
+    k->names[i] = xstrdup(name);
+    k->files[i] = xstrdup(file);
+    k->lines[i] = line;
+    u->slot[s] = i;
+    return i;
+}
+
+static const fkeys *sort_keys_of;   /* qsort has no state */
+static int cmp_key_index(const void *x, const void *y)
+{
+    const fkeys *k = sort_keys_of;
+    int a = *(const int *)x, b = *(const int *)y;
+    int c = strcmp(k->names[a], k->names[b]);
+    if (c)
+        return c;
+    c = strcmp(k->files[a], k->files[b]);
+    if (c)
+        return c;
+    return k->lines[a] < k->lines[b] ? -1 : k->lines[a] > k->lines[b];
+}
+
+void pdb_set_ctree(pdb *p, const runset *s, long thread, ctree *t)
+{
+    ctree_empty(t);
+    keyunion u = {&t->keys, 0, NULL, 0};
+    for (size_t i = 0; i < s->n; i++) {
+        ctree one;
+        ctree_load(p, s->ids[i], thread, &one);
+        int *map = xmalloc((size_t)(one.keys.nkeys + 1) * sizeof *map);
+        for (int k = 0; k < one.keys.nkeys; k++)
+            map[k] = keyunion_get(&u, one.keys.names[k], one.keys.files[k], one.keys.lines[k]);
+        ctree_merge(t, &one, map);
+        free(map);
+        ctree_free(&one);
+    }
+    free(u.slot);
+    fkeys *k = &t->keys;
+    /* Labels as for one run: names sorted, a name on several keys with its place. */
+    int *order = xmalloc((size_t)(k->nkeys + 1) * sizeof *order);
+    for (int i = 0; i < k->nkeys; i++)
+        order[i] = i;
+    sort_keys_of = k;
+    if (k->nkeys > 1)
+        qsort(order, (size_t)k->nkeys, sizeof *order, cmp_key_index);
+    const char **names = xmalloc((size_t)(k->nkeys + 1) * sizeof *names);
+    const char **files = xmalloc((size_t)(k->nkeys + 1) * sizeof *files);
+    int64_t *lines = xmalloc((size_t)(k->nkeys + 1) * sizeof *lines);
+    for (int i = 0; i < k->nkeys; i++) {
+        names[i] = k->names[order[i]];
+        files[i] = k->files[order[i]];
+        lines[i] = k->lines[order[i]];
+    }
+    char **sorted = fn_labels(names, files, lines, (size_t)k->nkeys, 0);
+    k->labels = xmalloc((size_t)(k->nkeys + 1) * sizeof *k->labels);
+    for (int i = 0; i < k->nkeys; i++)
+        k->labels[order[i]] = sorted[i];
+    free(sorted);
+    free(names);
+    free(files);
+    free(lines);
+    free(order);
+    k->ids = xmalloc(sizeof *k->ids);
+    k->key_of = xmalloc(sizeof *k->key_of);
+    k->nids = 0;
+}
+
+int pdb_pick_run_or_set(pdb *p, const pdb_opts *o, const char *usage, run_info *r, runset *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!pdb_set_pick(p, o, 0, s)) {
+        int64_t id;
+        pdb_pick_runs(p, o, 0, 1, usage, &id);
+        pdb_run_load(p, id, r);
+        return 0;
+    }
+    /* A run of the set's: the first's clock; its command says what the set is; its time spans them. */
+    pdb_run_load(p, s->ids[0], r);
+    char desc[512];
+    pdb_set_describe(s, desc, sizeof desc);
+    free(r->command);
+    r->command = xstrdup(desc);
+    r->id = -1;
+    int64_t end = r->started_ns + r->duration_ns, peak = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        run_info x;
+        pdb_run_load(p, s->ids[i], &x);
+        if (x.started_ns < r->started_ns)
+            r->started_ns = x.started_ns;
+        if (x.started_ns + x.duration_ns > end)
+            end = x.started_ns + x.duration_ns;
+        if (x.heap_peak_bytes > peak)
+            peak = x.heap_peak_bytes;
+        pdb_run_free(&x);
+    }
+    r->duration_ns = end - r->started_ns;
+    r->heap_peak_bytes = peak;
+    return 1;
+}
