@@ -121,7 +121,6 @@ static void set_fill(pdb *p, sqlite3_stmt *st, runset *s)
 /* The runs of an id list (sorted, each once). */
 static void set_from_list(pdb *p, const char *spec, runset *s)
 {
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT r.id, " RECORDED " FROM runs r WHERE r.id BETWEEN ?1 AND ?2 ORDER BY r.id");
     int64_t *lo = NULL, *hi = NULL;
     size_t n = 0;
     for (const char *c = spec; *c;) {
@@ -137,12 +136,14 @@ static void set_from_list(pdb *p, const char *spec, runset *s)
         hi[n++] = b;
         c = *end == ',' ? end + 1 : end;
     }
-    sqlite3_finalize(st);
     /* One statement over the union, so each run is counted once. */
-    char *sql = xmalloc(200 + n * 48);
-    strcpy(sql, "SELECT r.id, " RECORDED " FROM runs r WHERE 0");
-    for (size_t i = 0; i < n; i++)
-        sprintf(sql + strlen(sql), " OR r.id BETWEEN %lld AND %lld", (long long)lo[i], (long long)hi[i]);
+    static const char head[] = "SELECT r.id, " RECORDED " FROM runs r WHERE 0";
+    size_t cap = sizeof head + n * 80 + 32, used = sizeof head - 1;
+    char *sql = xmalloc(cap);
+    memcpy(sql, head, sizeof head);
+    for (size_t i = 0; i < n; i++)   /* at most 17 + 20 + 5 + 20 characters each */
+        used += (size_t)snprintf(sql + used, cap - used, " OR r.id BETWEEN %lld AND %lld", (long long)lo[i],
+                                 (long long)hi[i]);
     strcat(sql, " ORDER BY r.id");
     set_fill(p, pdb_prepare(p, sql), s);
     free(sql);
