@@ -416,6 +416,7 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
     by_line_cmp = by_line;
     if (n > 1)
         qsort(e, n, sizeof *e, cmp_entry);
+    int keep = (flags & AGG_KEEP_HIST) != 0;
     piano_hist *hs = xcalloc(1, sizeof *hs), *ht = xcalloc(1, sizeof *ht);
     vlist ls = {0}, lt = {0};
     for (size_t i = 0; i < n;) {
@@ -438,8 +439,10 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
             row_add(cur, r);
             if (group && (j == i || strcmp(e[j - 1].row.name, r->name)))
                 cur->instances++;
-            hist_add_ns(hs, r->hist, r->nhist, e[j].nspt, r->fix);
-            hist_add_ns(ht, r->hist_total, r->nhist_total, e[j].nspt, (call_fix){0, 1});
+            if (keep) {   /* diff's test: the calls binned anew in ns */
+                hist_add_ns(hs, r->hist, r->nhist, e[j].nspt, r->fix);
+                hist_add_ns(ht, r->hist_total, r->nhist_total, e[j].nspt, (call_fix){0, 1});
+            }
             /* finish_row corrects a run's quantiles when its correction moved them */
             int fixed = r->fix.shift_ns > 0 || r->fix.keep != 1;
             vlist_add(&ls, r->hist, r->nhist, e[j].nspt, r->fix, fixed);
@@ -453,12 +456,12 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
         cur->p99_total_ns = vlist_quantile(&lt, 0.99, 1);
         ls.n = lt.n = 0;
         ls.total = lt.total = 0;
-        if (flags & AGG_KEEP_HIST) {
+        if (keep) {
             cur->hist = bins_of(hs, &cur->nhist);
             cur->hist_total = bins_of(ht, &cur->nhist_total);
+            memset(hs, 0, sizeof *hs);
+            memset(ht, 0, sizeof *ht);
         }
-        memset(hs, 0, sizeof *hs);
-        memset(ht, 0, sizeof *ht);
         for (size_t k = i; k < j; k++) {
             free(e[k].key);
             fnset_row_free(&e[k].row);
