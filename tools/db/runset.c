@@ -19,6 +19,10 @@
  * the calls are also binned anew in ns (ns_per_tick 1, no further correction),
  * within the histograms' 1%.
  *
+ * flamegraph SET and export SET (folded, pprof, callgrind) merge the runs'
+ * calling contexts (pdb_set_ctree): their function keys united by (name, file,
+ * line), each path one node, its figures summed.
+ *
  * `runs --group command|parent` counts the runs per program or per parent run.
  */
 #include "piano_db.h"
