@@ -169,6 +169,7 @@ static void piano_finish(void)
     if (self)
         self->busy = 1;
     g.run.end_tick = piano_now();
+    spans_finish(g.run.end_tick);   /* spans still open: counted, unfinished */
     g.run.overhead_ticks = measure_overhead();
     g.run.status = 1;
     __atomic_store_n(&g.finished, 1, __ATOMIC_SEQ_CST);

@@ -273,6 +273,7 @@ void atfork_child(void)
 {
     pthread_mutex_init(&g.threads_lock, NULL);
     snap_fork_child();
+    spans_fork_child(0);   /* the parent's spans file: never written here */
     held_forget();   /* the parent's run's files, kept once it changed its user (user.c) */
     int saved = errno;
     if (g.off || g.finished) {
@@ -342,6 +343,7 @@ void atfork_child(void)
     }
     fork_release_parent();
     fork_take_release();
+    spans_fork_child(self ? g.run.fork_tick : piano_now());   /* the child's own spans file */
     piano_tls = self;
     tls_starting = was_starting;
     snap_start();   /* the child's own snapshots */

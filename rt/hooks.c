@@ -402,14 +402,15 @@ static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint
     cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
 }
 
-/* Records the entry of a call of site on ts. */
-static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
-                                                           const int tsc)
+/* Records the entry of a call of site on ts, whose frame is at stack
+ * position sp. Returns its entry tick (0 past the fast path). */
+static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_thread *ts, struct piano_site *site,
+                                                                  const int tsc, uintptr_t sp)
 {
     uint32_t d = ts->depth;
     if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
         enter_busy(ts, site, d, tsc);
-        return;
+        return 0;
     }
     hook_begin(ts, d);
     /* The thread was scheduled in since the CPU anchor: it was off the CPU;
@@ -424,7 +425,6 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(!fn))
         fn = register_site(site, NULL);
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     /* The caller's slot is normally above (an inlined call: at the same
      * position). One below, or the same function at the same position, was
@@ -443,8 +443,17 @@ static inline __attribute__((always_inline)) void enter_on(struct piano_thread *
     s->child = 0;
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
-    s->t0 = clock_now(tsc);
+    uint64_t t0 = clock_now(tsc);
+    s->t0 = t0;
     hook_end(ts, d + 1);
+    return t0;
+}
+
+/* Records the entry of a call of site on ts. */
+static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
+                                                           const int tsc)
+{
+    enter_on_sp(ts, site, tsc, (uintptr_t)__builtin_frame_address(0));
 }
 
 static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d)
@@ -453,9 +462,10 @@ static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, u
     return piano_now();
 }
 
-/* Records the exit, at tick t, of a call of site on ts. */
-static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
-                                                          uint64_t t)
+/* Records the exit, at tick t, of a call of site on ts whose frame is at
+ * stack position sp. */
+static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread *ts, struct piano_site *site,
+                                                             uint64_t t, uintptr_t sp)
 {
     uint32_t d = ts->depth;
     if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
@@ -469,7 +479,6 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
      * none follows the reading). */
     if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
         t = exit_resync(ts, d);
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
     if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
@@ -479,6 +488,13 @@ static inline __attribute__((always_inline)) void exit_on(struct piano_thread *t
         d--;
     }
     hook_end(ts, d);
+}
+
+/* Records the exit, at tick t, of a call of site on ts. */
+static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
+                                                          uint64_t t)
+{
+    exit_on_sp(ts, site, t, (uintptr_t)__builtin_frame_address(0));
 }
 
 /* The state that records the calls of signal handlers run while a hook of ts
@@ -591,3 +607,35 @@ static piano_hook *resolve_exit(void) { return tsc_usable() ? exit_tsc : exit_mo
 PIANO_API void __piano_enter(struct piano_site *site) __attribute__((ifunc("resolve_enter")));
 PIANO_API void __piano_exit(struct piano_site *site) __attribute__((ifunc("resolve_exit")));
 #endif
+
+/* ---------------------------------------------------------------- spans (span.c) */
+
+/* A span's frame on the calling thread's stack (span.c): a slot of the span's
+ * function at a stack position outside every stack (PIANO_SPAN_SP), so that
+ * the longjmp reconciliation neither closes it at the next entry nor closes it
+ * with the function that entered it (it goes on, as a coroutine's slots do);
+ * the calls made while it is in the stack are its children. Returns the
+ * entry tick, or 0 when nothing was recorded. */
+uint64_t span_push(struct piano_site *site)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts)) {
+        if (!piano_on())
+            return 0;
+        ts = thread_start();
+        if (!ts)
+            return 0;
+    }
+    return g_tsc_fast ? enter_on_sp(ts, site, 1, PIANO_SPAN_SP) : enter_on_sp(ts, site, 0, PIANO_SPAN_SP);
+}
+
+/* Ends the span's frame of site on the calling thread at tick t: the
+ * innermost slot of site at PIANO_SPAN_SP (slots of other spans above it go
+ * on); none: nothing. */
+void span_pop(struct piano_site *site, uint64_t t)
+{
+    struct piano_thread *ts = piano_tls;
+    if (UNLIKELY(!ts))
+        return;
+    exit_on_sp(ts, site, t, PIANO_SPAN_SP);
+}

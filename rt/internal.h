@@ -273,6 +273,15 @@ void heap_kept_trim(void);
 struct piano_thread *heap_kept_states(void);
 void heap_atfork_child(void);
 
+/* ---------------------------------------------------------------- span.c */
+
+/* The stack position of a span's frame (hooks.c span_push): outside every stack. */
+#define PIANO_SPAN_SP UINTPTR_MAX
+uint64_t span_push(struct piano_site *site);
+void span_pop(struct piano_site *site, uint64_t t);
+void spans_finish(uint64_t end);
+void spans_fork_child(uint64_t fork_tick);
+
 /* ---------------------------------------------------------------- allocator.c */
 
 /* Names into out an allocator piano's malloc does not see ("" when none). */

@@ -423,7 +423,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
      * one is listed (a daemon's master waits in calls made before its fork). */
     if (run.parent_key[0] && !j.recorded && !live)
         goto nothing;
-    if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
+    if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || import_spans(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     snprintf(note_out, noten, "%s", j.note);
     rc = 1;

@@ -266,6 +266,7 @@ int ended_state(struct job *j, struct thread_in *t);
 void ended_release(struct job *j, struct thread_in *t);
 int import_frames(struct job *j, int dry);
 int import_snapshots(struct job *j);   /* import_snaps.c */
+int import_spans(struct job *j);       /* import_spans.c */
 int import_prepare_unfinished(struct job *j);   /* import.c: made at the first call in flight */
 
 /* import.c: import_dir's results besides 1, 0 and -1. */

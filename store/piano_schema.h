@@ -30,7 +30,7 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 11
+#define PIANO_SCHEMA_VERSION 12
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -130,6 +130,23 @@
 "  inuse_bytes INTEGER,                -- their bytes as asked\n" \
 "  peak_inuse_bytes INTEGER,           -- bytes live at the run's heap peak\n"
 
+/* Spans (include/piano/span.h): per run and span name (with its fields),
+ * the lifetime figures of its spans. What ran while they were entered is in
+ * stats and contexts under the span's function (fn; its file is '<span>'). */
+#define PIANO_SCHEMA_SPANS \
+"CREATE TABLE IF NOT EXISTS spans(\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  name TEXT NOT NULL,                 -- the span's name with its fields: request{method=GET}\n" \
+"  fn INTEGER,                         -- its function id in the run: its frame in contexts and stats\n" \
+"  count INTEGER NOT NULL,             -- spans closed and those open at the end\n" \
+"  unfinished INTEGER NOT NULL,        -- of them open at the end (timed to it)\n" \
+"  wall_ns INTEGER NOT NULL,           -- open to close (summed)\n" \
+"  busy_ns INTEGER NOT NULL,           -- entered: idle is wall_ns - busy_ns\n" \
+"  hist_wall BLOB,                     -- histogram of each span's wall time (ticks)\n" \
+"  hist_busy BLOB,                     -- and of its busy time\n" \
+"  PRIMARY KEY(run, name)\n" \
+") WITHOUT ROWID;\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -216,7 +233,8 @@ PIANO_SCHEMA_INUSE \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n" \
 ");\n" \
 PIANO_SCHEMA_PUSHES \
-PIANO_SCHEMA_SNAPSHOTS
+PIANO_SCHEMA_SNAPSHOTS \
+PIANO_SCHEMA_SPANS
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent.
  * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
@@ -295,5 +313,8 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 "ALTER TABLE contexts ADD COLUMN inuse_objects INTEGER;\n" \
 "ALTER TABLE contexts ADD COLUMN inuse_bytes INTEGER;\n" \
 "ALTER TABLE contexts ADD COLUMN peak_inuse_bytes INTEGER;\n"
+
+/* From version 11 to 12: spans. */
+#define PIANO_SCHEMA_MIGRATE_11 PIANO_SCHEMA_SPANS
 
 #endif

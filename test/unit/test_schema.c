@@ -151,12 +151,15 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
     "ALTER TABLE contexts DROP COLUMN peak_inuse_bytes; ALTER TABLE contexts DROP COLUMN inuse_bytes;" \
     "ALTER TABLE contexts DROP COLUMN inuse_objects;"
 
+/* What schema 12 added (spans). */
+#define UNDO_12 "DROP TABLE spans;"
+
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -269,7 +272,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -282,7 +285,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -299,7 +302,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_11 UNDO_10 UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -326,7 +329,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_11 UNDO_10 UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_12 UNDO_11 UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -358,7 +361,7 @@ static void upgrades_version_8(void **state)
 static void upgrades_version_9(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v9.db", UNDO_11 UNDO_10, "PRAGMA user_version=9");
+    sqlite3 *db = open_undone("v9.db", UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -376,10 +379,31 @@ static void upgrades_version_9(void **state)
 
 /* A version-10 database (before heap in use) gets the columns, NULL (not
  * tracked) for the runs and rows stored before; new rows take figures. */
+/* A version-11 database (before spans) gets the spans table, its runs kept. */
+static void upgrades_version_11(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v11.db", UNDO_12, "PRAGMA user_version=11");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM spans)");
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO spans(run,name,fn,count,unfinished,wall_ns,busy_ns) "
+                                  "VALUES(1,'request{method=GET}',3,2,1,100,40)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    st = first_upgraded_row(db, "(SELECT count FROM spans), (SELECT wall_ns - busy_ns FROM spans)");
+    assert_int_equal(sqlite3_column_int(st, 1), 2);
+    assert_int_equal(sqlite3_column_int(st, 2), 60);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 static void upgrades_version_10(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v10.db", UNDO_11,
+    sqlite3 *db = open_undone("v10.db", UNDO_12 UNDO_11,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
                               "PRAGMA user_version=10");
@@ -443,6 +467,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_8),
         cmocka_unit_test(upgrades_version_9),
         cmocka_unit_test(upgrades_version_10),
+        cmocka_unit_test(upgrades_version_11),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -326,6 +326,33 @@ static int find_plugin(char *exe, size_t exelen, char *libdir, size_t liblen,
 }
 
 
+/* Finds the folder of piano's public headers (<piano/span.h>): ../include
+ * next to the wrapper, in an installed prefix and in the build tree alike.
+ * Returns 0 with it in out, or -1 when there is none. */
+static int find_include(char *out, size_t outlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    char p[PATH_MAX + 32], real[PATH_MAX];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/../include", exe);
+    if (!realpath(p, real))
+        return -1;
+    snprintf(p, sizeof p, "%s/piano/span.h", real);
+    if (stat(p, &st) != 0)
+        return -1;
+    snprintf(out, outlen, "%s", real);
+    return 0;
+}
+
+
 /* ---- The selection objects were compiled under (.piano.sel) ---------- */
 
 /* The contents of the ELF section .piano.sel of path, malloc'd, or NULL
@@ -526,7 +553,7 @@ int main(int argc, char **argv)
     int compile = s.sources > 0 && !s.no_compile;
     int link = s.inputs > 0 && !s.no_link;
 
-    char **nargv = calloc((size_t)argc + 8, sizeof *nargv);
+    char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
     if (!nargv) {
         fprintf(stderr, "%s: out of memory\n", me);
         return 1;
@@ -558,10 +585,17 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    static char plugin[PATH_MAX + 96], ldir[PATH_MAX + 8], rpath[PATH_MAX + 16];
+    static char plugin[PATH_MAX + 96], ldir[PATH_MAX + 8], rpath[PATH_MAX + 16], incdir[PATH_MAX];
     if (compile) {
         snprintf(plugin, sizeof plugin, "-fpass-plugin=%s", pluginpath);
         nargv[k++] = plugin;
+    }
+    /* <piano/span.h> found with no flag, its calls made real (not its empty
+     * fallback): after the program's own -I, as a system folder. */
+    if (s.sources > 0 && find_include(incdir, sizeof incdir) == 0) {
+        nargv[k++] = "-DPIANO_SPANS=1";
+        nargv[k++] = "-idirafter";
+        nargv[k++] = incdir;
     }
     for (int i = 1; i < argc; i++)
         nargv[k++] = argv[i];
