@@ -67,6 +67,13 @@ static const char *help_report =
     "  --all-runs       every stored run's functions summed (runs that recorded nothing\n"
     "                   left out); --command NAME: the runs of program NAME (argv[0]'s base\n"
     "                   name; with a '/', argv[0])\n"
+    "  --spans          one row per span name (include/piano/span.h, doc/spans.md), by wall\n"
+    "                   time: count, wall (open to close), busy (entered), idle (open, not\n"
+    "                   entered), p50/p99 of each span's wall and busy time, CPU time\n"
+    "                   (PIANO_CPU=1) and allocations while entered, spans still open at the\n"
+    "                   end (unfinished, timed to it). JSON: array of {span, count, wall_ns,\n"
+    "                   busy_ns, idle_ns, p50_ns, p99_ns, p50_busy_ns, p99_busy_ns, cpu_ns,\n"
+    "                   allocs, alloc_bytes, unfinished}\n"
     "\n"
     "SET: run ids and ranges (3..40,45) or a tag naming several runs (tag NAME SET): the\n"
     "functions of its runs summed, the first line naming them: calls, times and\n"
@@ -337,7 +344,7 @@ typedef struct {
 
 static const command commands[] = {
     {"report", "[RUN|TAG|SET]", "per-function figures of a run, or of a set of runs summed (--frames: one row per frame)", cmd_report,
-     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group all-runs command ",
+     " db json csv sort top all threads thread frames spikes uncorrected cpu heap from to group all-runs command spans ",
      &help_report, 0},
     {"runs", "", "the stored runs (--group command|parent: counted per program or parent)", cmd_runs,
      " db json csv group ", &help_runs, 0},
@@ -470,7 +477,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"uncorrected", offsetof(pdb_opts, uncorrected)}, {"diff", offsetof(pdb_opts, diff)},
         {"follow-all", offsetof(pdb_opts, follow_all)}, {"kept", offsetof(pdb_opts, kept)},
         {"follow", offsetof(pdb_opts, follow)}, {"again", offsetof(pdb_opts, again)},
-        {"heap", offsetof(pdb_opts, heap)},
+        {"heap", offsetof(pdb_opts, heap)},     {"spans", offsetof(pdb_opts, spans)},
         {"cpu", offsetof(pdb_opts, cpu)},
         {"all-runs", offsetof(pdb_opts, all_runs)},
     };
@@ -679,6 +686,9 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --spikes goes with --frames");
     if (o.frames && o.threads)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
+    if (o.spans && (o.frames || o.threads || o.heap || o.from || o.to || o.group || o.thread_set || o.sort))
+        pdb_usage_die("report: --spans goes without --frames, --threads, --thread, --heap, --from, --to, --group "
+                      "and --sort");
     if (o.heap && !strcmp(c->name, "report") && (o.frames || o.threads))
         pdb_usage_die("report: --heap goes without --frames and --threads (use --heap --thread T)");
     if (o.json && o.csv)

@@ -30,7 +30,7 @@ enum { EXIT_ERR = 1, EXIT_USAGE = 2, EXIT_REGRESSION = 3, EXIT_UNSENT = 4 };
 typedef struct {
     const char *cmd;
     const char *db;
-    int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap;
+    int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap, spans;
     const char *sort;
     const char *group;  /* report, diff, flamegraph, export --group template; runs --group command|parent */
     int all_runs;       /* report, tag --all-runs: every run that recorded something */
@@ -494,6 +494,7 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fi
 /* ---- commands ---- */
 int cmd_report(pdb *p, const pdb_opts *o);
 int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r);
+void report_spans(pdb *p, const pdb_opts *o, const run_info *r);   /* report --spans (spans.c) */
 int cmd_runs(pdb *p, const pdb_opts *o);
 int cmd_tag(pdb *p, const pdb_opts *o);
 int cmd_untag(pdb *p, const pdb_opts *o);

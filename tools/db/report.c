@@ -474,7 +474,9 @@ int cmd_report(pdb *p, const pdb_opts *o)
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
-    if (o->from || o->to)
+    if (o->spans)
+        report_spans(p, o, &r);
+    else if (o->from || o->to)
         report_window(p, o, &r);
     else if (o->frames)
         cmd_frames(p, o, &r);
