@@ -270,10 +270,12 @@ static struct span_obj *span_of(piano_span *h, const char *what, uint32_t *idx)
         return o;
     }
     if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED)) {
-        if (o && (gen & 1))
-            say("piano: %s on a span already closed (\"%s\"): ignored, and later misuses of span handles too", what,
-                keys[gen == __atomic_load_n(&o->gen, __ATOMIC_RELAXED) ? 0 : __atomic_load_n(&o->key, __ATOMIC_RELAXED)].name);
-        else
+        if (o && (gen & 1)) {
+            /* Its name is known while its object was not given to another span. */
+            int same = __atomic_load_n(&o->gen, __ATOMIC_RELAXED) == gen + 1;
+            say("piano: %s on a span already closed%s%s%s: ignored, and later misuses of span handles too", what,
+                same ? " (\"" : "", same ? keys[__atomic_load_n(&o->key, __ATOMIC_RELAXED)].name : "", same ? "\")" : "");
+        } else
             say("piano: %s on %p, which is not a span handle: ignored, and later misuses of span handles too", what,
                 (void *)h);
     }
