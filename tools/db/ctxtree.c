@@ -75,6 +75,11 @@ static int add_node(ctree *t, int parent, int key)
     return id;
 }
 
+int ctree_add(ctree *t, int parent, int key)
+{
+    return add_node(t, parent, key);
+}
+
 /* t as an empty tree: its root only (keys untouched). */
 static void ctree_init(ctree *t)
 {

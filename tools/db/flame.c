@@ -116,6 +116,9 @@ static const fg_metric fg_metrics[] = {
     {"offcpu", "inclusive off-CPU time", 0, 0},
     {"alloc", "bytes allocated", offsetof(cnode, alloc_bytes), 1},
     {"inuse", "bytes in use at the end", offsetof(cnode, inuse_bytes), 1},
+    /* spans (include/piano/span.h): ctree_add_spans first */
+    {"busy", "time in spans (entered)", offsetof(cnode, busy_ns), 0},
+    {"idle", "spans' idle time (open, not entered)", offsetof(cnode, idle_ns), 0},
 };
 enum { FG_NMETRICS = sizeof fg_metrics / sizeof *fg_metrics };
 
@@ -143,8 +146,13 @@ const char *flame_metric_names(void)
 
 /* Makes the tree's self_ns/total_ns the metric's own and inclusive figures
  * (wall: as stored). Children come after their parent: one backward pass. */
-static void apply_metric(ctree *t, const fg_metric *m, int64_t run)
+static void apply_metric(pdb *p, ctree *t, const fg_metric *m, int64_t run)
 {
+    if (m->self_off == offsetof(cnode, busy_ns) || m->self_off == offsetof(cnode, idle_ns)) {
+        if (ctree_add_spans(p, t, run) == 0)
+            pdb_die("flamegraph: run %lld has no spans (--metric %s: include/piano/span.h, doc/spans.md)",
+                    (long long)run, m->name);
+    }
     if (!m->self_off) {
         ctree_use_metric(t, m->name, run);
         return;
@@ -403,6 +411,8 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
 {
     long thread = o->thread_set ? o->thread : -1;
     const fg_metric *m = metric_of(o->metric);
+    if ((!strcmp(m->name, "busy") || !strcmp(m->name, "idle")) && thread >= 0)
+        pdb_usage_die("flamegraph: --metric %s shows the whole run's spans (not --thread)", m->name);
     if (o->diff && m->bytes)
         pdb_usage_die("flamegraph: --diff compares times (--metric wall, cpu or offcpu)");
     run_info r, ra;
@@ -419,20 +429,22 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
             ctree_group(&base);
             ctree_group(&t);
         }
-        apply_metric(&base, m, ia);
-        apply_metric(&t, m, ib);
+        apply_metric(p, &base, m, ia);
+        apply_metric(p, &t, m, ib);
     } else {
         runset set;
-        if (pdb_pick_run_or_set(p, o, "flamegraph [RUN|TAG|SET]", &r, &set))
+        if (pdb_pick_run_or_set(p, o, "flamegraph [RUN|TAG|SET]", &r, &set)) {
+            if (!strcmp(m->name, "busy") || !strcmp(m->name, "idle"))
+                pdb_usage_die("flamegraph: --metric %s shows one run's spans (not a SET)", m->name);
             pdb_set_ctree(p, &set, thread, &t);
-        else
+        } else
             ctree_load(p, r.id, thread, &t);
         runset_free(&set);
         if (o->group)
             ctree_group(&t);
         if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)
             pdb_die("flamegraph: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r.id);
-        apply_metric(&t, m, r.id);
+        apply_metric(p, &t, m, r.id);
     }
     FILE *f = out_open(o, 0);
     write_svg(f, &t, o->diff ? &base : NULL, &r, o->diff ? &ra : NULL, m);

@@ -556,6 +556,9 @@ typedef struct {
     int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
     int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
     int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;   /* 0 when not tracked */
+    /* Spans (ctree_add_spans; else 0): busy_ns is self_ns in a span's frame or
+     * below it; idle_ns, on a span's root node, its spans' idle time. */
+    int64_t busy_ns, idle_ns;
 } cnode;
 typedef struct ctree_s {
     fkeys keys;
@@ -584,13 +587,21 @@ void ctree_empty(ctree *t);
 void ctree_merge(ctree *into, const ctree *from, const int *keymap);
 /* The child of node parent with key, or -1. */
 int ctree_child(const ctree *t, int parent, int key);
+/* The child of node parent with key, made when there is none. */
+int ctree_add(ctree *t, int parent, int key);
+/* Adds the run's spans to t (loaded for the whole run: thread -1): each span
+ * name with spans is a root node whose idle_ns is their idle time, and each
+ * node's busy_ns its self time when it is a span's frame or below one.
+ * Returns the span names added (0: the run has none). spans.c */
+int ctree_add_spans(pdb *p, ctree *t, int64_t run);
 void ctree_free(ctree *t);
 /* Labels of the path root..node joined by sep into a new string. */
 char *ctree_path(const ctree *t, int node, const char *sep);
 
 /* ---- pprof (pprof.c) ---- */
 /* Which figure of a context a sample type carries. */
-enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES };
+enum { PPROF_CALLS, PPROF_SELF_NS, PPROF_ALLOC_BYTES, PPROF_ALLOCS, PPROF_CPU_NS, PPROF_INUSE_OBJECTS, PPROF_INUSE_BYTES,
+       PPROF_WALL, PPROF_WALL_BUSY, PPROF_WALL_IDLE };
 typedef struct {
     const char *type, *unit;
     int field;

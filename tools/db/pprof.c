@@ -10,7 +10,11 @@
  * Contents: sample types calls/count, self/nanoseconds, alloc_space/bytes,
  * alloc_objects/count and, for a run that measured it, cpu/nanoseconds (self
  * CPU time), and for one that tracked heap in use (PIANO_HEAP)
- * inuse_space/bytes, inuse_objects/count (default: self). One Sample per context path of the
+ * inuse_space/bytes, inuse_objects/count, and for a run with spans (include/piano/span.h)
+ * wall/nanoseconds, wall_busy/nanoseconds, wall_idle/nanoseconds: busy is the
+ * self time of a span's frame and of the calls below it, idle a span's idle
+ * time on a sample of its own whose only frame is the span, wall their sum
+ * (default: self). One Sample per context path of the
  * merged calling-context tree, its location ids leaf first, its values that
  * context's own figures; so summing a function's flat values gives the
  * report's (uncorrected) calls, self time and allocations. One Function and
@@ -139,6 +143,9 @@ static int64_t pprof_field(const cnode *c, int field)
     case PPROF_CPU_NS: return c->cpu_ns;
     case PPROF_INUSE_OBJECTS: return c->inuse_objects;
     case PPROF_INUSE_BYTES: return c->inuse_bytes;
+    case PPROF_WALL: return sat_add(c->busy_ns, c->idle_ns);
+    case PPROF_WALL_BUSY: return c->busy_ns;
+    case PPROF_WALL_IDLE: return c->idle_ns;
     default: return c->allocs;
     }
 }
@@ -272,6 +279,10 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
     /* pprof's names: `pprof -sample_index=inuse_space` reads them as Go's heap profiles */
     static const pprof_value inuse[] = {{"inuse_space", "bytes", PPROF_INUSE_BYTES},
                                         {"inuse_objects", "count", PPROF_INUSE_OBJECTS}};
+    /* tracing-prof's names: a span's time in any state, entered, open and not entered */
+    static const pprof_value span_values[] = {{"wall", "nanoseconds", PPROF_WALL},
+                                              {"wall_busy", "nanoseconds", PPROF_WALL_BUSY},
+                                              {"wall_idle", "nanoseconds", PPROF_WALL_IDLE}};
     ctree t;
     if (set)
         pdb_set_ctree(p, set, thread, &t);
@@ -280,8 +291,8 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
     if (o->group)
         ctree_group(&t);
     /* CPU time only when the run measured it, heap in use when it tracked it
-     * (else they would say 0) */
-    pprof_value v[7];
+     * (else they would say 0); spans' times when it had spans (the whole run's) */
+    pprof_value v[10];
     int nv = 4;
     memcpy(v, values, sizeof values);
     if (t.cpu_known && t.n > 1)
@@ -290,6 +301,9 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
         v[nv++] = inuse[0];
         v[nv++] = inuse[1];
     }
+    if (thread < 0 && ctree_add_spans(p, &t, r->id) > 0)
+        for (int k = 0; k < 3; k++)
+            v[nv++] = span_values[k];
     const pprof_shape all = {v, nv, NULL, NULL, "self", 0};
     size_t len;
     unsigned char *gz = pprof_build(&t, r, &all, &len);
