@@ -26,7 +26,7 @@ _piano_db()
     case $prev in
         --db|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); compopt -o filenames 2>/dev/null; return ;;
         --format) COMPREPLY=($(compgen -W "folded pprof chrome callgrind" -- "$cur")); return ;;
-        --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse" -- "$cur")); return ;;
+        --metric) COMPREPLY=($(compgen -W "wall cpu offcpu alloc inuse busy idle" -- "$cur")); return ;;
         --group) if [[ $cmd == runs ]]; then COMPREPLY=($(compgen -W "command parent" -- "$cur"))
                  else COMPREPLY=($(compgen -W "template" -- "$cur")); fi; return ;;
         --command) COMPREPLY=($(compgen -W "$(piano-db runs --group command ${db:+--db "$db"} --csv 2>/dev/null |
@@ -36,7 +36,7 @@ _piano_db()
     esac
     local opts="--db --help"
     case $cmd in
-        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group --all-runs --command" ;;
+        report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group --all-runs --command --spans" ;;
         runs) opts+=" --json --csv --group" ;;
         tag) opts+=" --json --all-runs --command" ;;
         snapshots) opts+=" --json" ;;
