@@ -403,9 +403,10 @@ static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint
 }
 
 /* Records the entry of a call of site on ts, whose frame is at stack
- * position sp. Returns its entry tick (0 past the fast path). */
+ * position span_sp, or (0) the caller's. Returns its entry tick (0 past the
+ * fast path). */
 static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_thread *ts, struct piano_site *site,
-                                                                  const int tsc, uintptr_t sp)
+                                                                  const int tsc, const uintptr_t span_sp)
 {
     uint32_t d = ts->depth;
     if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
@@ -425,6 +426,7 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(!fn))
         fn = register_site(site, NULL);
+    uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     /* The caller's slot is normally above (an inlined call: at the same
      * position). One below, or the same function at the same position, was
@@ -453,7 +455,7 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
 static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
                                                            const int tsc)
 {
-    enter_on_sp(ts, site, tsc, (uintptr_t)__builtin_frame_address(0));
+    enter_on_sp(ts, site, tsc, 0);
 }
 
 static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d)
@@ -463,9 +465,9 @@ static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, u
 }
 
 /* Records the exit, at tick t, of a call of site on ts whose frame is at
- * stack position sp. */
+ * stack position span_sp, or (0) the caller's. */
 static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread *ts, struct piano_site *site,
-                                                             uint64_t t, uintptr_t sp)
+                                                             uint64_t t, const uintptr_t span_sp)
 {
     uint32_t d = ts->depth;
     if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
@@ -479,6 +481,7 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
      * none follows the reading). */
     if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
         t = exit_resync(ts, d);
+    uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
     if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
@@ -494,7 +497,7 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
 static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
                                                           uint64_t t)
 {
-    exit_on_sp(ts, site, t, (uintptr_t)__builtin_frame_address(0));
+    exit_on_sp(ts, site, t, 0);
 }
 
 /* The state that records the calls of signal handlers run while a hook of ts
