@@ -40,7 +40,7 @@ _piano_db()
         runs) opts+=" --json --csv --group" ;;
         tag) opts+=" --json --all-runs --command" ;;
         snapshots) opts+=" --json" ;;
-        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap --group" ;;
+        diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap --group --spans" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric --group" ;;
         plot) opts+=" -o --output --thread" ;;

@@ -276,6 +276,18 @@ int cmd_diff(pdb *p, const pdb_opts *o)
         pdb_run_load(p, ab[0], &ra);
     if (!is_set[1])
         pdb_run_load(p, ab[1], &rb);
+    if (o->spans) {
+        if (is_set[0] || is_set[1] || w[0].set || w[1].set || o->thread_set || o->cpu || o->heap || o->fail_set ||
+            o->group)
+            pdb_usage_die("diff: --spans compares two whole runs (not sets, windows, --thread, --cpu, --heap, "
+                          "--fail-above or --group)");
+        diff_spans(p, o, &ra, &rb);
+        pdb_run_free(&ra);
+        pdb_run_free(&rb);
+        free(runs[0]);
+        free(runs[1]);
+        return 0;
+    }
     int flags = AGG_KEEP_HIST | (o->uncorrected ? 0 : AGG_CORRECTED) | (o->group ? AGG_GROUP : 0);
     fnset sa, sb;
     long thread = o->thread_set ? o->thread : -1;

@@ -188,7 +188,11 @@ static const char *help_diff =
     "                    totals: a total moves with the number of calls and preemption)\n"
     "  --heap            the table also shows each run's bytes in use at the end\n"
     "                    (In use A, In use B: PIANO_HEAP=1 runs; '-' when not tracked)\n"
-    "  --group template  compare C++ templates, their instantiations summed (report --help)\n";
+    "  --group template  compare C++ templates, their instantiations summed (report --help)\n"
+    "  --spans           one row per span name instead (doc/spans.md): count, wall and busy\n"
+    "                    per span, p50/p99 of wall, in A and B; JSON {span, count_a,\n"
+    "                    count_b, wall_per_span_ns_a/_b, busy_per_span_ns_a/_b, p50_ns_a/_b,\n"
+    "                    p99_ns_a/_b, wall_ns_a/_b, busy_ns_a/_b, idle_ns_a/_b}\n";
 
 static const char *help_rm = "usage: piano-db rm RUN... [--db FILE]\n\nDeletes the runs (and their tags).\n";
 static const char *help_gc =

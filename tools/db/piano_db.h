@@ -495,6 +495,7 @@ sig_result sig_mann_whitney(const hbin *a, size_t na, double nspt_a, call_fix fi
 int cmd_report(pdb *p, const pdb_opts *o);
 int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r);
 void report_spans(pdb *p, const pdb_opts *o, const run_info *r);   /* report --spans (spans.c) */
+void diff_spans(pdb *p, const pdb_opts *o, const run_info *ra, const run_info *rb);   /* diff --spans (spans.c) */
 int cmd_runs(pdb *p, const pdb_opts *o);
 int cmd_tag(pdb *p, const pdb_opts *o);
 int cmd_untag(pdb *p, const pdb_opts *o);

@@ -128,3 +128,88 @@ int ctree_add_spans(pdb *p, ctree *t, int64_t run)
     free(in);
     return n;
 }
+
+/* ---- diff --spans ---- */
+
+static const emit_col diff_span_cols[] = {
+    {.head = "Span", .key = "span", .type = COL_TEXT, .flags = COL_LEFT, .minw = 12},
+    {.head = "Count A", .key = "count_a", .type = COL_INT, .minw = 7},
+    {.head = "Count B", .key = "count_b", .type = COL_INT, .minw = 7},
+    {.head = "Wall A", .key = "wall_per_span_ns_a", .type = COL_NS, .minw = 11},
+    {.head = "Wall B", .key = "wall_per_span_ns_b", .type = COL_NS, .minw = 11},
+    {.head = "Busy A", .key = "busy_per_span_ns_a", .type = COL_NS, .minw = 11},
+    {.head = "Busy B", .key = "busy_per_span_ns_b", .type = COL_NS, .minw = 11},
+    {.head = "p50 A", .key = "p50_ns_a", .type = COL_NS, .minw = 11},
+    {.head = "p50 B", .key = "p50_ns_b", .type = COL_NS, .minw = 11},
+    {.head = "p99 A", .key = "p99_ns_a", .type = COL_NS, .minw = 11},
+    {.head = "p99 B", .key = "p99_ns_b", .type = COL_NS, .minw = 11},
+    {.key = "wall_ns_a", .type = COL_INT},
+    {.key = "wall_ns_b", .type = COL_INT},
+    {.key = "busy_ns_a", .type = COL_INT},
+    {.key = "busy_ns_b", .type = COL_INT},
+    {.key = "idle_ns_a", .type = COL_INT},
+    {.key = "idle_ns_b", .type = COL_INT},
+};
+enum { NDSPAN = sizeof diff_span_cols / sizeof *diff_span_cols };
+
+/* Per span name of runs A and B (either may lack it: null there): count, wall
+ * and busy per span, p50/p99 of wall; sorted by the change of wall per span. */
+void diff_spans(pdb *p, const pdb_opts *o, const run_info *ra, const run_info *rb)
+{
+    sqlite3_stmt *st = pdb_prepare(
+        p, "WITH n(name) AS (SELECT name FROM spans WHERE run = ?1 AND count > 0 UNION SELECT name FROM spans WHERE "
+           "run = ?2 AND count > 0) SELECT n.name, a.count, a.wall_ns, a.busy_ns, a.hist_wall, b.count, b.wall_ns, "
+           "b.busy_ns, b.hist_wall FROM n LEFT JOIN spans a ON a.run = ?1 AND a.name = n.name LEFT JOIN spans b ON "
+           "b.run = ?2 AND b.name = n.name ORDER BY abs(coalesce(b.wall_ns * 1.0 / b.count, 0) - coalesce(a.wall_ns "
+           "* 1.0 / a.count, 0)) DESC, n.name");
+    sqlite3_bind_int64(st, 1, ra->id);
+    sqlite3_bind_int64(st, 2, rb->id);
+    piano_hist *h = xmalloc(sizeof *h);
+    emit_mode mode = emit_mode_of(o);
+    emitter e;
+    emit_begin(&e, stdout, mode, diff_span_cols, NDSPAN, 0);
+    size_t n = 0, shown = 0;
+    long top = o->all ? -1 : o->top_set ? o->top : -1;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        n++;
+        if (top >= 0 && (long)shown >= top)
+            continue;
+        shown++;
+        emit_val v[NDSPAN];
+        memset(v, 0, sizeof v);
+        v[0].s = pdb_col_text(st, 0);
+        for (int side = 0; side < 2; side++) {
+            int c = 1 + 4 * side;
+            const run_info *r = side ? rb : ra;
+            int none = sqlite3_column_type(st, c) == SQLITE_NULL;
+            int64_t count = sqlite3_column_int64(st, c), wall = sqlite3_column_int64(st, c + 1),
+                    busy = sqlite3_column_int64(st, c + 2);
+            int64_t vals[] = {count,
+                              count ? wall / count : 0,
+                              count ? busy / count : 0,
+                              blob_quantile(h, sqlite3_column_blob(st, c + 3), sqlite3_column_bytes(st, c + 3), 0.50,
+                                            r->ns_per_tick),
+                              blob_quantile(h, sqlite3_column_blob(st, c + 3), sqlite3_column_bytes(st, c + 3), 0.99,
+                                            r->ns_per_tick),
+                              wall,
+                              busy,
+                              wall - busy};
+            for (int k = 0; k < 8; k++) {
+                int col = 1 + 2 * k + side;
+                v[col].i = vals[k];
+                v[col].null = none;
+            }
+        }
+        emit_row(&e, v, NULL);
+    }
+    sqlite3_finalize(st);
+    free(h);
+    emit_end(&e, mode == EMIT_TABLE ? "no spans in either run (include/piano/span.h: doc/spans.md)" : NULL);
+    if (mode == EMIT_TABLE) {
+        if (shown < n)
+            printf("(%zu more span%s hidden: --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
+        printf("\nA: run %lld, B: run %lld; Wall and Busy per span; p50/p99 of each span's wall time; '-': no "
+               "such span in that run\n",
+               (long long)ra->id, (long long)rb->id);
+    }
+}
