@@ -51,6 +51,9 @@ util_clamp|6
 found 4 function(s) across 3 file(s)
 EOT
 diff -u "$WORK/expected.txt" "$WORK/actual.txt" || fail "cmake package: counts"
+grep -q 'INTERFACE_COMPILE_DEFINITIONS "PIANO_SPANS=1"' "$P/lib/cmake/Piano/PianoConfig.cmake" &&
+  grep -q 'INTERFACE_INCLUDE_DIRECTORIES "${PACKAGE_PREFIX_DIR}/include"' "$P/lib/cmake/Piano/PianoConfig.cmake" ||
+  fail "cmake package: Piano::runtime does not give <piano/span.h> and PIANO_SPANS"
 
 # A changed selection recompiles the target (also with the Makefile
 # generator, which does not compare compiler launchers).
@@ -98,6 +101,13 @@ if command -v pkg-config >/dev/null; then
   # One selection for every file now: helper_parse and plain_parse too.
   printf 'geo::Shape::area() const|4\nhelper_parse|6\nparse|6\nplain_parse|4\nresolve|4\n' > "$WORK/expected.txt"
   diff -u "$WORK/expected.txt" "$WORK/actual.txt" || fail "pkg-config: counts"
+  # Spans: <piano/span.h> installed and found through the flags, its calls real.
+  [ -f "$P/include/piano/span.h" ] || fail "include/piano/span.h not installed"
+  printf '#include <piano/span.h>\nint main(void) { piano_span *s = piano_span_open("job"); piano_span_enter(s);\n  piano_span_exit(s); piano_span_close(s); return 0; }\n' > "$WORK/span.c"
+  # shellcheck disable=SC2086
+  "$CLANG" -O2 $FLAGS -o "$WORK/span_app" "$WORK/span.c" || fail "pkg-config span build"
+  PIANO_DB="$WORK/run4.db" "$WORK/span_app" || fail "span app failed"
+  [ "$(sqlite3 "$WORK/run4.db" "SELECT name || '=' || count FROM spans")" = "job=1" ] || fail "pkg-config: the span not recorded"
 else
   echo "pkg-config not installed: its part skipped"
 fi
