@@ -364,7 +364,7 @@ static const command commands[] = {
      " db json all-runs command ", &help_tag, 2},
     {"untag", "NAME", "remove a tag", cmd_untag, " db ", &help_untag, 1},
     {"diff", "[A B]", "compare two runs (or sets of runs), with a significance test per function", cmd_diff,
-     " db json csv top all thread uncorrected fail-above cpu heap group ", &help_diff, 0},
+     " db json csv top all thread uncorrected fail-above cpu heap group spans ", &help_diff, 0},
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG|SET]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,

@@ -593,7 +593,7 @@ int ctree_add(ctree *t, int parent, int key);
 /* Adds the run's spans to t (loaded for the whole run: thread -1): each span
  * name with spans is a root node whose idle_ns is their idle time, and each
  * node's busy_ns its self time when it is a span's frame or below one.
- * Returns the span names added (0: the run has none). spans.c */
+ * Returns the span names added (0: the run has none). */
 int ctree_add_spans(pdb *p, ctree *t, int64_t run);
 void ctree_free(ctree *t);
 /* Labels of the path root..node joined by sep into a new string. */

@@ -101,34 +101,6 @@ void report_spans(pdb *p, const pdb_opts *o, const run_info *r)
     }
 }
 
-int ctree_add_spans(pdb *p, ctree *t, int64_t run)
-{
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT fn, wall_ns - busy_ns FROM spans WHERE run = ?1 AND count > 0 AND fn "
-                                      "IS NOT NULL ORDER BY wall_ns DESC, name");
-    sqlite3_bind_int64(st, 1, run);
-    int n = 0;
-    while (pdb_step(p, st) == SQLITE_ROW) {
-        int key = fkeys_find(&t->keys, sqlite3_column_int64(st, 0));
-        int node = ctree_add(t, 0, key);
-        int64_t idle = sqlite3_column_int64(st, 1);
-        t->v[node].idle_ns = sat_add(t->v[node].idle_ns, idle > 0 ? idle : 0);
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (!n)
-        return 0;
-    /* Children come after their parent: a span's frame marks its subtree. */
-    unsigned char *in = xcalloc(t->n, 1);
-    for (size_t i = 1; i < t->n; i++) {
-        cnode *c = &t->v[i];
-        const char *file = c->key >= 0 && c->key < t->keys.nkeys ? t->keys.files[c->key] : "";
-        in[i] = in[c->parent] || !strcmp(file, "<span>");
-        c->busy_ns = in[i] ? c->self_ns : 0;
-    }
-    free(in);
-    return n;
-}
-
 /* ---- diff --spans ---- */
 
 static const emit_col diff_span_cols[] = {
