@@ -301,7 +301,7 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
         v[nv++] = inuse[0];
         v[nv++] = inuse[1];
     }
-    if (thread < 0 && ctree_add_spans(p, &t, r->id) > 0)
+    if (!set && thread < 0 && ctree_add_spans(p, &t, r->id) > 0)
         for (int k = 0; k < 3; k++)
             v[nv++] = span_values[k];
     const pprof_shape all = {v, nv, NULL, NULL, "self", 0};
