@@ -467,6 +467,8 @@ int cmd_report(pdb *p, const pdb_opts *o)
         pdb_usage_die("report: --group goes with the functions' table (not --from, --to, --frames or --heap)");
     runset set;
     if (pdb_set_pick(p, o, 0, &set)) {
+        if (o->spans)
+            pdb_usage_die("report: --spans shows one run's spans (not a set of runs, --all-runs or --command)");
         report_set(p, o, &set);
         runset_free(&set);
         return 0;
