@@ -374,9 +374,34 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
+/* Whether a complete run without a parent that recorded nothing of its own (no
+ * instrumented call ran, nothing allocated in one: a configure script's test
+ * program) is stored all the same: when PIANO_KEEP_EMPTY is set (not "0"),
+ * when it lost calls it could not record, or when a stored run was forked from
+ * it (a test driver whose children did the work). Else it is skipped (issue 23). */
+static int keep_empty(struct job *j)
+{
+    const char *keep = getenv("PIANO_KEEP_EMPTY");
+    if (keep && *keep && strcmp(keep, "0") != 0)
+        return 1;
+    if (j->run->calls_unrecorded || j->run->threads_unrecorded)
+        return 1;
+    sqlite3_stmt *st = NULL;
+    int child = 0;
+    if (sqlite3_prepare_v2(j->db, "SELECT 1 FROM runs WHERE parent_key = ?1 LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, j->run->key, -1, SQLITE_STATIC);
+        child = sqlite3_step(st) != SQLITE_DONE;   /* a row, or an error: keep it */
+    } else {
+        child = 1;
+    }
+    sqlite3_finalize(st);
+    return child;
+}
+
 /* Imports the spool folder dfd (named `shown` in messages; root_fd its spool
  * root, for the calibration cache, or -1). Returns 1 stored, 0 nothing to
- * store (stored before, or a forked child that recorded nothing of its own),
+ * store (stored before, a forked child that recorded nothing of its own, or a
+ * run that recorded nothing: keep_empty),
  * -1 with a reason in err; IMPORT_NO_RUN when there is no run header. On 1,
  * note gets what could not be read ("" when everything could). */
 static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
@@ -421,7 +446,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto sql_error_rollback;
     /* A forked child that did nothing of its own (exec) is no run; a live
      * one is listed (a daemon's master waits in calls made before its fork). */
-    if (run.parent_key[0] && !j.recorded && !live)
+    if (!j.recorded && !live && (run.parent_key[0] || !keep_empty(&j)))
         goto nothing;
     if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || import_spans(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
