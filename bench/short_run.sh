@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# short_run.sh - issue 23's short-run row: jq's trivial run (echo '{"a":[1,2]}' | jq '.a|add')
+# built with every function instrumented (PIANO_FNS='*'), against the same jq built plainly.
+# Prints, side by side in one run: CPU time (perf stat task-clock when perf is there), wall
+# time and page faults per run for plain, PIANO_DISABLE=1 and recording, and the database's
+# bytes per recorded run, per table (dbstat).
+#
+# Usage: bench/short_run.sh BUILD_DIR [RUNS]
+#   JQ_SRC=dir   jq's source (a git checkout); default: cloned from JQ_GIT
+#   JQ_GIT=url   default https://github.com/jqlang/jq (commit JQ_REV, default 579e6f76)
+#   WORK=dir     where jq is built (default /tmp/piano-short-run)
+# Needs autoconf automake libtool libonig-dev (apt-get install -y ...).
+set -euo pipefail
+build=$(cd "${1:?usage: short_run.sh BUILD_DIR [RUNS]}" && pwd)
+runs=${2:-30}
+work=${WORK:-/tmp/piano-short-run}
+rev=${JQ_REV:-579e6f76}
+mkdir -p "$work"
+if [ ! -d "$work/src" ]; then
+    if [ -n "${JQ_SRC:-}" ]; then cp -r "$JQ_SRC" "$work/src"; else
+        git clone -q "${JQ_GIT:-https://github.com/jqlang/jq}" "$work/src"
+        git -C "$work/src" checkout -q "$rev"
+    fi
+fi
+make_jq() {   # make_jq DIR CC [PIANO_FNS]
+    local dir=$1 cc=$2
+    [ -x "$dir/jq" ] && return 0
+    rm -rf "$dir" && cp -r "$work/src" "$dir"
+    (cd "$dir" && git clean -qfdx 2>/dev/null; autoreconf -i >/dev/null 2>&1 &&
+        PIANO_DISABLE=1 ./configure --with-oniguruma=yes --disable-docs --disable-shared CC="$cc" >/dev/null &&
+        make clean >/dev/null && PIANO_FNS='*' make -j2 >/dev/null 2>&1)
+}
+make_jq "$work/plain" clang-14
+make_jq "$work/piano" "$build/bin/piano-cc"
+echo '{"a":[1,2]}' >"$work/in.json"
+db=$work/bench.db
+rm -rf "$db" "$db-wal" "$db-shm" "$db.spool"
+export PIANO_DB=$db
+one() {   # one LABEL ENV... : prints LABEL, ms CPU, ms wall, faults per run
+    local label=$1; shift
+    if command -v perf >/dev/null; then
+        env "$@" perf stat -x, -e task-clock,page-faults -r "$runs" "$jq" '.a|add' "$work/in.json" 2>"$work/stat" >/dev/null
+        awk -F, -v l="$label" '/task-clock/{c=$1} /page-faults/{f=$1} END{printf "%-12s cpu %7.2f ms  faults %5d", l, c, f}' "$work/stat"
+    else printf "%-12s" "$label"; fi
+    local s e
+    s=$(date +%s%N)
+    for ((i = 0; i < runs; i++)); do env "$@" "$jq" '.a|add' "$work/in.json" >/dev/null; done
+    e=$(date +%s%N)
+    printf "  wall %7.2f ms\n" "$(echo "($e - $s) / $runs / 1000000" | bc -l)"
+}
+jq=$work/plain/jq one plain X=1
+jq=$work/piano/jq one disabled PIANO_DISABLE=1
+rm -rf "$db" "$db-wal" "$db-shm" "$db.spool"
+jq=$work/piano/jq one recording X=1
+n=$(sqlite3 "$db" 'PRAGMA wal_checkpoint(TRUNCATE); SELECT count(*) FROM runs' | tail -1)
+echo "database: $(stat -c %s "$db") bytes, $n runs, $(( $(stat -c %s "$db") / n )) bytes per run"
+sqlite3 "$db" "SELECT printf('  %-22s %8d bytes per run', name, sum(pgsize) / $n) FROM dbstat GROUP BY name ORDER BY sum(pgsize) DESC LIMIT 6"
+sqlite3 "$db" "SELECT printf('  per run: %d functions, %d contexts, %d calls', (SELECT count(*) FROM stats) / $n, (SELECT count(*) FROM contexts) / $n, (SELECT sum(calls) FROM stats) / $n)"
