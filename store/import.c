@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "fns_blob.h"
 #include "import_int.h"
+#include "span_spool.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -377,9 +378,9 @@ static int store_frames_and_totals(struct job *j, int no_frames)
 /* Whether a complete run without a parent that recorded nothing of its own (no
  * instrumented call ran, nothing allocated in one: a configure script's test
  * program) is stored all the same: when PIANO_KEEP_EMPTY is set (not "0"),
- * when it lost calls or part of its spool could not be read, or when a stored
- * run was forked from it (a test driver whose children did the work). Else it
- * is skipped (issue 23). */
+ * when it lost calls or part of its spool could not be read, when it has
+ * spans, or when a stored run was forked from it (a test driver whose
+ * children did the work). Else it is skipped (issue 23). */
 static int keep_empty(struct job *j)
 {
     const char *keep = getenv("PIANO_KEEP_EMPTY");
@@ -388,6 +389,9 @@ static int keep_empty(struct job *j)
     /* it lost calls, or part of its spool could not be read (damaged, planted):
      * what it recorded is unknown, and the run says so */
     if (j->run->calls_unrecorded || j->run->threads_unrecorded || j->note[0])
+        return 1;
+    /* spans opened outside instrumented functions (import_spans stores them) */
+    if (faccessat(j->dfd, PIANO_SPOOL_SPANS, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
         return 1;
     sqlite3_stmt *st = NULL;
     int child = 0;
