@@ -114,18 +114,6 @@ int fnrow_known(const fnrow *r, int m)
     }
 }
 
-/* Whether stats has the column unfinished (schema 4: a database of schema 3
- * opened read-only is read as it is). */
-int pdb_has_unfinished(pdb *p)
-{
-    return p->has_metric[PIANO_M_unfinished];
-}
-
-int pdb_has_cpu(pdb *p)
-{
-    return p->has_cpu;
-}
-
 /* The columns pdb_load_rows reads, in its order: name, file, line, the
  * function's own name (AGG_GROUP), hist_self, hist_total, child_calls, then
  * the metrics stored in stats (LOAD_COL0 on, spool/metrics.h's order). */

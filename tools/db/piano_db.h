@@ -84,7 +84,11 @@ typedef struct {
     /* The frame budget (schema 5): every frame counted, the rows kept (-1: not
      * stored: count the frames table), spikes past the spike limit. */
     int64_t frames, frames_kept, spikes_unkept;
-    int64_t heap_peak_bytes;   /* the run's heap peak (PIANO_HEAP); -1: not tracked */
+    /* What the run measured, decided once (pdb_run_load): CPU time
+     * (PIANO_CPU=1 and perf_event_open allowed: runs.cpu_mode 'perf') and
+     * heap in use (PIANO_HEAP=1: runs.heap_peak_bytes not NULL). */
+    int cpu_measured, heap_tracked;
+    int64_t heap_peak_bytes;   /* the run's heap peak, when heap_tracked (else 0) */
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -331,10 +335,6 @@ static inline int64_t *fnrow_metric(fnrow *r, int m)
 }
 /* Whether row r has a figure for metric m (not NULL: measured, and kept in a window). */
 int fnrow_known(const fnrow *r, int m);
-/* Whether stats.unfinished exists (schema 4 on). */
-int pdb_has_unfinished(pdb *p);
-/* Whether stats has the CPU columns (schema 9 on). */
-int pdb_has_cpu(pdb *p);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 /* The index of sort key name, or -1; and the keys as "self|total|...". */
@@ -607,6 +607,13 @@ typedef struct {
     const char *type, *unit;
     int field;
 } pprof_value;
+/* The sample types of export --format pprof (group -1) or of push's
+ * profile of group g (PPROF_GROUP_*), in their order, from the one
+ * sample-type table (pprof.c): those measured when asked only with cpu
+ * (CPU time) or heap (heap in use). Returns how many went to out (room for
+ * PPROF_NSAMPLES). */
+enum { PPROF_GROUP_WALL, PPROF_GROUP_CPU, PPROF_GROUP_MEMORY, PPROF_NGROUPS, PPROF_NSAMPLES = 8 };
+int pprof_values(int group, int cpu, int heap, pprof_value *out);
 /* A profile's sample types, its period type (NULL: none) and default type;
  * skip_zero: samples whose values are all 0 are left out. */
 typedef struct {

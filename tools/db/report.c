@@ -94,7 +94,7 @@ enum { NHEAP = sizeof heap_cols / sizeof *heap_cols };
 /* "heap peak: 16.2 MiB", or why there is none. */
 static void heap_header(FILE *f, const run_info *r)
 {
-    if (r->heap_peak_bytes < 0) {
+    if (!r->heap_tracked) {
         fputs("heap in use: not tracked (run with PIANO_HEAP=1)\n", f);
         return;
     }
@@ -107,7 +107,7 @@ static void emit_heap(FILE *f, emit_mode mode, const run_info *r, const fnset *s
 {
     if (mode == EMIT_TABLE)
         heap_header(f, r);
-    if (mode == EMIT_TABLE && r->heap_peak_bytes < 0)
+    if (mode == EMIT_TABLE && !r->heap_tracked)
         return;
     emitter e;
     emit_begin(&e, f, mode, heap_cols, NHEAP, color ? EMIT_COLOR : 0);
@@ -218,7 +218,7 @@ static size_t shown_rows(const pdb_opts *o, size_t n, int machine)
  * those of runs stored before schema 4, which listed them only. */
 static int64_t uncounted_unfinished(pdb *p, int64_t run)
 {
-    if (!pdb_has_unfinished(p))
+    if (!p->has_metric[PIANO_M_unfinished])
         return pdb_unfinished_count(p, run);
     sqlite3_stmt *st = pdb_prepare(p, "SELECT (SELECT count(*) FROM unfinished WHERE run = ?1) - "
                                       "(SELECT coalesce(sum(unfinished), 0) FROM stats WHERE run = ?1)");
