@@ -53,6 +53,17 @@
     X(unfinished, COUNT, ALWAYS, FN, 0, 0, 0, 0, 0,                                                           \
       "calls in flight when the run ended (timed to its end): included in calls")
 
+/* The metrics that are plain per-context counters: X(id, field), a CTX
+ * metric of PIANO_METRICS whose figure is struct piano_node's `field`
+ * (rt/spool.h), recorded by the runtime alone. The import stores it per
+ * context as it is and per function summed over its contexts (store/
+ * import_state.c), with no code of its own. */
+#define PIANO_NODE_COUNTERS(X)
+
+/* Schema versions added by metrics: a new CTX or FN metric adds 1, and
+ * opening an older database adds its column (store.c add_metric_columns). */
+#define PIANO_METRICS_SCHEMA 0
+
 /* report --sort's keys in the order help and messages list them. */
 #define PIANO_SORT_ORDER "self", "total", "calls", "p50", "p99", "allocs", "bytes", "cpu", "offcpu", "inuse", "peak"
 
@@ -62,6 +73,14 @@ enum piano_metric {
     PIANO_METRICS(PIANO_M_ENUM)
 #undef PIANO_M_ENUM
     PIANO_M_N
+};
+
+/* The counters' numbers: PIANO_C_<id>, ... PIANO_C_N. */
+enum piano_counter {
+#define PIANO_C_ENUM(id, field) PIANO_C_##id,
+    PIANO_NODE_COUNTERS(PIANO_C_ENUM)
+#undef PIANO_C_ENUM
+    PIANO_C_N
 };
 
 /* Token tests, for generators: PIANO_IF_<where>_<WHERE>(x) is x or nothing. */

@@ -203,6 +203,7 @@ struct agg {
     uint64_t off, user, off_total, user_total;   /* ns: self and inclusive (as self and total) */
     uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
+    uint64_t counter[PIANO_C_N + 1];   /* PIANO_NODE_COUNTERS (spool/metrics.h), summed */
 };
 
 /* An in-flight call's histogram samples. */

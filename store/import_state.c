@@ -221,6 +221,9 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             uint64_t in_bytes = n->alloc_bytes > freed_bytes ? n->alloc_bytes - freed_bytes : 0;
             uint64_t peak = j->heap_gen && n->peak_gen == j->heap_gen ? n->peak_bytes : 0;
             a->inuse_objects += in_obj, a->inuse_bytes += in_bytes, a->peak_inuse_bytes += peak;
+#define ADD_COUNTER(id, field) a->counter[PIANO_C_##id] += n->field;
+            PIANO_NODE_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
             if (n->fn > *max_fn)
                 *max_fn = n->fn;
             if (!pass && n->parent)
@@ -263,6 +266,9 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             bind_metric_allocs(st, at, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
             bind_cpu(st, at, cpu, self_ns, total_ns, n->off, off_total, user_total);
             bind_inuse(st, at, j->heap_on, in_obj, in_bytes, peak);
+#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, n->field);
+            PIANO_NODE_COUNTERS(BIND_COUNTER)
+#undef BIND_COUNTER
             if (STEP(st))
                 return -1;
         }
@@ -306,6 +312,9 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         sqlite3_bind_int64(st, at->child_calls, count64(a->child_calls));
         bind_metric(st, at, PIANO_M_unfinished, a->unfinished);
         bind_inuse(st, at, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
+#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, a->counter[PIANO_C_##id]);
+        PIANO_NODE_COUNTERS(BIND_COUNTER)
+#undef BIND_COUNTER
         if (STEP(st))
             return -1;
     }

@@ -32,7 +32,8 @@
 
 #include "metrics.h"   /* the figures' columns of stats and contexts (spool/metrics.h) */
 
-#define PIANO_SCHEMA_VERSION 11
+/* 11, and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (11 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
