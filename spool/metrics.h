@@ -108,7 +108,7 @@ enum piano_counter {
 #define PIANO_M_COLUMN(id, unit, when, where, snap, sort, head, minw, pprof, comment) \
     "  " #id " INTEGER, -- " comment "\n"
 #define PIANO_M_COLUMN_NN(id, unit, when, where, snap, sort, head, minw, pprof, comment) \
-    "  " #id " INTEGER NOT NULL, -- " comment "\n"
+    "  " #id " INTEGER NOT NULL DEFAULT 0, -- " comment "\n"
 
 /* The CTX columns measured always (NOT NULL), and those measured when asked
  * (when CPU: the CPU columns; HEAP: heap in use), for stats and contexts. */
