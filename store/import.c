@@ -247,6 +247,25 @@ int import_prepare_unfinished(struct job *j)
                               -1, &j->unf_st, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+void row_params_find(sqlite3_stmt *st, struct row_params *p)
+{
+    static const char *const names[] = {
+#define NAME(id, ...) ":" #id,
+        PIANO_METRICS(NAME)
+#undef NAME
+    };
+    p->run = sqlite3_bind_parameter_index(st, ":run");
+    p->thread = sqlite3_bind_parameter_index(st, ":thread");
+    p->id = sqlite3_bind_parameter_index(st, ":id");
+    p->parent = sqlite3_bind_parameter_index(st, ":parent");
+    p->fn = sqlite3_bind_parameter_index(st, ":fn");
+    p->hist_self = sqlite3_bind_parameter_index(st, ":hist_self");
+    p->hist_total = sqlite3_bind_parameter_index(st, ":hist_total");
+    p->child_calls = sqlite3_bind_parameter_index(st, ":child_calls");
+    for (int m = 0; m < PIANO_M_N; m++)
+        p->m[m] = sqlite3_bind_parameter_index(st, names[m]);
+}
+
 /* The statements inserting a run's rows (the frames' are import_frames', the
  * calls in flight's import_prepare_unfinished). */
 static int prepare_statements(struct job *j)
@@ -259,17 +278,16 @@ static int prepare_statements(struct job *j)
            sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)",
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db,
-                              "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,"
-                              "alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,"
-                              "inuse_objects,inuse_bytes,peak_inuse_bytes) "
-                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                              "INSERT INTO contexts(run,thread,id,parent,fn" PIANO_METRIC_COLS_CTX ") "
+                              "VALUES(:run,:thread,:id,:parent,:fn" PIANO_METRIC_PARAMS_CTX ")",
                               -1, &j->ctx_st, NULL) ||
            sqlite3_prepare_v2(db,
-                              "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
-                              "free_bytes,hist_self,hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,"
-                              "cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) "
-                              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                              -1, &j->stats_st, NULL);
+                              "INSERT INTO stats(run,thread,fn,hist_self,hist_total,child_calls"
+                              PIANO_METRIC_COLS_CTX PIANO_METRIC_COLS_FN ") "
+                              "VALUES(:run,:thread,:fn,:hist_self,:hist_total,:child_calls"
+                              PIANO_METRIC_PARAMS_CTX PIANO_METRIC_PARAMS_FN ")",
+                              -1, &j->stats_st, NULL) ||
+           (row_params_find(j->ctx_st, &j->ctx_at), row_params_find(j->stats_st, &j->stats_at), 0);
 }
 
 /* Stores every thread: its row (with its frame histogram), and its state

@@ -19,6 +19,7 @@
 #define PIANO_IMPORT_INT_H
 #include "hist.h"
 #include "import.h"
+#include "metrics.h"
 #include "spool.h"
 #include "store.h"
 
@@ -90,8 +91,26 @@ static inline sqlite3_int64 count64(uint64_t v)
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
 }
 
+/* The parameters of an INSERT of stats or contexts rows, found by name once
+ * it is prepared (":run", ":calls", ...; 0: the statement has none). */
+struct row_params {
+    int run, thread, id, parent, fn, hist_self, hist_total, child_calls;
+    int m[PIANO_M_N];   /* per metric (spool/metrics.h) */
+};
+void row_params_find(sqlite3_stmt *st, struct row_params *p);   /* import.c */
+
+/* Binds metric m of a row to v (saturated), or NULL. */
+static inline void bind_metric(sqlite3_stmt *st, const struct row_params *p, enum piano_metric m, uint64_t v)
+{
+    sqlite3_bind_int64(st, p->m[m], count64(v));
+}
+static inline void bind_metric_null(sqlite3_stmt *st, const struct row_params *p, enum piano_metric m)
+{
+    sqlite3_bind_null(st, p->m[m]);
+}
+
 /* Binds the allocation figures (allocs, alloc_bytes, frees, free_bytes) to
- * parameters col.. of st. */
+ * parameters col.. of st (a frames row). */
 static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint64_t alloc_bytes,
                                uint64_t frees, uint64_t free_bytes)
 {
@@ -101,6 +120,16 @@ static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint6
     sqlite3_bind_int64(st, col + 3, count64(free_bytes));
 }
 
+/* The same, of a stats or contexts row. */
+static inline void bind_metric_allocs(sqlite3_stmt *st, const struct row_params *p, uint64_t allocs, uint64_t alloc_bytes,
+                               uint64_t frees, uint64_t free_bytes)
+{
+    bind_metric(st, p, PIANO_M_allocs, allocs);
+    bind_metric(st, p, PIANO_M_alloc_bytes, alloc_bytes);
+    bind_metric(st, p, PIANO_M_frees, frees);
+    bind_metric(st, p, PIANO_M_free_bytes, free_bytes);
+}
+
 /* Binds a function's or context's CPU figures (cpu_ns, cpu_total_ns,
  * cpu_user_ns, cpu_sys_ns, offcpu_ns) to parameters col.. of st from its
  * self and inclusive time (ns) and its self and inclusive off-CPU and
@@ -108,12 +137,13 @@ static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint6
  * Reading the clocks at a switch is not instantaneous, and the user time is
  * sampled: figures are clamped so that CPU + off-CPU = inclusive time and
  * user + system = CPU. */
-static inline void bind_cpu(sqlite3_stmt *st, int col, int measured, int64_t self_ns, int64_t total_ns,
-                            uint64_t off_self, uint64_t off_total, uint64_t user_total)
+static inline void bind_cpu(sqlite3_stmt *st, const struct row_params *p, int measured, int64_t self_ns,
+                            int64_t total_ns, uint64_t off_self, uint64_t off_total, uint64_t user_total)
 {
     if (!measured) {
-        for (int k = 0; k < 5; k++)
-            sqlite3_bind_null(st, col + k);
+        for (int m = 0; m < PIANO_M_N; m++)
+            if (p->m[m] && piano_metric_when(m) == PIANO_WHEN_CPU)
+                sqlite3_bind_null(st, p->m[m]);
         return;
     }
     int64_t cpu_self = self_ns - (int64_t)(off_self < (uint64_t)INT64_MAX ? off_self : INT64_MAX);
@@ -123,11 +153,11 @@ static inline void bind_cpu(sqlite3_stmt *st, int col, int measured, int64_t sel
     if (cpu_self > cpu_total)
         cpu_total = cpu_self;
     int64_t user = user_total < (uint64_t)cpu_total ? (int64_t)user_total : cpu_total;
-    sqlite3_bind_int64(st, col, cpu_self);
-    sqlite3_bind_int64(st, col + 1, cpu_total);
-    sqlite3_bind_int64(st, col + 2, user);
-    sqlite3_bind_int64(st, col + 3, cpu_total - user);
-    sqlite3_bind_int64(st, col + 4, total_ns > cpu_total ? total_ns - cpu_total : 0);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_ns], cpu_self);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_total_ns], cpu_total);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_user_ns], user);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_sys_ns], cpu_total - user);
+    sqlite3_bind_int64(st, p->m[PIANO_M_offcpu_ns], total_ns > cpu_total ? total_ns - cpu_total : 0);
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -173,6 +203,7 @@ struct agg {
     uint64_t off, user, off_total, user_total;   /* ns: self and inclusive (as self and total) */
     uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
+    uint64_t counter[PIANO_C_N + 1];   /* PIANO_NODE_COUNTERS (spool/metrics.h), summed */
 };
 
 /* An in-flight call's histogram samples. */
@@ -191,6 +222,7 @@ struct job {
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
+    struct row_params ctx_at, stats_at;   /* ctx_st's and stats_st's parameters */
     struct mapping *maps;
     size_t n_maps, cap_maps;
     struct frame_span *spans;
@@ -235,15 +267,20 @@ struct job {
     char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
 };
 
-/* Binds a context's or function's heap in use at col..col+2 (NULL when the
- * run did not track it). */
-static inline void bind_inuse(sqlite3_stmt *st, int col, int on, uint64_t objects, uint64_t bytes, uint64_t peak)
+/* Binds a context's or function's heap in use (NULL when the run did not
+ * track it). */
+static inline void bind_inuse(sqlite3_stmt *st, const struct row_params *p, int on, uint64_t objects,
+                              uint64_t bytes, uint64_t peak)
 {
-    for (int k = 0; k < 3; k++)
-        if (on)
-            sqlite3_bind_int64(st, col + k, count64(k == 0 ? objects : k == 1 ? bytes : peak));
-        else
-            sqlite3_bind_null(st, col + k);
+    if (!on) {
+        for (int m = 0; m < PIANO_M_N; m++)
+            if (p->m[m] && piano_metric_when(m) == PIANO_WHEN_HEAP)
+                sqlite3_bind_null(st, p->m[m]);
+        return;
+    }
+    bind_metric(st, p, PIANO_M_inuse_objects, objects);
+    bind_metric(st, p, PIANO_M_inuse_bytes, bytes);
+    bind_metric(st, p, PIANO_M_peak_inuse_bytes, peak);
 }
 
 /* Function fn is named by a row of this run. */

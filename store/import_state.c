@@ -221,6 +221,9 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             uint64_t in_bytes = n->alloc_bytes > freed_bytes ? n->alloc_bytes - freed_bytes : 0;
             uint64_t peak = j->heap_gen && n->peak_gen == j->heap_gen ? n->peak_bytes : 0;
             a->inuse_objects += in_obj, a->inuse_bytes += in_bytes, a->peak_inuse_bytes += peak;
+#define ADD_COUNTER(id, field) a->counter[PIANO_C_##id] += n->field;
+            PIANO_NODE_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
             if (n->fn > *max_fn)
                 *max_fn = n->fn;
             if (!pass && n->parent)
@@ -247,21 +250,25 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             if (!(j->parts & PIANO_LIVE_CONTEXTS))
                 continue;   /* a live read that shows no calling contexts: their sums only */
             sqlite3_stmt *st = j->ctx_st;
-            sqlite3_bind_int64(st, 1, j->run_id);
-            sqlite3_bind_int64(st, 2, t->number);
-            sqlite3_bind_int64(st, 3, i);
+            const struct row_params *at = &j->ctx_at;
+            sqlite3_bind_int64(st, at->run, j->run_id);
+            sqlite3_bind_int64(st, at->thread, t->number);
+            sqlite3_bind_int64(st, at->id, i);
             if (n->parent && !pass)
-                sqlite3_bind_int64(st, 4, n->parent);
+                sqlite3_bind_int64(st, at->parent, n->parent);
             else
-                sqlite3_bind_null(st, 4);
-            sqlite3_bind_int64(st, 5, n->fn);
-            sqlite3_bind_int64(st, 6, count64(n->calls));
+                sqlite3_bind_null(st, at->parent);
+            sqlite3_bind_int64(st, at->fn, n->fn);
+            bind_metric(st, at, PIANO_M_calls, n->calls);
             int64_t self_ns = to_ns(n->self, j->npt), total_ns = to_ns(pass ? n->self : j->node_total[i], j->npt);
-            sqlite3_bind_int64(st, 7, self_ns);
-            sqlite3_bind_int64(st, 8, total_ns);
-            bind_allocs(st, 9, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
-            bind_cpu(st, 13, cpu, self_ns, total_ns, n->off, off_total, user_total);
-            bind_inuse(st, 18, j->heap_on, in_obj, in_bytes, peak);
+            sqlite3_bind_int64(st, at->m[PIANO_M_self_ns], self_ns);
+            sqlite3_bind_int64(st, at->m[PIANO_M_total_ns], total_ns);
+            bind_metric_allocs(st, at, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
+            bind_cpu(st, at, cpu, self_ns, total_ns, n->off, off_total, user_total);
+            bind_inuse(st, at, j->heap_on, in_obj, in_bytes, peak);
+#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, n->field);
+            PIANO_NODE_COUNTERS(BIND_COUNTER)
+#undef BIND_COUNTER
             if (STEP(st))
                 return -1;
         }
@@ -286,24 +293,28 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
         if (!a->calls && !a->allocs && !a->frees)
             continue;
         sqlite3_stmt *st = j->stats_st;
+        const struct row_params *at = &j->stats_at;
         use_fn(j, fn);
-        sqlite3_bind_int64(st, 1, j->run_id);
-        sqlite3_bind_int64(st, 2, t->number);
-        sqlite3_bind_int64(st, 3, fn);
-        sqlite3_bind_int64(st, 4, count64(a->calls));
+        sqlite3_bind_int64(st, at->run, j->run_id);
+        sqlite3_bind_int64(st, at->thread, t->number);
+        sqlite3_bind_int64(st, at->fn, fn);
+        bind_metric(st, at, PIANO_M_calls, a->calls);
         int64_t self_ns = to_ns(a->self, j->npt), total_ns = to_ns(a->total > a->self ? a->total : a->self, j->npt);
-        sqlite3_bind_int64(st, 5, self_ns);
-        sqlite3_bind_int64(st, 6, total_ns);
-        bind_cpu(st, 15, j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok, self_ns, total_ns, a->off,
+        sqlite3_bind_int64(st, at->m[PIANO_M_self_ns], self_ns);
+        sqlite3_bind_int64(st, at->m[PIANO_M_total_ns], total_ns);
+        bind_cpu(st, at, j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok, self_ns, total_ns, a->off,
                  a->off_total, a->user_total);
-        bind_allocs(st, 7, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
+        bind_metric_allocs(st, at, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
         for (int k = 0; k < 2; k++) {
             size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
-            sqlite3_bind_blob(st, 11 + k, j->blob, (int)len, SQLITE_TRANSIENT);
+            sqlite3_bind_blob(st, k ? at->hist_total : at->hist_self, j->blob, (int)len, SQLITE_TRANSIENT);
         }
-        sqlite3_bind_int64(st, 13, count64(a->child_calls));
-        sqlite3_bind_int64(st, 14, count64(a->unfinished));
-        bind_inuse(st, 20, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
+        sqlite3_bind_int64(st, at->child_calls, count64(a->child_calls));
+        bind_metric(st, at, PIANO_M_unfinished, a->unfinished);
+        bind_inuse(st, at, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
+#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, a->counter[PIANO_C_##id]);
+        PIANO_NODE_COUNTERS(BIND_COUNTER)
+#undef BIND_COUNTER
         if (STEP(st))
             return -1;
     }

@@ -30,7 +30,10 @@
 #ifndef PIANO_SCHEMA_H
 #define PIANO_SCHEMA_H
 
-#define PIANO_SCHEMA_VERSION 12
+#include "metrics.h"   /* the figures' columns of stats and contexts (spool/metrics.h) */
+
+/* 12 (spans), and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (12 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -116,19 +119,11 @@
  * the run or its thread did not measure it (runs.cpu_mode). cpu_ns is self
  * (its own code: self_ns less its own off-CPU time); the others are
  * inclusive, as total_ns; offcpu_ns is total_ns - cpu_total_ns. */
-#define PIANO_SCHEMA_CPU_COLUMNS \
-"  cpu_ns INTEGER,                     -- self CPU time\n" \
-"  cpu_total_ns INTEGER,               -- inclusive CPU time\n" \
-"  cpu_user_ns INTEGER,                -- its user part\n" \
-"  cpu_sys_ns INTEGER,                 -- its system part\n" \
-"  offcpu_ns INTEGER,                  -- inclusive time off the CPU: blocked or sleeping or preempted\n"
+#define PIANO_SCHEMA_CPU_COLUMNS PIANO_METRIC_COLUMNS_CPU
 /* Heap in use (PIANO_HEAP), per function (stats) and per context: the
  * allocations made there still live at the run's end, and the bytes they held
  * when the run's heap peaked (within 1/64: rt/heap.c). NULL: not tracked. */
-#define PIANO_SCHEMA_INUSE \
-"  inuse_objects INTEGER,              -- live at the end\n" \
-"  inuse_bytes INTEGER,                -- their bytes as asked\n" \
-"  peak_inuse_bytes INTEGER,           -- bytes live at the run's heap peak\n"
+#define PIANO_SCHEMA_INUSE PIANO_METRIC_COLUMNS_HEAP
 
 /* Spans (include/piano/span.h): per run and span name (with its fields),
  * the lifetime figures of its spans. What ran while they were entered is in
@@ -184,13 +179,10 @@ PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS stats(     -- per run, thread and function\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  thread INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
-"  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL,\n" \
-"  total_ns INTEGER NOT NULL,          -- inclusive; a recursive function counted at its outermost activation\n" \
-"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
-"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+PIANO_METRIC_COLUMNS_ALWAYS \
 "  hist_self BLOB, hist_total BLOB,\n" \
 "  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
-"  unfinished INTEGER NOT NULL DEFAULT 0,  -- calls in flight when the run ended (timed to its end): included in calls\n" \
+PIANO_METRIC_COLUMNS_FN \
 PIANO_SCHEMA_CPU_COLUMNS \
 PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, fn)\n" \
@@ -200,9 +192,7 @@ PIANO_SCHEMA_INUSE \
 "  thread INTEGER NOT NULL, id INTEGER NOT NULL,\n" \
 "  parent INTEGER,                     -- NULL at a root (outermost instrumented call)\n" \
 "  fn INTEGER NOT NULL,\n" \
-"  calls INTEGER NOT NULL, self_ns INTEGER NOT NULL, total_ns INTEGER NOT NULL,\n" \
-"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
-"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+PIANO_METRIC_COLUMNS_ALWAYS \
 PIANO_SCHEMA_CPU_COLUMNS \
 PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, id)\n" \

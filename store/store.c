@@ -579,6 +579,34 @@ static int commit_schema(sqlite3 *db, int ok, const char *what, const char *path
 
 /* An older piano's database: upgrade it in place, under the write lock
  * (another process may be doing the same). Returns 0, or -1 with a reason in err. */
+/* The columns of the metrics (spool/metrics.h) that stats and contexts lack
+ * (added since the database was made): NULL in older rows when measured only
+ * when asked, else 0. Returns SQLITE_OK or an error. */
+static int add_metric_columns(sqlite3 *db)
+{
+    static const struct piano_metric_info metrics[] = {PIANO_METRIC_INFO};
+    static const char *const tables[] = {"stats", "contexts"};
+    int rc = SQLITE_OK;
+    for (int t = 0; t < 2 && rc == SQLITE_OK; t++)
+        for (int m = 0; m < PIANO_M_N && rc == SQLITE_OK; m++) {
+            if (metrics[m].where == PIANO_WHERE_HIST || (t && metrics[m].where == PIANO_WHERE_FN))
+                continue;
+            char sql[256];
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'", tables[t],
+                     metrics[m].id);
+            sqlite3_stmt *st = NULL;
+            rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+            int has = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+            sqlite3_finalize(st);
+            if (rc != SQLITE_OK || has)
+                continue;
+            snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s INTEGER%s", tables[t], metrics[m].id,
+                     metrics[m].when == PIANO_WHEN_ALWAYS ? " NOT NULL DEFAULT 0" : "");
+            rc = piano_store_exec(db, sql);
+        }
+    return rc;
+}
+
 static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
 {
     char buf[64];
@@ -610,7 +638,7 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
     if (ok && version <= 11)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_11) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
-        ok = piano_store_exec(db, buf) == SQLITE_OK;
+        ok = add_metric_columns(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
 }
 

@@ -103,50 +103,49 @@ static int same_key(const fnrow *row, const char *name, const char *file, int64_
            (!by_line || row->line == line);
 }
 
-/* Whether stats has the column unfinished (schema 4: a database of schema 3
- * opened read-only is read as it is). */
-int pdb_has_unfinished(pdb *p)
+int fnrow_known(const fnrow *r, int m)
 {
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'unfinished'");
-    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
-    return has;
+    if (r->window && !pdb_metrics[m].snap)
+        return 0;   /* not kept per snapshot: unknown, never a wrong figure */
+    switch (pdb_metrics[m].when) {
+    case PIANO_WHEN_CPU: return r->cpu_known;
+    case PIANO_WHEN_HEAP: return r->inuse_known;
+    default: return 1;
+    }
 }
 
-int pdb_has_cpu(pdb *p)
-{
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'offcpu_ns'");
-    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
-    return has;
-}
+/* The columns pdb_load_rows reads, in its order: name, file, line, the
+ * function's own name (AGG_GROUP), hist_self, hist_total, child_calls, then
+ * the metrics stored in stats (LOAD_COL0 on, spool/metrics.h's order). */
+enum { LOAD_GROUP_NAME = 3, LOAD_HIST = 4, LOAD_CHILD_CALLS = 6, LOAD_COL0 = 7 };
 
-/* Adds the CPU columns col.. of a stats row to row (its CPU stays unknown when
- * any of its threads' rows has none). */
-static void add_cpu(fnrow *row, sqlite3_stmt *st, int col)
+/* The stats columns of the metrics stored there, "s.calls, s.self_ns, ...",
+ * a column the database lacks as NULL (measured when asked) or 0. */
+static void stats_metric_columns(const pdb *p, char *sql, size_t n)
 {
-    row->cpu_known = row->cpu_known && sqlite3_column_type(st, col) != SQLITE_NULL;
-    int64_t *v[] = {&row->cpu_ns, &row->cpu_total_ns, &row->cpu_user_ns, &row->cpu_sys_ns, &row->offcpu_ns};
-    for (int k = 0; k < 5; k++)
-        *v[k] = row->cpu_known ? sat_add(*v[k], sqlite3_column_int64(st, col + k)) : 0;
+    size_t len = 0;
+    sql[0] = 0;
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (pdb_metrics[m].where == PIANO_WHERE_HIST)
+            continue;
+        const char *missing = pdb_metrics[m].when == PIANO_WHEN_ALWAYS ? "0" : "NULL";
+        len += (size_t)snprintf(sql + len, len < n ? n - len : 0, ", %s%s", p->has_metric[m] ? "s." : "",
+                                p->has_metric[m] ? pdb_metrics[m].id : missing);
+    }
 }
 
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
-    char sql[1000];
+    char sql[2000], cols[1000];
     int group = (flags & AGG_GROUP) != 0;
+    stats_metric_columns(p, cols, sizeof cols);
     snprintf(sql, sizeof sql,
-             "SELECT %s, f.file, f.line, s.calls, s.self_ns, s.total_ns, s.allocs, "
-             "s.alloc_bytes, s.frees, s.free_bytes, s.hist_self, s.hist_total, %s, %s, %s, %s, f.name "
+             "SELECT %s, f.file, f.line, f.name, s.hist_self, s.hist_total, %s%s "
              "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
              "ORDER BY 1, f.file, %s",
-             group ? "piano_group(f.name)" : "f.name",
-             p->has_child_calls ? "s.child_calls" : "0", pdb_has_unfinished(p) ? "s.unfinished" : "0",
-             pdb_has_cpu(p) ? "s.cpu_ns, s.cpu_total_ns, s.cpu_user_ns, s.cpu_sys_ns, s.offcpu_ns"
-                            : "NULL, NULL, NULL, NULL, NULL",
-             p->has_inuse ? "s.inuse_objects, s.inuse_bytes, s.peak_inuse_bytes" : "NULL, NULL, NULL",
+             group ? "piano_group(f.name)" : "f.name", p->has_child_calls ? "s.child_calls" : "0", cols,
              group ? "f.name, f.line" : "f.line");
     if (group)
         flags &= ~AGG_BY_LINE; /* instantiations of one template: one row per file */
@@ -154,6 +153,43 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, thread);
     pdb_load_rows(p, r, st, flags, out);
+}
+
+/* Adds a stats row's metrics (columns LOAD_COL0..) to row: summed; CPU time
+ * stays unknown when any of its threads' rows has none, heap in use is known
+ * when a row has it. */
+static void add_metrics(fnrow *row, sqlite3_stmt *st)
+{
+    int col = LOAD_COL0, cpu_row = -1, heap_row = 0;
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (pdb_metrics[m].where == PIANO_WHERE_HIST)
+            continue;
+        int null = sqlite3_column_type(st, col) == SQLITE_NULL;
+        if (pdb_metrics[m].when == PIANO_WHEN_CPU && cpu_row < 0) {
+            cpu_row = !null;
+            row->cpu_known = row->cpu_known && cpu_row;
+        }
+        if (pdb_metrics[m].when == PIANO_WHEN_HEAP)
+            heap_row |= !null;
+        col++;
+    }
+    if (heap_row)
+        row->inuse_known = 1;
+    col = LOAD_COL0;
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (pdb_metrics[m].where == PIANO_WHERE_HIST)
+            continue;
+        int64_t *v = fnrow_metric(row, m);
+        switch (pdb_metrics[m].when) {
+        case PIANO_WHEN_CPU: *v = row->cpu_known ? sat_add(*v, sqlite3_column_int64(st, col)) : 0; break;
+        case PIANO_WHEN_HEAP:
+            if (heap_row)
+                *v = sat_add(*v, sqlite3_column_int64(st, col));
+            break;
+        default: *v = sat_add(*v, sqlite3_column_int64(st, col)); break;
+        }
+        col++;
+    }
 }
 
 void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out)
@@ -184,32 +220,18 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
             cur->line = line;
         }
         if (flags & AGG_GROUP) {
-            const char *fn = pdb_col_text(st, 22);
+            const char *fn = pdb_col_text(st, LOAD_GROUP_NAME);
             if (!member || strcmp(member, fn)) {
                 cur->instances++;
                 free(member);
                 member = xstrdup(fn);
             }
         }
-        cur->calls = sat_add(cur->calls, sqlite3_column_int64(st, 3));
-        cur->self_ns = sat_add(cur->self_ns, sqlite3_column_int64(st, 4));
-        cur->total_ns = sat_add(cur->total_ns, sqlite3_column_int64(st, 5));
-        cur->allocs = sat_add(cur->allocs, sqlite3_column_int64(st, 6));
-        cur->alloc_bytes = sat_add(cur->alloc_bytes, sqlite3_column_int64(st, 7));
-        cur->frees = sat_add(cur->frees, sqlite3_column_int64(st, 8));
-        cur->free_bytes = sat_add(cur->free_bytes, sqlite3_column_int64(st, 9));
-        cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, 12));
-        cur->unfinished = sat_add(cur->unfinished, sqlite3_column_int64(st, 13));
-        add_cpu(cur, st, 14);
-        if (sqlite3_column_type(st, 20) != SQLITE_NULL) {
-            cur->inuse_known = 1;
-            cur->inuse_objects = sat_add(cur->inuse_objects, sqlite3_column_int64(st, 19));
-            cur->inuse_bytes = sat_add(cur->inuse_bytes, sqlite3_column_int64(st, 20));
-            cur->peak_inuse_bytes = sat_add(cur->peak_inuse_bytes, sqlite3_column_int64(st, 21));
-        }
+        cur->child_calls = sat_add(cur->child_calls, sqlite3_column_int64(st, LOAD_CHILD_CALLS));
+        add_metrics(cur, st);
         for (int h = 0; h < 2; h++) {
-            const void *blob = sqlite3_column_blob(st, 10 + h);
-            size_t len = (size_t)sqlite3_column_bytes(st, 10 + h);
+            const void *blob = sqlite3_column_blob(st, LOAD_HIST + h);
+            size_t len = (size_t)sqlite3_column_bytes(st, LOAD_HIST + h);
             if (blob && piano_hist_add_blob(h ? m.total : m.self, blob, len) != 0)
                 pdb_die("run %lld: malformed histogram for %s in %s", (long long)r->id, name,
                         p->path);
@@ -264,20 +286,28 @@ void fnset_free(fnset *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The sort keys of report --sort: descending by the figure, then by name, file, line. */
-static const struct {
+/* The sort keys of report --sort: descending by the figure, then by name,
+ * file, line; in PIANO_SORT_ORDER, each a metric's (spool/metrics.h). */
+static const char *const sort_names[] = {PIANO_SORT_ORDER};
+enum { NSORT_KEYS = sizeof sort_names / sizeof *sort_names };
+static struct {
     const char *name;
     size_t offset; /* of the int64_t figure in fnrow */
-} sort_keys[] = {
-    {"self", offsetof(fnrow, self_ns)}, {"total", offsetof(fnrow, total_ns)}, {"calls", offsetof(fnrow, calls)},
-    {"p50", offsetof(fnrow, p50_ns)},   {"p99", offsetof(fnrow, p99_ns)},     {"allocs", offsetof(fnrow, allocs)},
-    {"bytes", offsetof(fnrow, alloc_bytes)}, {"cpu", offsetof(fnrow, cpu_ns)}, {"offcpu", offsetof(fnrow, offcpu_ns)},
-    {"inuse", offsetof(fnrow, inuse_bytes)}, {"peak", offsetof(fnrow, peak_inuse_bytes)},
-};
-enum { NSORT_KEYS = sizeof sort_keys / sizeof *sort_keys };
+} sort_keys[NSORT_KEYS];
+
+static void sort_keys_init(void)
+{
+    if (sort_keys[0].name)
+        return;
+    for (int i = 0; i < NSORT_KEYS; i++)
+        for (int m = 0; m < PIANO_M_N; m++)
+            if (pdb_metrics[m].sort && !strcmp(pdb_metrics[m].sort, sort_names[i]))
+                sort_keys[i].name = sort_names[i], sort_keys[i].offset = pdb_metric_offset[m];
+}
 
 int fnset_sort_key(const char *name)
 {
+    sort_keys_init();
     for (int i = 0; i < NSORT_KEYS; i++)
         if (strcmp(name, sort_keys[i].name) == 0)
             return i;
@@ -287,6 +317,7 @@ int fnset_sort_key(const char *name)
 const char *fnset_sort_keys(void)
 {
     static char list[128];
+    sort_keys_init();
     if (!list[0])
         for (int i = 0; i < NSORT_KEYS; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "|" : "", sort_keys[i].name);

@@ -164,6 +164,15 @@ int pdb_recover_pending(pdb *p)
     return import_pending(p);
 }
 
+const struct piano_metric_info pdb_metrics[PIANO_M_N] = {PIANO_METRIC_INFO};
+const size_t pdb_metric_offset[PIANO_M_N] = {
+#define OFFSET(id, ...) offsetof(fnrow, id),
+    PIANO_METRICS(OFFSET)
+#undef OFFSET
+};
+
+static void pdb_probe_schema(pdb *p);
+
 void pdb_open(pdb *p, const char *dbopt, int write)
 {
     char err[1024] = "", why[1024];
@@ -225,18 +234,33 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     /* report --group template keys rows by it (aggregate.c) */
     sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,
                             NULL, NULL);
-    sqlite3_stmt *cc = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') "
-                                      "WHERE name = 'child_calls'");
-    if (pdb_step(p, cc) == SQLITE_ROW)
-        p->has_child_calls = sqlite3_column_int(cc, 0) > 0;
-    sqlite3_finalize(cc);
-    sqlite3_stmt *hi = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('stats') WHERE name = 'inuse_bytes'");
-    if (pdb_step(p, hi) == SQLITE_ROW)
-        p->has_inuse = sqlite3_column_int(hi, 0) > 0;
-    sqlite3_finalize(hi);
+    pdb_probe_schema(p);
     const char *nc = getenv("NO_COLOR");
     const char *term = getenv("TERM");
     p->color = isatty(STDOUT_FILENO) && !nc && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* What the schema has, asked once: the columns of stats (child_calls, each
+ * metric's) and of runs (allocator) -- older databases opened read-only lack
+ * some. */
+static void pdb_probe_schema(pdb *p)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT 's', name FROM pragma_table_info('stats') UNION ALL "
+                                      "SELECT 'r', name FROM pragma_table_info('runs')");
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        const char *table = pdb_col_text(st, 0), *name = pdb_col_text(st, 1);
+        if (*table == 'r') {
+            p->has_allocator |= !strcmp(name, "allocator");
+            continue;
+        }
+        p->has_child_calls |= !strcmp(name, "child_calls");
+        for (int m = 0; m < PIANO_M_N; m++)
+            if (!strcmp(name, pdb_metrics[m].id))
+                p->has_metric[m] = 1;
+    }
+    sqlite3_finalize(st);
+    p->has_cpu = p->has_metric[PIANO_M_offcpu_ns];
+    p->has_inuse = p->has_metric[PIANO_M_inuse_bytes];
 }
 
 void pdb_close(pdb *p)

@@ -101,7 +101,7 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
     memset(t, 0, sizeof *t);
     fkeys_load(p, run, &t->keys);
     ctree_init(t);
-    t->cpu_known = pdb_has_cpu(p);
+    t->cpu_known = p->has_cpu;
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, "
                               "free_bytes, %s, %s FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "

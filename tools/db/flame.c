@@ -442,7 +442,7 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
         runset_free(&set);
         if (o->group)
             ctree_group(&t);
-        if (!strcmp(m->name, "inuse") && r.heap_peak_bytes < 0)
+        if (!strcmp(m->name, "inuse") && !r.heap_tracked)
             pdb_die("flamegraph: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r.id);
         apply_metric(p, &t, m, r.id);
     }

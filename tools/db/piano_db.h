@@ -17,6 +17,7 @@
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
 #include "hist.h"
+#include "metrics.h"
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,8 +67,13 @@ typedef struct {
     sqlite3 *db;
     char path[4096];
     int color; /* stdout is a TTY and NO_COLOR is unset */
+    /* What the schema has, probed once at open (pdb_open): a database of an
+     * older schema opened read-only is read as it is. */
     int has_child_calls; /* stats.child_calls exists (databases made before it lack it) */
-    int has_inuse;       /* stats.inuse_bytes and runs.heap_peak_bytes exist (schema 9) */
+    int has_inuse;       /* stats.inuse_bytes and runs.heap_peak_bytes exist (schema 11) */
+    int has_cpu;         /* stats has the CPU columns (schema 9) */
+    int has_allocator;   /* runs.allocator exists (schema 6) */
+    unsigned char has_metric[PIANO_M_N]; /* stats has metric m's column (spool/metrics.h) */
 } pdb;
 
 typedef struct {
@@ -78,7 +84,11 @@ typedef struct {
     /* The frame budget (schema 5): every frame counted, the rows kept (-1: not
      * stored: count the frames table), spikes past the spike limit. */
     int64_t frames, frames_kept, spikes_unkept;
-    int64_t heap_peak_bytes;   /* the run's heap peak (PIANO_HEAP); -1: not tracked */
+    /* What the run measured, decided once (pdb_run_load): CPU time
+     * (PIANO_CPU=1 and perf_event_open allowed: runs.cpu_mode 'perf') and
+     * heap in use (PIANO_HEAP=1: runs.heap_peak_bytes not NULL). */
+    int cpu_measured, heap_tracked;
+    int64_t heap_peak_bytes;   /* the run's heap peak, when heap_tracked (else 0) */
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -274,19 +284,17 @@ typedef struct {
     char *name, *file;
     int64_t line;
     char *label; /* name, or "name (file:line)" when the name is ambiguous in the set */
-    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, child_calls;
-    int64_t unfinished; /* calls in flight at the run's end, timed to it: included in calls */
-    int window;      /* figures of a window: no quantiles, inclusive times or frees (pdb_load_window) */
-    /* CPU time (stats.cpu_*): self, inclusive, its user and system parts,
-     * inclusive off-CPU; known only when every thread's row measured it. */
-    int cpu_known;
-    int64_t cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns;
-    /* Heap in use (PIANO_HEAP): live at the end, and bytes at the run's heap
-     * peak; inuse_known 0 when the run did not track it (JSON null). */
-    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
-    int inuse_known;
+    /* A field per metric of spool/metrics.h (calls, self_ns, ... p50_ns, ...
+     * cpu_ns, ... inuse_bytes, ... unfinished): fnrow_metric(row, m). */
+#define PDB_METRIC_FIELD(id, ...) int64_t id;
+    PIANO_METRICS(PDB_METRIC_FIELD)
+#undef PDB_METRIC_FIELD
+    int64_t child_calls;
+    int window;      /* figures of a window: only the metrics kept per snapshot (pdb_load_window) */
+    /* CPU time (when CPU): known only when every thread's row measured it.
+     * Heap in use (when HEAP): inuse_known 0 when the run did not track it. */
+    int cpu_known, inuse_known;
     call_fix fix;    /* the correction of each call's self time ({0, 1} uncorrected) */
-    int64_t p50_ns, p99_ns, p50_total_ns, p99_total_ns;
     hbin *hist;  /* per-call self-time histogram (sparse, ticks), when asked for */
     size_t nhist;
     hbin *hist_total;  /* per-call inclusive-time histogram, likewise (AGG_KEEP_HIST) */
@@ -318,10 +326,15 @@ int64_t pdb_set_frames(pdb *p, const runset *s, long thread);
  * file, line), merged per key into out (zeroed); st is finalized. */
 void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset *out);
 void fnset_row_free(fnrow *r);   /* one row's strings and histogram */
-/* Whether stats.unfinished exists (schema 4 on). */
-int pdb_has_unfinished(pdb *p);
-/* Whether stats has the CPU columns (schema 9 on). */
-int pdb_has_cpu(pdb *p);
+/* The metrics (spool/metrics.h) as data, and a row's figure of metric m. */
+extern const struct piano_metric_info pdb_metrics[PIANO_M_N];
+extern const size_t pdb_metric_offset[PIANO_M_N];
+static inline int64_t *fnrow_metric(fnrow *r, int m)
+{
+    return (int64_t *)(void *)((char *)r + pdb_metric_offset[m]);
+}
+/* Whether row r has a figure for metric m (not NULL: measured, and kept in a window). */
+int fnrow_known(const fnrow *r, int m);
 /* Sorts by key (one of fnset_sort_keys(), descending); returns 0, -1 for an unknown key. */
 int fnset_sort(fnset *s, const char *key);
 /* The index of sort key name, or -1; and the keys as "self|total|...". */
@@ -607,6 +620,13 @@ typedef struct {
     const char *type, *unit;
     int field;
 } pprof_value;
+/* The sample types of export --format pprof (group -1) or of push's
+ * profile of group g (PPROF_GROUP_*), in their order, from the one
+ * sample-type table (pprof.c): those measured when asked only with cpu
+ * (CPU time) or heap (heap in use). Returns how many went to out (room for
+ * PPROF_NSAMPLES). */
+enum { PPROF_GROUP_WALL, PPROF_GROUP_CPU, PPROF_GROUP_MEMORY, PPROF_NGROUPS, PPROF_NSAMPLES = 8 };
+int pprof_values(int group, int cpu, int heap, pprof_value *out);
 /* A profile's sample types, its period type (NULL: none) and default type;
  * skip_zero: samples whose values are all 0 are left out. */
 typedef struct {

@@ -198,7 +198,7 @@ static void snapshot_bars(FILE *f, const run_info *r, const holder *h, size_t to
 
 int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r)
 {
-    if (r->heap_peak_bytes < 0)
+    if (!r->heap_tracked)
         pdb_die("plot heap: run %lld did not track heap in use (run it with PIANO_HEAP=1)", (long long)r->id);
     fnset s;
     pdb_load_functions(p, r, o->thread_set ? o->thread : -1, AGG_BY_LINE, &s);

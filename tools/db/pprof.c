@@ -267,18 +267,47 @@ unsigned char *pprof_build(const ctree *t, const run_info *r, const pprof_shape 
     return gz;
 }
 
+/* The one sample-type table: each sample type piano writes, in export
+ * --format pprof's order, with the metric it carries (its pprof name and unit
+ * are the metric's: spool/metrics.h; pprof's own names, so `pprof
+ * -sample_index=inuse_space` reads them as Go's heap profiles), the figure of
+ * a context it takes, push's group and place in it, and push's name where
+ * Pyroscope wants another (its series type "wall"). */
+static const struct {
+    int metric, field, group, at;
+    const char *push_type;
+} samples[] = {
+    {PIANO_M_calls, PPROF_CALLS, PPROF_GROUP_WALL, 1, NULL},
+    {PIANO_M_self_ns, PPROF_SELF_NS, PPROF_GROUP_WALL, 0, "wall"},
+    {PIANO_M_alloc_bytes, PPROF_ALLOC_BYTES, PPROF_GROUP_MEMORY, 1, NULL},
+    {PIANO_M_allocs, PPROF_ALLOCS, PPROF_GROUP_MEMORY, 0, NULL},
+    {PIANO_M_cpu_ns, PPROF_CPU_NS, PPROF_GROUP_CPU, 0, NULL},
+    {PIANO_M_inuse_bytes, PPROF_INUSE_BYTES, PPROF_GROUP_MEMORY, 3, NULL},
+    {PIANO_M_inuse_objects, PPROF_INUSE_OBJECTS, PPROF_GROUP_MEMORY, 2, NULL},
+};
+enum { NSAMPLES = sizeof samples / sizeof *samples };
+_Static_assert((int)NSAMPLES <= (int)PPROF_NSAMPLES, "room for every sample type");
+
+int pprof_values(int group, int cpu, int heap, pprof_value *out)
+{
+    static const char *const units[] = {[PIANO_UNIT_COUNT] = "count", [PIANO_UNIT_NS] = "nanoseconds",
+                                        [PIANO_UNIT_BYTES] = "bytes"};
+    int n = 0;
+    for (int at = 0; at < NSAMPLES; at++)   /* export's order; a group's: by `at` */
+        for (int i = 0; i < NSAMPLES; i++) {
+            const struct piano_metric_info *m = &pdb_metrics[samples[i].metric];
+            if (group < 0 ? i != at : samples[i].group != group || samples[i].at != at)
+                continue;
+            if ((m->when == PIANO_WHEN_CPU && !cpu) || (m->when == PIANO_WHEN_HEAP && !heap))
+                continue;
+            out[n++] = (pprof_value){group >= 0 && samples[i].push_type ? samples[i].push_type : m->pprof,
+                                     units[m->unit], samples[i].field};
+        }
+    return n;
+}
+
 void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *set, long thread)
 {
-    static const pprof_value values[] = {
-        {"calls", "count", PPROF_CALLS},
-        {"self", "nanoseconds", PPROF_SELF_NS},
-        {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
-        {"alloc_objects", "count", PPROF_ALLOCS},
-    };
-    static const pprof_value cpu = {"cpu", "nanoseconds", PPROF_CPU_NS};
-    /* pprof's names: `pprof -sample_index=inuse_space` reads them as Go's heap profiles */
-    static const pprof_value inuse[] = {{"inuse_space", "bytes", PPROF_INUSE_BYTES},
-                                        {"inuse_objects", "count", PPROF_INUSE_OBJECTS}};
     /* tracing-prof's names: a span's time in any state, entered, open and not entered */
     static const pprof_value span_values[] = {{"wall", "nanoseconds", PPROF_WALL},
                                               {"wall_busy", "nanoseconds", PPROF_WALL_BUSY},
@@ -292,15 +321,8 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
         ctree_group(&t);
     /* CPU time only when the run measured it, heap in use when it tracked it
      * (else they would say 0); spans' times when it had spans (the whole run's) */
-    pprof_value v[10];
-    int nv = 4;
-    memcpy(v, values, sizeof values);
-    if (t.cpu_known && t.n > 1)
-        v[nv++] = cpu;
-    if (r->heap_peak_bytes >= 0) {
-        v[nv++] = inuse[0];
-        v[nv++] = inuse[1];
-    }
+    pprof_value v[PPROF_NSAMPLES + 3];
+    int nv = pprof_values(-1, t.cpu_known && t.n > 1, r->heap_tracked, v);
     if (!set && thread < 0 && ctree_add_spans(p, &t, r->id) > 0)
         for (int k = 0; k < 3; k++)
             v[nv++] = span_values[k];

@@ -701,23 +701,21 @@ static char *ingest_query(CURL *c, const char *name, const run_info *r)
  * rides in the memory group, not a group of its own: its series would be
  * memory:inuse_* either way, and one profile keeps a run's allocations and
  * the heap they left in use together (sent, or kept, as one). */
-enum { GROUP_WALL, GROUP_CPU, GROUP_MEMORY, NGROUPS };
+enum { GROUP_WALL = PPROF_GROUP_WALL, GROUP_CPU = PPROF_GROUP_CPU, GROUP_MEMORY = PPROF_GROUP_MEMORY,
+       NGROUPS = PPROF_NGROUPS };
 static const char *const group_kind[NGROUPS] = {"wall", "cpu", "memory"};
-static const pprof_value wall_values[] = {{"wall", "nanoseconds", PPROF_SELF_NS}, {"calls", "count", PPROF_CALLS}};
-static const pprof_value cpu_values[] = {{"cpu", "nanoseconds", PPROF_CPU_NS}};
-static const pprof_value memory_values[] = {{"alloc_objects", "count", PPROF_ALLOCS},
-                                            {"alloc_space", "bytes", PPROF_ALLOC_BYTES},
-                                            {"inuse_objects", "count", PPROF_INUSE_OBJECTS},
-                                            {"inuse_space", "bytes", PPROF_INUSE_BYTES}};
 
 /* Group g's shape for a tree: NULL when it did not measure g's figures (CPU
  * time without PIANO_CPU; in use without PIANO_HEAP: only alloc_*). */
 static const pprof_shape *group_shape(int g, const ctree *t, int inuse_known, pprof_shape *s)
 {
+    /* the sample types of pprof.c's table, per group (the group's own shape: CPU time is asked below) */
+    static pprof_value values[NGROUPS][PPROF_NSAMPLES];
+    int n = pprof_values(g, 1, inuse_known, values[g]);
     switch (g) {
-    case GROUP_WALL: *s = (pprof_shape){wall_values, 2, "wall", "nanoseconds", "wall", 1}; break;
-    case GROUP_CPU: *s = (pprof_shape){cpu_values, 1, "cpu", "nanoseconds", "cpu", 1}; break;
-    default: *s = (pprof_shape){memory_values, inuse_known ? 4 : 2, "space", "bytes", "alloc_space", 1}; break;
+    case GROUP_WALL: *s = (pprof_shape){values[g], n, "wall", "nanoseconds", "wall", 1}; break;
+    case GROUP_CPU: *s = (pprof_shape){values[g], n, "cpu", "nanoseconds", "cpu", 1}; break;
+    default: *s = (pprof_shape){values[g], n, "space", "bytes", "alloc_space", 1}; break;
     }
     return g == GROUP_CPU && !(t->cpu_known && t->n > 1) ? NULL : s;
 }
@@ -952,7 +950,7 @@ static void push_run(pdb *p, pusher *ps, const pdb_opts *o, int64_t id)
     text sent = {0}, kept = {0};
     unsigned char *gz[NGROUPS];
     size_t len[NGROUPS];
-    build_groups(&t, &r, r.heap_peak_bytes >= 0, gz, len);
+    build_groups(&t, &r, r.heap_tracked, gz, len);
     int any = 0;
     for (int g = 0; g < NGROUPS; g++) {
         if (gz[g])

@@ -119,8 +119,8 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
                                       "duration_ns, status, ns_per_tick, overhead_ns, "
                                       "frames_dropped, samples_dropped, calls_untimed, "
                                       "coalesce(frames, -1), coalesce(frames_kept, -1), spikes_unkept, "
-                                      "%s FROM runs WHERE id = ?",
-             p->has_inuse ? "coalesce(heap_peak_bytes, -1)" : "-1");
+                                      "%s, %s FROM runs WHERE id = ?",
+             p->has_inuse ? "heap_peak_bytes" : "NULL", p->has_cpu ? "cpu_mode = 'perf'" : "0");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, id);
     if (pdb_step(p, st) != SQLITE_ROW)
@@ -142,7 +142,9 @@ void pdb_run_load(pdb *p, int64_t id, run_info *r)
     r->frames = sqlite3_column_int64(st, 13);
     r->frames_kept = sqlite3_column_int64(st, 14);
     r->spikes_unkept = sqlite3_column_int64(st, 15);
+    r->heap_tracked = sqlite3_column_type(st, 16) != SQLITE_NULL;
     r->heap_peak_bytes = sqlite3_column_int64(st, 16);
+    r->cpu_measured = sqlite3_column_int(st, 17);
     if (!(r->ns_per_tick > 0))
         r->ns_per_tick = 1.0;
     if (!(r->overhead_ns > 0))
@@ -464,7 +466,7 @@ void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long t
     it->p = p;
     it->k = k;
     it->st = frames_view(p,
-                         pdb_has_cpu(p) ? "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, cpu_ns"
+                         p->has_cpu ? "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, cpu_ns"
                                         : "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, NULL",
                          run,
                          thread, w->first, w->spikes, w->use_col, w->spike_ns);

@@ -6,36 +6,32 @@
 #define DEFAULT_TOP 30
 
 /* The columns of a function's row: the table of the contract (Function Calls
- * Self p50 p99 Allocs Bytes), every figure in JSON and CSV. */
-static const emit_col report_cols[] = {
+ * Self p50 p99 Allocs Bytes), every figure in JSON and CSV: the name, file
+ * and line, then a column per metric (spool/metrics.h, its order). */
+enum { REPORT_M0 = 4, NREPORT = REPORT_M0 + PIANO_M_N };
+static emit_col report_cols[NREPORT] = {
     /* names shortened only where nothing is lost (names_fit) */
     {.head = "Function", .type = COL_TEXT, .flags = COL_FIT_NAMES, .minw = 20},
     {.key = "function", .type = COL_TEXT},
     {.key = "file", .type = COL_TEXT},
     {.key = "line", .type = COL_INT},
-    {.head = "Calls", .key = "calls", .type = COL_INT, .minw = 5},
-    {.head = "Self", .key = "self_ns", .type = COL_NS, .minw = 11},
-    {.key = "total_ns", .type = COL_INT},
-    {.head = "p50", .key = "p50_ns", .type = COL_NS, .minw = 11},
-    {.head = "p99", .key = "p99_ns", .type = COL_NS, .minw = 11},
-    {.key = "p50_total_ns", .type = COL_INT},
-    {.key = "p99_total_ns", .type = COL_INT},
-    {.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9},
-    {.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11},
-    {.key = "frees", .type = COL_INT},
-    {.key = "free_bytes", .type = COL_INT},
-    /* report --cpu: heads given in report_columns */
-    {.key = "cpu_ns", .type = COL_NS, .minw = 11},
-    {.key = "cpu_total_ns", .type = COL_INT},
-    {.key = "cpu_user_ns", .type = COL_NS, .minw = 11},
-    {.key = "cpu_sys_ns", .type = COL_NS, .minw = 11},
-    {.key = "offcpu_ns", .type = COL_NS, .minw = 11},
-    {.key = "inuse_objects", .type = COL_INT},
-    {.key = "inuse_bytes", .type = COL_INT},
-    {.key = "peak_inuse_bytes", .type = COL_INT},
-    {.key = "unfinished", .type = COL_INT},
 };
-enum { NREPORT = sizeof report_cols / sizeof *report_cols, CPU_COL = 15, INUSE_COL = 20 };
+
+/* The metrics' columns of report_cols; with cpu, the heads of the metrics
+ * measured with PIANO_CPU too (report --cpu). */
+static void metric_columns(emit_col *cols, int cpu)
+{
+    for (int m = 0; m < PIANO_M_N; m++) {
+        const struct piano_metric_info *x = &pdb_metrics[m];
+        int shown = x->head && (x->when != PIANO_WHEN_CPU || cpu);
+        cols[REPORT_M0 + m] = (emit_col){
+            .head = shown ? x->head : NULL,
+            .key = x->id,
+            .type = !shown || x->unit == PIANO_UNIT_COUNT ? COL_INT : x->unit == PIANO_UNIT_NS ? COL_NS : COL_BYTES,
+            .minw = x->minw,
+        };
+    }
+}
 
 /* report --group template: after a row's figures, the functions it sums. */
 static const emit_col instances_col = {.head = "Fns", .key = "instances", .type = COL_INT, .minw = 4};
@@ -46,10 +42,8 @@ static const emit_col instances_col = {.head = "Fns", .key = "instances", .type 
 static const emit_col *report_columns(int cpu, int group)
 {
     static emit_col cols[NREPORT + 1];
-    static const char *const heads[] = {"CPU", NULL, "User", "Sys", "Off-CPU"};
     memcpy(cols, report_cols, sizeof report_cols);
-    for (int k = 0; cpu && k < 5; k++)
-        cols[CPU_COL + k].head = heads[k];
+    metric_columns(cols, cpu);
     cols[NREPORT] = instances_col;
     (void)group;
     return cols;
@@ -69,30 +63,17 @@ static const emit_col thread_cols[] = {
  * goes when any is marked (`marked`), so digits align. */
 static void report_values(const fnrow *r, emit_val v[NREPORT], char calls_shown[32], int64_t marked)
 {
-    const int64_t ints[NREPORT] = {0, 0, 0, r->line, r->calls, r->self_ns, r->total_ns, r->p50_ns, r->p99_ns,
-                                   r->p50_total_ns, r->p99_total_ns, r->allocs, r->alloc_bytes, r->frees,
-                                   r->free_bytes, r->cpu_ns, r->cpu_total_ns, r->cpu_user_ns, r->cpu_sys_ns,
-                                   r->offcpu_ns, r->inuse_objects, r->inuse_bytes, r->peak_inuse_bytes,
-                                   r->unfinished};
-    _Static_assert(sizeof ints / sizeof *ints == NREPORT, "a value per column");
     memset(v, 0, NREPORT * sizeof *v);
-    for (int c = 0; c < NREPORT; c++)
-        v[c].i = ints[c];
-    for (int k = 0; k < 5; k++)
-        v[CPU_COL + k].null = !r->cpu_known;   /* not measured: null, never 0 */
-    for (int k = 0; k < 3; k++)
-        v[INUSE_COL + k].null = !r->inuse_known;   /* not tracked: null, never 0 */
     v[0].s = r->label;
     v[1].s = r->name;
     v[2].s = r->file;
-    snprintf(calls_shown, 32, "%lld%s", (long long)r->calls, r->unfinished > 0 ? "*" : marked ? " " : "");
-    v[4].shown = calls_shown;
-    if (r->window) {   /* not kept per snapshot: empty, never a wrong figure (total, p50, p99, frees, unfinished) */
-        v[6].null = v[7].null = v[8].null = v[9].null = v[10].null = v[13].null = v[14].null = v[NREPORT - 1].null = 1;
-        for (int k = 1; k < 5; k++)   /* a snapshot keeps self CPU only */
-            v[CPU_COL + k].null = 1;
-        v[INUSE_COL + 2].null = 1;    /* in use is the window's end's; no peak per window */
+    v[3].i = r->line;
+    for (int m = 0; m < PIANO_M_N; m++) {
+        v[REPORT_M0 + m].i = *fnrow_metric((fnrow *)r, m);
+        v[REPORT_M0 + m].null = !fnrow_known(r, m);   /* not measured, or not kept per snapshot: null, never 0 */
     }
+    snprintf(calls_shown, 32, "%lld%s", (long long)r->calls, r->unfinished > 0 ? "*" : marked ? " " : "");
+    v[REPORT_M0 + PIANO_M_calls].shown = calls_shown;
 }
 
 /* report --heap: who holds the memory, by bytes in use at the end (leaks). */
@@ -113,7 +94,7 @@ enum { NHEAP = sizeof heap_cols / sizeof *heap_cols };
 /* "heap peak: 16.2 MiB", or why there is none. */
 static void heap_header(FILE *f, const run_info *r)
 {
-    if (r->heap_peak_bytes < 0) {
+    if (!r->heap_tracked) {
         fputs("heap in use: not tracked (run with PIANO_HEAP=1)\n", f);
         return;
     }
@@ -126,7 +107,7 @@ static void emit_heap(FILE *f, emit_mode mode, const run_info *r, const fnset *s
 {
     if (mode == EMIT_TABLE)
         heap_header(f, r);
-    if (mode == EMIT_TABLE && r->heap_peak_bytes < 0)
+    if (mode == EMIT_TABLE && !r->heap_tracked)
         return;
     emitter e;
     emit_begin(&e, f, mode, heap_cols, NHEAP, color ? EMIT_COLOR : 0);
@@ -237,7 +218,7 @@ static size_t shown_rows(const pdb_opts *o, size_t n, int machine)
  * those of runs stored before schema 4, which listed them only. */
 static int64_t uncounted_unfinished(pdb *p, int64_t run)
 {
-    if (!pdb_has_unfinished(p))
+    if (!p->has_metric[PIANO_M_unfinished])
         return pdb_unfinished_count(p, run);
     sqlite3_stmt *st = pdb_prepare(p, "SELECT (SELECT count(*) FROM unfinished WHERE run = ?1) - "
                                       "(SELECT coalesce(sum(unfinished), 0) FROM stats WHERE run = ?1)");
@@ -252,10 +233,7 @@ static int64_t uncounted_unfinished(pdb *p, int64_t run)
  * allocations are not in the Allocs column. */
 static void allocator_line(FILE *f, pdb *p, int64_t run)
 {
-    sqlite3_stmt *has = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'allocator'");
-    int known = pdb_step(p, has) == SQLITE_ROW && sqlite3_column_int(has, 0) > 0;
-    sqlite3_finalize(has);
-    if (!known)
+    if (!p->has_allocator)
         return;
     sqlite3_stmt *st = pdb_prepare(p, "SELECT allocator, (SELECT coalesce(sum(allocs), 0) FROM stats "
                                       "WHERE run = ?1) FROM runs WHERE id = ?1 AND allocator IS NOT NULL");
@@ -460,6 +438,7 @@ static void report_set(pdb *p, const pdb_opts *o, const runset *set)
 
 int cmd_report(pdb *p, const pdb_opts *o)
 {
+    metric_columns(report_cols, 0);   /* --threads' nested rows (JSON, CSV) */
     if (o->json && o->csv)
         pdb_usage_die("report: --json and --csv exclude each other");
     int64_t id;

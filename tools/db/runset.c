@@ -921,7 +921,8 @@ int pdb_pick_run_or_set(pdb *p, const pdb_opts *o, const char *usage, run_info *
     free(r->command);
     r->command = xstrdup(desc);
     r->id = -1;
-    int64_t end = r->started_ns + r->duration_ns, peak = -1;
+    int64_t end = r->started_ns + r->duration_ns, peak = 0;
+    int tracked = 0;
     for (size_t i = 0; i < s->n; i++) {
         run_info x;
         pdb_run_load(p, s->ids[i], &x);
@@ -929,11 +930,13 @@ int pdb_pick_run_or_set(pdb *p, const pdb_opts *o, const char *usage, run_info *
             r->started_ns = x.started_ns;
         if (x.started_ns + x.duration_ns > end)
             end = x.started_ns + x.duration_ns;
-        if (x.heap_peak_bytes > peak)
+        if (x.heap_tracked && x.heap_peak_bytes > peak)
             peak = x.heap_peak_bytes;
+        tracked |= x.heap_tracked;
         pdb_run_free(&x);
     }
     r->duration_ns = end - r->started_ns;
     r->heap_peak_bytes = peak;
+    r->heap_tracked = tracked;
     return 1;
 }

@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The figures a snapshot holds per function, as the schema names them. */
-/* The last ones only for a run that measured them: cpu_ns (PIANO_CPU), and
- * inuse_objects and inuse_bytes (PIANO_HEAP), which are live figures, not sums. */
-static const char *const snap_keys[] = { "calls", "self_ns", "allocs", "alloc_bytes", "cpu_ns", "inuse_objects",
-                                         "inuse_bytes" };
-enum { NSNAP = sizeof snap_keys / sizeof *snap_keys, SNAP_CPU = 4, SNAP_INUSE = 5 };
+/* The figures a snapshot holds per function, as the schema names them: the
+ * metrics kept per snapshot (spool/metrics.h); those measured when asked
+ * only for a run that measured them (cpu_ns: PIANO_CPU; inuse_objects and
+ * inuse_bytes: PIANO_HEAP, live figures, not sums). */
+#define SNAP_KEY(id, unit, when, where, snap, ...) PIANO_IF_SNAP_##snap(#id)
+#define PIANO_IF_SNAP_0(x)
+#define PIANO_IF_SNAP_1(x) x,
+static const char *const snap_keys[] = {PIANO_METRICS(SNAP_KEY)};
+enum { NSNAP = sizeof snap_keys / sizeof *snap_keys };
 
 int pdb_has_snapshots(pdb *p)
 {
@@ -82,15 +85,15 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
         return 0;
     }
-    int shown[NSNAP] = {1, 1, 1, 1, 0, 0, 0};
-    sqlite3_stmt *mode = pdb_prepare(p, p->has_inuse ? "SELECT cpu_mode = 'perf', heap_peak_bytes IS NOT NULL FROM runs "
-                                                       "WHERE id = ?" : "SELECT cpu_mode = 'perf', 0 FROM runs WHERE id = ?");
-    sqlite3_bind_int64(mode, 1, id);
-    if (pdb_step(p, mode) == SQLITE_ROW) {
-        shown[SNAP_CPU] = sqlite3_column_int(mode, 0);
-        shown[SNAP_INUSE] = shown[SNAP_INUSE + 1] = sqlite3_column_int(mode, 1);
-    }
-    sqlite3_finalize(mode);
+    /* The figures the run measured (spool/metrics.h's `when`). */
+    run_info r;
+    pdb_run_load(p, id, &r);
+    int shown[NSNAP];
+    for (int c = 0, m = 0; m < PIANO_M_N; m++)
+        if (pdb_metrics[m].snap)
+            shown[c++] = pdb_metrics[m].when == PIANO_WHEN_CPU ? r.cpu_measured
+                         : pdb_metrics[m].when == PIANO_WHEN_HEAP ? r.heap_tracked : 1;
+    pdb_run_free(&r);
     /* The table's columns: Time, Function, then those of the figures shown (snap_cols[c] is
      * snap_keys[c - 2]'s, but In use and Objects, which come in the other order: both or neither). */
     emit_col cols[NCOLS];
@@ -102,10 +105,13 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
     fkeys_load(p, id, &k);
     int64_t *cum = xcalloc((k.nids + 1) * NSNAP, sizeof *cum);          /* per id */
     int64_t *by_key = xcalloc(((size_t)k.nkeys + 1) * NSNAP, sizeof *by_key);
-    sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT t.t_ns, s.fn, s.calls, s.self_ns, s.allocs, s.alloc_bytes, coalesce(s.cpu_ns, 0), "
-        "coalesce(s.inuse_objects, 0), coalesce(s.inuse_bytes, 0) FROM snapshot_times t "
-        "LEFT JOIN snapshots s ON s.run = t.run AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.fn");
+    char sql[1024];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT t.t_ns, s.fn");
+    for (int c = 0; c < NSNAP; c++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len, ", coalesce(s.%s, 0)", snap_keys[c]);
+    snprintf(sql + len, sizeof sql - len, " FROM snapshot_times t LEFT JOIN snapshots s ON s.run = t.run "
+                                          "AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.fn");
+    sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, id);
     emitter e;
     if (o->json)

@@ -67,28 +67,49 @@ void pdb_window_describe(const pdb_window *w, char *buf, size_t n)
              (double)w->b_ns / 1e9, w->b_end ? "end of the run" : w->b_ns ? "snapshot" : "start of the run");
 }
 
-/* The figures of run ?1 at snapshot ?2, per function id: the rows of the
- * latest snapshot at or before it that lists the function. */
-#define AT_SNAPSHOT(t)                                                                                           \
-    "SELECT fn, calls, self_ns, child_calls, allocs, alloc_bytes, cpu_ns, inuse_objects, inuse_bytes "           \
-    "FROM snapshots x WHERE run = ?1 "                                                                           \
-    "AND t_ns = "                                                                                                \
-    "(SELECT max(t_ns) FROM snapshots y WHERE y.run = ?1 AND y.fn = x.fn AND y.t_ns <= " t ")"
-#define AT_END                                                                                                   \
-    "SELECT fn, sum(calls) AS calls, sum(self_ns) AS self_ns, sum(%s) AS child_calls, sum(allocs) AS allocs, "  \
-    "sum(alloc_bytes) AS alloc_bytes, CASE WHEN count(cpu_ns) = count(*) THEN sum(cpu_ns) END AS cpu_ns, "      \
-    "CASE WHEN count(inuse_bytes) = count(*) THEN sum(inuse_objects) END AS inuse_objects, "                     \
-    "CASE WHEN count(inuse_bytes) = count(*) THEN sum(inuse_bytes) END AS inuse_bytes "                          \
-    "FROM stats WHERE run = ?1 GROUP BY fn"
+/* The figures of run ?1 at snapshot ?2 (t), per function id: the rows of
+ * the latest snapshot at or before it that lists the function; or at the
+ * end (the stats rows summed): fn, child_calls and the metrics kept per
+ * snapshot (spool/metrics.h). */
+static void at_snapshot(char *sql, size_t n, const char *t)
+{
+    size_t len = (size_t)snprintf(sql, n, "SELECT fn, child_calls");
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (pdb_metrics[m].snap)
+            len += (size_t)snprintf(sql + len, n - len, ", %s", pdb_metrics[m].id);
+    snprintf(sql + len, n - len,
+             " FROM snapshots x WHERE run = ?1 AND t_ns = "
+             "(SELECT max(t_ns) FROM snapshots y WHERE y.run = ?1 AND y.fn = x.fn AND y.t_ns <= %s)", t);
+}
+
+static void at_end(const pdb *p, char *sql, size_t n)
+{
+    size_t len = (size_t)snprintf(sql, n, "SELECT fn, sum(%s) AS child_calls",
+                                  p->has_child_calls ? "child_calls" : "0");
+    for (int m = 0; m < PIANO_M_N; m++) {
+        const char *id = pdb_metrics[m].id;
+        if (!pdb_metrics[m].snap)
+            continue;
+        if (pdb_metrics[m].when == PIANO_WHEN_ALWAYS)
+            len += (size_t)snprintf(sql + len, n - len, ", sum(%s) AS %s", id, id);
+        else   /* known when every thread's row has it */
+            len += (size_t)snprintf(sql + len, n - len, ", CASE WHEN count(%s) = count(*) THEN sum(%s) END AS %s",
+                                    id, id, id);
+    }
+    snprintf(sql + len, n - len, " FROM stats WHERE run = ?1 GROUP BY fn");
+}
 
 /* Prepares "WITH a AS (the figures at the window's start), b AS (at its
  * end) <select>", bound: select reads a and b. */
 static sqlite3_stmt *window_query(pdb *p, const run_info *r, const pdb_window *w, const char *select)
 {
-    char sql[2048], end_sql[512];
-    snprintf(end_sql, sizeof end_sql, AT_END, p->has_child_calls ? "child_calls" : "0");
-    snprintf(sql, sizeof sql, "WITH a AS (" AT_SNAPSHOT("?2") "), b AS (%s) %s",
-             w->b_end ? end_sql : AT_SNAPSHOT("?3"), select);
+    char sql[4096], a_sql[1024], b_sql[1024];
+    at_snapshot(a_sql, sizeof a_sql, "?2");
+    if (w->b_end)
+        at_end(p, b_sql, sizeof b_sql);
+    else
+        at_snapshot(b_sql, sizeof b_sql, "?3");
+    snprintf(sql, sizeof sql, "WITH a AS (%s), b AS (%s) %s", a_sql, b_sql, select);
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int64(st, 2, w->a_ns);
@@ -99,14 +120,29 @@ static sqlite3_stmt *window_query(pdb *p, const run_info *r, const pdb_window *w
 
 void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
 {
-    sqlite3_stmt *st = window_query(p, r, w,
-        "SELECT f.name, f.file, f.line, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), 0, "
-        "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0, 0, NULL, NULL, "
-        "b.child_calls - coalesce(a.child_calls, 0), 0, b.cpu_ns - coalesce(a.cpu_ns, 0), NULL, NULL, NULL, NULL, "
-        "b.inuse_objects, b.inuse_bytes, NULL "
-        "FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
-        "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
-        "ORDER BY f.name, f.file, f.line");
+    /* pdb_load_rows' columns: a metric kept per snapshot is its growth over
+     * the window (heap in use: its level at the window's end), the others are
+     * not known (0, or NULL when measured only when asked). */
+    char sql[2000];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT f.name, f.file, f.line, f.name, NULL, NULL, "
+                                                   "b.child_calls - coalesce(a.child_calls, 0)");
+    for (int m = 0; m < PIANO_M_N; m++) {
+        const char *id = pdb_metrics[m].id;
+        if (pdb_metrics[m].where == PIANO_WHERE_HIST)
+            continue;
+        if (!pdb_metrics[m].snap)
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", %s",
+                                    pdb_metrics[m].when == PIANO_WHEN_ALWAYS ? "0" : "NULL");
+        else if (pdb_metrics[m].when == PIANO_WHEN_HEAP)
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", b.%s", id);
+        else
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", b.%s - coalesce(a.%s, 0)", id, id);
+    }
+    snprintf(sql + len, sizeof sql - len,
+             " FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
+             "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
+             "ORDER BY f.name, f.file, f.line");
+    sqlite3_stmt *st = window_query(p, r, w, sql);
     pdb_load_rows(p, r, st, flags & ~AGG_KEEP_HIST, out);
     for (size_t i = 0; i < out->n; i++)
         out->v[i].window = 1;
