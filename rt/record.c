@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "store.h"
+#include "db_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,7 +288,7 @@ int make_spool(const char *parent_key)
         return -1;
     }
     char why[PIANO_WHY_MAX];
-    if (piano_store_make_parent(g.db_path, why, sizeof why) != 0) {
+    if (piano_db_make_parent(g.db_path, why, sizeof why) != 0) {
         say("piano: %s; this run is not recorded", why);
         return -1;
     }

@@ -4,7 +4,7 @@
  * While a process runs, everything piano records lives in files that are
  * memory-mapped MAP_SHARED, so the kernel keeps them even if the process
  * crashes or is killed. At exit the process imports its own spool into the
- * database (import.c); a spool whose process is gone is imported later by
+ * database (store/import.c); a spool whose process is gone is imported later by
  * piano-db and marked 'recovered'.
  *
  *   <db>.spool/<run key>/lock     flock()ed by the live process (released at exit, exec, death)

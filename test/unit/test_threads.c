@@ -291,7 +291,7 @@ static void forked_child_is_recovered(void **state)
     pthread_join(t, NULL);
 
     char path[4096], err[512] = "";
-    assert_non_null(piano_store_default_path(path, sizeof path));
+    assert_non_null(piano_db_default_path(path, sizeof path));
     sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     if (!db)
         fail_msg("%s", err);

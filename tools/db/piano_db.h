@@ -92,7 +92,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
 /* Opens the database dbopt names (NULL: $PIANO_DB, else ~/.piano/piano.db), after
- * piano_store_resolve_path's checks; dies with one line. write: the command
+ * piano_db_resolve_path's checks; dies with one line. write: the command
  * changes it (else it is opened read-only). Runs of crashed processes waiting in
  * the spool are stored first when the database can be written (else a warning). */
 void pdb_open(pdb *p, const char *dbopt, int write);
