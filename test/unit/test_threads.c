@@ -209,7 +209,7 @@ static void snapshots_sum_every_thread(void **state)
 }
 
 /* A short thread: one outer call, its own counts checked. A reused slot
- * (rt/record.c slot_reuse) must start as zeroed as a new one. */
+ * (rt/slots.c slot_reuse) must start as zeroed as a new one. */
 static void *short_one(void *arg)
 {
     int i = (int)(long)arg;
