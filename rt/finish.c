@@ -1,38 +1,17 @@
 /*
  * finish.c - the end of a run: at exit the process imports its own spool into
- * the database (import.c), or leaves it for the next piano-db command.
+ * the database (store/exit_import.h, the recorder's one call into store/), or
+ * leaves it for the next piano-db command.
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "import.h"
-#include "store.h"
+#include "exit_import.h"   /* the one call into store/: the import at exit */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-
-/* How long an exiting program waits for a database another process holds. */
-#define PIANO_EXIT_WAIT_MS 3000
-
-/* SQLite's busy handler for the exit's store: tries again every millisecond
- * for PIANO_EXIT_WAIT_MS. A reading piano-db holds the write lock for the
- * milliseconds its live read takes (tools/db/common.c), and a loop of them
- * leaves gaps of a few milliseconds: sqlite3_busy_timeout's sleeps, growing to
- * 100 ms, kept missing them (issue 20). */
-static int exit_busy(void *arg, int tries)
-{
-    struct timespec *start = arg, now, ms = { 0, 1000000 };
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (tries == 0)   /* a new wait (SQLite counts the tries of each): from now */
-        *start = now;
-    int64_t waited = (int64_t)(now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
-    if (waited >= PIANO_EXIT_WAIT_MS)
-        return 0;
-    nanosleep(&ms, NULL);
-    return 1;
-}
 
 /* The k-th smallest of v[0..n) (v is reordered): Hoare's selection, linear
  * on average. Not qsort: that may call malloc, and a program's own malloc may
@@ -219,35 +198,27 @@ static void piano_finish(void)
      * what was opened before) is stored by the next piano-db command. */
     int jailed = !moved && root_moved();
     /* A database another process holds locked delays the exit by at most
-     * PIANO_EXIT_WAIT_MS: the run then stays in the spool. */
-    struct timespec wait_start = { 0, 0 };
-    /* exit() from a signal handler that interrupted this thread's malloc or
+     * PIANO_EXIT_WAIT_MS: the run then stays in the spool.
+     * exit() from a signal handler that interrupted this thread's malloc or
      * free: SQLite's allocations would find the allocator halfway through a
      * change (glibc's thread cache: a crash; its arena lock: a hang). */
-    sqlite3 *db = moved || jailed || tls_in_alloc ? NULL : piano_store_open(g.db_path, PIANO_STORE_WRITE, err, sizeof err);
+    int r = PIANO_EXIT_NOT_OPENED;
     if (tls_in_alloc)
         snprintf(err, sizeof err, "exit was called inside an allocation (from a signal handler), where storing "
                                   "could break the program's allocator");
-    if (db)
-        sqlite3_busy_handler(db, exit_busy, &wait_start);
-    int stored = 0;
+    else if (!moved && !jailed)
+        r = piano_store_exit_import(g.db_path, g.dir, &mem, err, sizeof err);
     if (jailed) {
         say("piano: the program changed its root folder (chroot); the run is not stored inside it: it stays in %s "
             "and the next piano-db command stores it", g.dir);
-    } else if (!db && !moved) {
+    } else if (r == PIANO_EXIT_NOT_OPENED && !moved) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
-    } else if (db) {
-        int r = piano_import_spool_mem(db, g.dir, 1, &mem, err, sizeof err);
-        if (r < 0)
-            say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err,
-                g.dir);
-        else
-            piano_spool_remove(g.dir);
-        if (r > 0 && err[0])
-            say("piano: the run is stored, but %s", err);
-        stored = r >= 0;
-        piano_store_close_stored(db, g.db_path);
+    } else if (r == PIANO_EXIT_NOT_STORED) {
+        say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err, g.dir);
+    } else if (r == PIANO_EXIT_STORED && err[0]) {
+        say("piano: the run is stored, but %s", err);
     }
+    int stored = r >= PIANO_EXIT_NOTHING;
     int lost = 0;
     for (size_t i = 0; !stored && i < mem.n; i++) {
         struct piano_thread *t = (struct piano_thread *)mem.states[i];

@@ -6,7 +6,11 @@
  *   runtime.c  start, thread states, the function registry
  *   hooks.c    __piano_enter/__piano_exit: shadow stack, contexts, histograms, frames
  *   budget.c   the frame budget: which frame records are kept
- *   record.c   the spool: its folder, the run, fns and states files, frame buffers
+ *   messages.c   piano's messages and quiet writes
+ *   run_folder.c the run's spool folder, its run header
+ *   fns_file.c   the fns file
+ *   slots.c      the states file: a slot per thread, mapped, released, reused
+ *   frame_buffer.c a thread's frame buffer and its chunk files
  *   fork.c     a forked child's run
  *   finish.c   exit: the run imported from its own spool
  *   snap.c     snapshots over time (PIANO_INTERVAL): a background thread
@@ -182,7 +186,7 @@ uint32_t frame_keep(struct piano_thread *ts, uint64_t total);
  * neither a spike candidate nor in the sample. */
 #define FRAME_SPIKE_REFRESH 4096u
 
-/* ---------------------------------------------------------------- record.c */
+/* ---------------------------------------------------------------- messages.c */
 
 /* piano's own writes must not raise a signal the program did not ask for:
  * SIGPIPE (stderr is a pipe nobody reads) or SIGXFSZ (the program lowered
@@ -197,11 +201,21 @@ void quiet_end(struct quiet *q);
 void say_init(void);
 __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
 int write_all(int fd, const void *p, size_t n, off_t off);
+/* The spool root made (make_spool): messages go to its log when the standard
+ * error piano started with is gone. */
+void say_log_root(dev_t dev, ino_t ino);
+
+/* ---------------------------------------------------------------- run_folder.c */
+
+int run_dir_open(void);
 int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
 int run_open(const char *name, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
 void refresh_command(void);
+
+/* ---------------------------------------------------------------- fns_file.c */
+
 void append_fns(const void *buf, size_t n);
 
 /* Function records waiting to be appended to the fns file together: a
@@ -215,6 +229,12 @@ struct fn_batch {
 void batch_flush(struct fn_batch *b);
 void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
 
+/* ---------------------------------------------------------------- slots.c */
+
+/* Zeros written to reserve file blocks (slots.c, frame_buffer.c); never written to. */
+extern unsigned char spool_zeros[64 << 10];
+extern const unsigned char spool_pad_zeros[8];
+#define CHUNK_ROOM_FIRST 4096u   /* bytes of a frame buffer reserved first: made with its slot */
 int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
 int slot_take(uint32_t *slot, uint32_t *room);
@@ -227,6 +247,9 @@ void slots_forget(const struct piano_thread *keep);
 void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS]);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);
+
+/* ---------------------------------------------------------------- frame_buffer.c */
+
 void chunk_finish(struct piano_thread *ts);
 int frame_room(struct piano_thread *ts, int full, size_t need);
 

@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "store.h"
+#include "db_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,7 +242,7 @@ static void piano_start(void)
     atomic_store(&g.next_fn, 2);
     /* Resolved once: a program that later chdirs keeps its database. */
     char why[PIANO_WHY_MAX];
-    if (!g.off && piano_store_resolve_path(NULL, g.db_path, sizeof g.db_path, why, sizeof why) != 0) {
+    if (!g.off && piano_db_resolve_path(NULL, g.db_path, sizeof g.db_path, why, sizeof why) != 0) {
         say("piano: %s; this run is not recorded", why);
         g.off = 1;
     }

@@ -413,7 +413,7 @@ static int sum_threads(uint32_t nfn)
 }
 
 /* The ended thread ts is about to have its slot zeroed and reused
- * (record.c slot_reuse_state): its figures go to the snapshots' count of
+ * (slots.c slot_reuse_state): its figures go to the snapshots' count of
  * ended threads, exactly once, and its slot is marked free (magic 0) in the
  * same step, so that a snapshot reads it as that thread's, or not at all. */
 void snap_hand_over(struct piano_thread *ts)

@@ -55,7 +55,7 @@
 
 /* The metrics that are plain per-context counters: X(id, field), a CTX
  * metric of PIANO_METRICS whose figure is struct piano_node's `field`
- * (rt/spool.h), recorded by the runtime alone. The import stores it per
+ * (spool/spool.h), recorded by the runtime alone. The import stores it per
  * context as it is and per function summed over its contexts (store/
  * import_state.c), with no code of its own. */
 #define PIANO_NODE_COUNTERS(X)

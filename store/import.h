@@ -12,6 +12,7 @@
 #define PIANO_IMPORT_H
 #include <sqlite3.h>
 #include <stddef.h>
+#include "exit_import.h"   /* struct piano_import_mem */
 
 /* Imports every spool left by a process that is gone (crashed, killed, exec'd:
  * its lock is free, or it has none) next to the database at db_path, marking
@@ -47,16 +48,6 @@ int piano_import_live(sqlite3 *db, const char *db_path, unsigned parts, char *er
  * store (that run was stored before, or it is a forked child that recorded
  * nothing of its own), -1 with a one-line reason in err. */
 int piano_import_spool(sqlite3 *db, const char *dir, int complete, char *err, size_t errn);
-
-/* States of this process's threads held in anonymous memory rather than in
- * t<N> files (the disk was nearly full, or the file-size limit is below a
- * state file's size): the runtime storing its own run at exit passes them,
- * and their figures and frame buffers are read from memory. */
-struct piano_thread;
-struct piano_import_mem {
-    const struct piano_thread *const *states;
-    size_t n;
-};
 
 /* piano_import_spool, with the states in mem (NULL: none) read from memory. */
 int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const struct piano_import_mem *mem,

@@ -36,7 +36,7 @@
  * suffix, a run folder's name (at most NAME_MAX) and the suffix of a damaged
  * one. */
 #define IMPORT_PATH_MAX                                                                                          \
-    (PIANO_STORE_PATH_MAX + sizeof PIANO_SPOOL_SUFFIX + 1 + NAME_MAX + sizeof PIANO_SPOOL_DAMAGED)
+    (PIANO_DB_PATH_MAX + sizeof PIANO_SPOOL_SUFFIX + 1 + NAME_MAX + sizeof PIANO_SPOOL_DAMAGED)
 /* What could not be read of a run, for a warning. */
 #define IMPORT_NOTE_MAX 1024
 /* A one-line message naming a run folder: its path, a reason, a note. */

@@ -1,6 +1,6 @@
 /*
  * import_spans.c - phase 2 of the import, for runs with spans: the spans
- * file's records (rt/span_spool.h), one row of the spans table per span name,
+ * file's records (spool/span_spool.h), one row of the spans table per span name,
  * in ns. A record is read only when its magic says its name was written; its
  * counters are taken as they are (a live run's grow meanwhile: each is a
  * word, read once).

@@ -7,7 +7,7 @@
  * are local to their run.
  *
  * Histogram blobs (stats.hist_self, stats.hist_total) are sparse log-linear
- * histograms of per-call times in clock ticks (see rt/hist.h): a packed array
+ * histograms of per-call times in clock ticks (see spool/hist.h): a packed array
  * of records { uint16 bucket; uint64 count; } little-endian, 10 bytes each,
  * buckets ascending. Multiply a bucket's value by runs.ns_per_tick for ns.
  *

@@ -6,31 +6,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <sys/types.h>
-
-/* The database path: $PIANO_DB, else ~/.piano/piano.db. Writes into buf (size n).
- * Returns buf, or NULL if no path can be formed (no HOME) or it does not fit. */
-const char *piano_store_default_path(char *buf, size_t n);
-
-/* The longest database path piano takes: the spool's files (<path>.spool/<run>/...)
- * must fit in PATH_MAX. */
-#define PIANO_STORE_PATH_MAX 3840
-
-/* The one check of a database path, made once before anything is created.
- * in: the path asked for (NULL or "": $PIANO_DB, else ~/.piano/piano.db).
- * Writes into out (size n) the absolute path (a relative one joined to the
- * current folder, so a later chdir does not move the database), and refuses,
- * with a one-line reason in err and -1: a path ending in '/'; one too long; an
- * existing path that is not a regular file (folder, device, fifo, socket, a
- * dangling or another user's symbolic link); an existing database not owned by
- * this user or writable by group or others; an existing <path>.spool that is not
- * a folder (a symbolic link neither) owned by this user and closed to group and
- * others. Nothing is created. Returns 0 when the path may be used. */
-int piano_store_resolve_path(const char *in, char *out, size_t n, char *err, size_t errn);
-
-/* Why the database at path (existing or not) cannot be written now, as a phrase
- * ("read-only file system", "the disk is full", "permission denied: ..."), or
- * NULL when it can. Writes into buf (size n). */
-const char *piano_store_unwritable(const char *path, char *buf, size_t n);
+#include "db_path.h"   /* the database's path: spool/ */
 
 enum { PIANO_STORE_READ = 0, PIANO_STORE_WRITE = 1 };
 
@@ -39,7 +15,7 @@ enum { PIANO_STORE_READ = 0, PIANO_STORE_WRITE = 1 };
  * schema as needed, and sets WAL. PIANO_STORE_READ opens read-only (a database in
  * a read-only folder or on a full disk can still be read; one of an older schema
  * is upgraded first when it can be written). Sets a busy timeout and foreign keys,
- * checks the path as piano_store_resolve_path does and the schema version.
+ * checks the path as piano_db_resolve_path does and the schema version.
  * Returns the handle, or NULL with a one-line reason in err (size errn) that says
  * what is wrong (read-only, disk full, permission, not a piano database...). */
 sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
@@ -58,10 +34,6 @@ int piano_store_close_stored(sqlite3 *db, const char *path);
 /* Bytes in the write-ahead log of the database at path (beside the file a
  * link leads to), or -1 when there is none. */
 off_t piano_store_log_bytes(const char *path);
-
-/* Creates the folders above path (the last one 0700). Returns 0, or -1 with a
- * one-line reason in err. */
-int piano_store_make_parent(const char *path, char *err, size_t errn);
 
 /* Runs sql (no results) and returns the SQLite result code. */
 int piano_store_exec(sqlite3 *db, const char *sql);

@@ -1,5 +1,5 @@
 /* fuzz_ended.c - libFuzzer target: the import of a spool folder whose ended
- * file (rt/spool.h: the records of short threads whose slots were reused) is
+ * file (spool/spool.h: the records of short threads whose slots were reused) is
  * the input, read as a killed run's: every record checked (magic, size, part
  * table, check), each whole one rebuilt as a thread's state and stored, a
  * damaged one skipped. An input whose first byte is odd has its records'

@@ -1,5 +1,5 @@
 /* fuzz_frames.c - libFuzzer target: the frame records of a spool buffer
- * (rt/spool.h), read the way the import reads a damaged one (rt/import.c): a
+ * (spool/spool.h), read the way the import reads a damaged one (store/import.c): a
  * scan that checks each record up to the first malformed one (import_chunk),
  * then a second read of the checked records with only that span's end known
  * (insert_frames and bind_frame), which must accept every record and agree

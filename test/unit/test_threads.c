@@ -209,7 +209,7 @@ static void snapshots_sum_every_thread(void **state)
 }
 
 /* A short thread: one outer call, its own counts checked. A reused slot
- * (rt/record.c slot_reuse) must start as zeroed as a new one. */
+ * (rt/slots.c slot_reuse) must start as zeroed as a new one. */
 static void *short_one(void *arg)
 {
     int i = (int)(long)arg;
@@ -291,7 +291,7 @@ static void forked_child_is_recovered(void **state)
     pthread_join(t, NULL);
 
     char path[4096], err[512] = "";
-    assert_non_null(piano_store_default_path(path, sizeof path));
+    assert_non_null(piano_db_default_path(path, sizeof path));
     sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     if (!db)
         fail_msg("%s", err);

@@ -178,7 +178,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     char err[1024] = "", why[1024];
     memset(p, 0, sizeof *p);
     /* The one check of the path (resolved once, refused before anything is made). */
-    if (piano_store_resolve_path(dbopt, p->path, sizeof p->path, err, sizeof err) != 0)
+    if (piano_db_resolve_path(dbopt, p->path, sizeof p->path, err, sizeof err) != 0)
         pdb_die("%s", err);
     struct stat st;
     int exists = stat(p->path, &st) == 0;
@@ -187,7 +187,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     if (piano_spool_root(spool, sizeof spool, p->path) != 0)
         pdb_die("%s: the path is too long", p->path);
     int pending = spool_pending(spool);
-    const char *ro = piano_store_unwritable(p->path, why, sizeof why);
+    const char *ro = piano_db_unwritable(p->path, why, sizeof why);
     if (!exists && !pending)
         pdb_die("no database at %s", p->path);
     if (!exists && ro)

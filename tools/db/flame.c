@@ -345,20 +345,15 @@ static void write_svg(FILE *f, const ctree *t, const ctree *base, const run_info
     int64_t removed = base ? match_base(&g) : 0;
     depth_pass(&g, 0, root_total > 0 ? (double)(FG_W - 2 * FG_PAD) : 0);
     int height = FG_TOP + (g.maxdepth + 1) * FG_ROW + FG_BOTTOM;
-    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-               "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "xmlns=\"http://www.w3.org/2000/svg\">\n",
-            FG_W, height, FG_W, height);
-    fputs("<style type=\"text/css\">\n"
-          "text{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px;fill:#000}\n"
-          ".f text{font-family:'DejaVu Sans Mono',monospace;font-size:11px;pointer-events:none}\n"
-          ".f:hover rect{stroke:#000;stroke-width:0.6;cursor:pointer}\n"
-          ".up rect{opacity:0.6}\n"
-          "#title{font-size:17px;text-anchor:middle}\n"
-          "#sub{font-size:12px;text-anchor:middle;fill:#555}\n"
-          "#reset{cursor:pointer;fill:#1a5fb4}\n"
-          "</style>\n", f);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f4\"/>\n", FG_W, height);
+    svg_begin(f, FG_W, height,
+              "text{" SVG_FONT ";fill:#000}\n"
+              ".f text{font-family:'DejaVu Sans Mono',monospace;font-size:11px;pointer-events:none}\n"
+              ".f:hover rect{stroke:#000;stroke-width:0.6;cursor:pointer}\n"
+              ".up rect{opacity:0.6}\n"
+              "#title{font-size:17px;text-anchor:middle}\n"
+              "#sub{font-size:12px;text-anchor:middle;fill:#555}\n"
+              "#reset{cursor:pointer;fill:#1a5fb4}\n",
+              "#f8f8f4");
     fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", FG_W / 2);
     char buf[512], tot[32];
     fmt_metric(tot, sizeof tot, (double)root_total, m->bytes);

@@ -10,9 +10,11 @@
  * report.c, frames.c (report --frames), runs.c, tag.c, diff.c, admin.c (rm,
  * gc), format.c (units, UTF-8, text tables, names fitted to the width),
  * stats.c (Mann-Whitney test on histograms), ctxtree.c (calling contexts
- * merged across threads), flame.c (flamegraph), plot.c (plot frames),
+ * merged across threads), flame.c (flamegraph), plot.c (plot: the dispatch,
+ * and plot frames), plot_heap.c (plot heap), timeline.c (plot timeline),
  * export.c (folded, chrome, callgrind), pprof.c (export --format pprof),
- * push.c (push: profiles to Pyroscope), svg.c (output files, XML).
+ * push.c (push: profiles to Pyroscope), svg.c (output files, XML, the SVG
+ * head and the charts' axes, under flame.c and the three charts).
  */
 #ifndef PIANO_DB_H
 #define PIANO_DB_H
@@ -102,7 +104,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
 /* Opens the database dbopt names (NULL: $PIANO_DB, else ~/.piano/piano.db), after
- * piano_store_resolve_path's checks; dies with one line. write: the command
+ * piano_db_resolve_path's checks; dies with one line. write: the command
  * changes it (else it is opened read-only). Runs of crashed processes waiting in
  * the spool are stored first when the database can be written (else a warning). */
 void pdb_open(pdb *p, const char *dbopt, int write);
@@ -518,7 +520,6 @@ int cmd_gc(pdb *p, const pdb_opts *o);
 int cmd_flamegraph(pdb *p, const pdb_opts *o);
 int cmd_plot(pdb *p, const pdb_opts *o);
 int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r);   /* plot heap (plot_heap.c) */
-double plot_nice_step(double range, int target);   /* a round axis step near range/target */
 int cmd_export(pdb *p, const pdb_opts *o);
 /* flamegraph --metric: whether name is one; the names as "wall|alloc|...". */
 int flame_metric_known(const char *name);
@@ -656,18 +657,32 @@ int pprof_inspect(const unsigned char *gz, size_t n, size_t limit, pprof_info *o
  * *len bytes; in->raw grows by the field. */
 unsigned char *pprof_restamp(pprof_info *in, int64_t time_ns, size_t *len);
 
-/* ---- charts (plot.c, timeline.c) ---- */
-/* A round step near range/target: 1, 2 or 5 times a power of ten. */
-/* Axis label for a time: 0, 250us, 1.5ms, 2s. */
-void axis_ns(char *buf, size_t n, double ns);
+/* ---- charts (plot.c dispatches: frames here, plot_heap.c, timeline.c) ---- */
 /* plot timeline: self time per interval between snapshots, stacked. */
 int plot_timeline(pdb *p, const pdb_opts *o);
 
-/* ---- output files and SVG (svg.c) ---- */
+/* ---- output files, SVG and the charts' axes (svg.c) ---- */
 /* Opens o->output for writing ("-" or NULL: stdout); dies with one line. */
 FILE *out_open(const pdb_opts *o, int binary);
 void out_close(FILE *f, const pdb_opts *o);
 /* XML text/attribute: & < > " ' escaped, invalid UTF-8 and control characters replaced. */
 void xml_str(FILE *f, const char *s);
+/* The font of an SVG's text, in every SVG piano-db writes. */
+#define SVG_FONT "font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px"
+/* The rules plot's charts share (title, subtitle, axis labels, grid, axes);
+ * a chart adds its own after them. */
+#define SVG_CHART_CSS                                                                                            \
+    "text{" SVG_FONT ";fill:#222}\n"                                                                             \
+    "#title{font-size:17px;text-anchor:middle}\n#sub{text-anchor:middle;fill:#555}\n"                             \
+    ".yl{text-anchor:end}.xl{text-anchor:middle}\n"                                                               \
+    ".grid{stroke:#ddd;stroke-width:1}.axis{stroke:#444;stroke-width:1}\n"
+/* An SVG document's head: the XML declaration, the <svg> element of width x
+ * height, the style (css: its rules, each line ending in \n) and a background
+ * rectangle of that colour over the whole. The caller closes it with </svg>. */
+void svg_begin(FILE *f, int width, int height, const char *css, const char *background);
+/* A round axis step near range/target: 1, 2 or 5 times a power of ten. */
+double plot_nice_step(double range, int target);
+/* Axis label for a time: 0, 250us, 1.5ms, 2s (no trailing zeros). */
+void axis_ns(char *buf, size_t n, double ns);
 
 #endif

@@ -1,5 +1,7 @@
 /*
- * plot.c - `piano-db plot frames`: an SVG chart of frame times.
+ * plot.c - `piano-db plot`: the dispatch to its charts (heap: plot_heap.c,
+ * timeline: timeline.c), and `plot frames`, an SVG chart of frame times. The
+ * charts share svg.c (the document's head, the axes), not each other.
  *
  * One bar per frame in order, or, past PLOT_MAX_BARS frames, one bar per
  * bucket of consecutive frames drawn at the bucket's longest frame, so a
@@ -22,31 +24,6 @@
 #define MR 20
 #define MT 58
 #define MB 52
-
-/* A round step near range/target: 1, 2 or 5 times a power of ten. */
-double plot_nice_step(double range, int target)
-{
-    if (range <= 0)
-        return 1;
-    double raw = range / target, mag = pow(10, floor(log10(raw))), r = raw / mag;
-    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
-}
-
-/* Axis label for a time: 0, 250us, 1.5ms, 2s (no trailing zeros). */
-void axis_ns(char *buf, size_t n, double ns)
-{
-    static const struct { double div; const char *unit; } u[] = {
-        {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
-    if (ns <= 0) {
-        snprintf(buf, n, "0");
-        return;
-    }
-    for (int i = 0; i < 4; i++)
-        if (ns >= u[i].div || i == 3) {
-            snprintf(buf, n, "%.4g%s", ns / u[i].div, u[i].unit);
-            return;
-        }
-}
 
 /* What the chart shows of a run (or thread) and the geometry of its plot area. */
 typedef struct {
@@ -90,19 +67,10 @@ static void plot_measure(pdb *p, plot *pl)
 /* The document's head, the style, the title and the subtitle. */
 static void plot_head(FILE *f, const plot *pl)
 {
-    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-               "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "xmlns=\"http://www.w3.org/2000/svg\">\n", PW, PH, PW, PH);
-    fputs("<style type=\"text/css\">\n"
-          "text{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px;fill:#222}\n"
-          "#title{font-size:17px;text-anchor:middle}\n"
-          "#sub{text-anchor:middle;fill:#555}\n"
-          ".yl{text-anchor:end}.xl{text-anchor:middle}\n"
-          ".grid{stroke:#ddd;stroke-width:1}.axis{stroke:#444;stroke-width:1}\n"
-          ".b{fill:#4a7bb7}.s{fill:#d62728}.b:hover,.s:hover{fill:#f0a000}\n"
-          ".med{stroke:#2a9d2a;stroke-width:1.2;stroke-dasharray:6 4}\n"
-          "</style>\n", f);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", PW, PH);
+    svg_begin(f, PW, PH,
+              SVG_CHART_CSS ".b{fill:#4a7bb7}.s{fill:#d62728}.b:hover,.s:hover{fill:#f0a000}\n"
+                            ".med{stroke:#2a9d2a;stroke-width:1.2;stroke-dasharray:6 4}\n",
+              "#fff");
     char buf[512], a[32], b[32];
     fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">Frame times: run %lld (", PW / 2, (long long)pl->r->id);
     fmt_cut(buf, sizeof buf, pl->r->command, 80);

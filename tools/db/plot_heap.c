@@ -234,17 +234,7 @@ int cmd_plot_heap(pdb *p, const pdb_opts *o, const run_info *r)
     double scale = ph / ymax;
 
     FILE *f = out_open(o, 0);
-    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-               "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "xmlns=\"http://www.w3.org/2000/svg\">\n", HW, HH, HW, HH);
-    fputs("<style type=\"text/css\">\n"
-          "text{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px;fill:#222}\n"
-          "#title{font-size:17px;text-anchor:middle}\n#sub{text-anchor:middle;fill:#555}\n"
-          ".yl{text-anchor:end}.xl{text-anchor:middle}\n"
-          ".grid{stroke:#ddd;stroke-width:1}.axis{stroke:#444;stroke-width:1}\n"
-          "rect:hover{opacity:0.7}\n"
-          "</style>\n", f);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", HW, HH);
+    svg_begin(f, HW, HH, SVG_CHART_CSS "rect:hover{opacity:0.7}\n", "#fff");
     char buf[512], a[32], b[32];
     fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">Heap in use: run %lld (", HW / 2, (long long)r->id);
     fmt_cut(buf, sizeof buf, r->command, 60);

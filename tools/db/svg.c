@@ -1,6 +1,11 @@
-/* svg.c - output files and XML escaping shared by flamegraph, plot and export. */
+/* svg.c - output files and XML escaping shared by flamegraph, plot and export;
+ * the SVG document's head and the charts' axes, for flamegraph (flame.c) and
+ * plot's three charts (plot.c, plot_heap.c, timeline.c), which use these and
+ * nothing of each other. */
 #include "piano_db.h"
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,4 +63,41 @@ void xml_str(FILE *f, const char *s)
             u += len;
         }
     }
+}
+
+void svg_begin(FILE *f, int width, int height, const char *css, const char *background)
+{
+    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+               "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "xmlns=\"http://www.w3.org/2000/svg\">\n",
+            width, height, width, height);
+    fputs("<style type=\"text/css\">\n", f);
+    fputs(css, f);
+    fputs("</style>\n", f);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", width, height, background);
+}
+
+/* A round step near range/target: 1, 2 or 5 times a power of ten. */
+double plot_nice_step(double range, int target)
+{
+    if (range <= 0)
+        return 1;
+    double raw = range / target, mag = pow(10, floor(log10(raw))), r = raw / mag;
+    return (r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10) * mag;
+}
+
+/* Axis label for a time: 0, 250us, 1.5ms, 2s (no trailing zeros). */
+void axis_ns(char *buf, size_t n, double ns)
+{
+    static const struct { double div; const char *unit; } u[] = {
+        {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+    if (ns <= 0) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    for (int i = 0; i < 4; i++)
+        if (ns >= u[i].div || i == 3) {
+            snprintf(buf, n, "%.4g%s", ns / u[i].div, u[i].unit);
+            return;
+        }
 }

@@ -141,13 +141,13 @@ static void draw(FILE *f, const run_info *r, const timeline *tl)
     }
     double step = plot_nice_step(maxv > 0 ? maxv : 1, 5), ymax = ceil((maxv > 0 ? maxv : 1) / step) * step;
     double tend = (double)tl->times[tl->nbars] > 0 ? (double)tl->times[tl->nbars] : 1;
-    fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
-               "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n", TW, TH, TW, TH);
-    fputs("<style type=\"text/css\">\ntext{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px;fill:#222}\n"
-          "#title{font-size:17px;text-anchor:middle}#sub{text-anchor:middle;fill:#555}\n"
-          ".yl{text-anchor:end}.xl{text-anchor:middle}.grid{stroke:#ddd;stroke-width:1}"
-          ".axis{stroke:#444;stroke-width:1}rect.v:hover{opacity:0.7}\n</style>\n", f);
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", TW, TH);
+    /* The chart's rules, on fewer lines than SVG_CHART_CSS (as written since plot timeline came). */
+    svg_begin(f, TW, TH,
+              "text{" SVG_FONT ";fill:#222}\n"
+              "#title{font-size:17px;text-anchor:middle}#sub{text-anchor:middle;fill:#555}\n"
+              ".yl{text-anchor:end}.xl{text-anchor:middle}.grid{stroke:#ddd;stroke-width:1}"
+              ".axis{stroke:#444;stroke-width:1}rect.v:hover{opacity:0.7}\n",
+              "#fff");
     char buf[512], a[32], b2[32];
     fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">Self time over time: run %lld (", (TW - TR) / 2, (long long)r->id);
     fmt_cut(buf, sizeof buf, r->command, 70);

@@ -1,7 +1,7 @@
 // PIANO_FNS: task,child_task
 // CFLAGS: -pthread
 // A forked child of a process whose short threads' slots wait to be reused
-// (rt/record.c slot_reuse): the child does not take its parent's slots (they
+// (rt/slots.c slot_reuse): the child does not take its parent's slots (they
 // are the parent's states file), it makes its own, and reuses them in turn.
 // The parent makes 100 short threads; after every 20th it forks a child that
 // makes 30 short threads and exits. Every run counts exactly.

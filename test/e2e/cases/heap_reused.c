@@ -1,7 +1,7 @@
 // PIANO_FNS: work,release
 // CFLAGS: -pthread
 // ENV: PIANO_HEAP=1
-// Heap in use with short threads whose slots are reused (rt/record.c
+// Heap in use with short threads whose slots are reused (rt/slots.c
 // slot_reuse): 200 threads each allocate two blocks in work() and free one;
 // 180 free the other too (nothing of theirs is live: their slots are reused);
 // 20 hand it to main (live: their states stay, for the frees to reach). main

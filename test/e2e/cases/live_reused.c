@@ -1,7 +1,7 @@
 // PIANO_FNS: task,leaf
 // CFLAGS: -pthread
 // Short threads, two at a time, while piano-db reads the live run: their
-// slots are reused (rt/record.c slot_reuse) under the reader, which finds
+// slots are reused (rt/slots.c slot_reuse) under the reader, which finds
 // each thread in its slot or in the ended file. With an argument, the program
 // runs until that file exists (at most 20 s), about 3,000 threads a second, and
 // prints how many threads it made.

@@ -1,7 +1,7 @@
 // PIANO_FNS: task,frame
 // CFLAGS: -pthread
 // A new thread's first pages are made present with MADV_POPULATE_WRITE
-// (rt/record.c, slot_populate); a kernel without it (before 5.14) answers
+// (rt/slots.c, slot_populate); a kernel without it (before 5.14) answers
 // EINVAL, here by a seccomp filter installed before any instrumented call,
 // and piano writes the pages instead: 40 threads (three slot groups), each
 // with 3 frames of 2 calls, are recorded exactly, frames kept, nothing said.

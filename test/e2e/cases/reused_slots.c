@@ -4,7 +4,7 @@
 // ENV: PIANO_FRAMES=all
 // 300 short threads, created and joined one at a time: a short thread's slot
 // is given to the next thread once its records are in the ended file
-// (rt/record.c slot_reuse). Every 50th goes 40 calls deep (its shadow stack
+// (rt/slots.c slot_reuse). Every 50th goes 40 calls deep (its shadow stack
 // leaves the header's page, whose slots are not zeroed: the next thread's
 // calls write theirs before any is read), every 90th makes 2,000 frames:
 // their slots are reused too. Every 70th makes 70 contexts: its slot is not

@@ -3,7 +3,7 @@
 // EXIT: 137
 // ENV: PIANO_FRAMES=all
 // Thread slots are mapped 16 at a time and unmapped once all 16 have ended
-// (rt/record.c): 20 short threads end while their groups stay mapped; one
+// (rt/slots.c): 20 short threads end while their groups stay mapped; one
 // thread writes 20,000 frames (its buffer grows past 256 KiB, so its end gives
 // its pages back at once); a thread whose slot is in the second group forks,
 // and the child records on threads of its own; 40 threads start at once (the

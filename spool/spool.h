@@ -4,7 +4,7 @@
  * While a process runs, everything piano records lives in files that are
  * memory-mapped MAP_SHARED, so the kernel keeps them even if the process
  * crashes or is killed. At exit the process imports its own spool into the
- * database (import.c); a spool whose process is gone is imported later by
+ * database (store/import.c); a spool whose process is gone is imported later by
  * piano-db and marked 'recovered'.
  *
  *   <db>.spool/<run key>/lock     flock()ed by the live process (released at exit, exec, death)
@@ -19,7 +19,7 @@
  *                        snaps    with PIANO_INTERVAL: appended snapshot records (piano_snap_read)
  *
  * One file for every thread, made once: a thread's start finds its slot mapped
- * (slots are mapped 16 at a time, record.c) and creates no file (creating two
+ * (slots are mapped 16 at a time, rt/slots.c) and creates no file (creating two
  * files per thread cost a short thread 1-2 ms on ext4; bench/README.md). A
  * slot never written reads as zeros (a hole). The context hash's first place
  * and the frame function list's direction are the runtime's only: the import
@@ -188,7 +188,7 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint64_t heap_peak;
     uint32_t heap_gen;
     /* The slot of states this state is in: a short thread's slot is given to
-     * a later thread once its records are in the ended file (record.c), so
+     * a later thread once its records are in the ended file (rt/slots.c), so
      * slot and thread number differ then. */
     uint32_t slot;
 };
@@ -481,7 +481,7 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
 /* The frame's function list (runtime only) fills its section from the end
  * down: its first entries share a page edge with the frame buffer's first
- * page, and a thread's start makes both with one write (record.c). */
+ * page, and a thread's start makes both with one write (rt/slots.c). */
 _Static_assert(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t) == PIANO_THREAD_FILE_SIZE,
                "the function list ends where the frame buffer starts");
 /* A thread's slot in states: its state, then its frame buffer. Slots start
@@ -497,7 +497,7 @@ static inline uint64_t piano_slot_offset(uint32_t n)
 }
 
 /* The ended file: the records of short threads whose slots were given to
- * later threads (record.c slot_recycle). Each record is appended by one write
+ * later threads (rt/slots.c slot_reuse). Each record is appended by one write
  * and is the parts of its thread's state in use, as write_state would write
  * them into its slot: this header, nparts part headers, then each part's
  * bytes padded to 8. A reader takes the parts at their offsets in a zeroed

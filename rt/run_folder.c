@@ -1,0 +1,223 @@
+/*
+ * run_folder.c - this run's spool folder (spool.h): made at start with its
+ * lock and run header, opened by name for every write (never kept open: a
+ * program may close or reuse any descriptor; once the program changes its
+ * user, through the descriptors user.c keeps), and the run header saved.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "db_path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <sched.h>
+
+/* ---------------------------------------------------------------- the run folder */
+
+/* Opens this run's spool folder, checked to be the one this process made:
+ * a folder renamed away or put in its place is not written into. Returns a
+ * descriptor, or -1 with errno set. */
+int run_dir_open(void)
+{
+    int dfd = open(g.dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && (errno == EACCES || errno == EPERM) && geteuid() != g.start_euid) {
+        int e = errno;
+        say("piano: this process changed its user (uid %u -> %u) and can no longer write its spool %s: "
+            "threads and frames from now on may be counted only, not recorded (doc/running.md, daemons that drop root)",
+            (unsigned)g.start_euid, (unsigned)geteuid(), g.dir);
+        errno = e;
+    }
+    struct stat st;
+    if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != g.dir_dev || st.st_ino != g.dir_ino)) {
+        /* A folder put in the run's place: not written into. Anything else is
+         * the program's: it closed the number (close_range) and opened a file
+         * of its own there, between the open and this check: left alone, and
+         * tried again later (EBADF, as a descriptor taken back). */
+        struct stat path_st;
+        int impostor = fstat(dfd, &st) == 0 && S_ISDIR(st.st_mode) &&
+                       !(stat(g.dir, &path_st) == 0 && path_st.st_dev == g.dir_dev && path_st.st_ino == g.dir_ino);
+        if (impostor)
+            close(dfd);
+        errno = impostor ? ESTALE : EBADF;
+        return -1;
+    }
+    return dfd;
+}
+
+/* Opens file `name` of this run's spool folder (never through a symbolic
+ * link; made 0600). Not kept open: a program may close any descriptor it did
+ * not open, or reuse its number. Returns a descriptor, or -1 with errno set. */
+int run_open(const char *name, int flags)
+{
+    int kept = held_open(name);   /* the program changed its user: the files piano kept (user.c) */
+    if (kept >= 0)
+        return kept;
+    int dfd = run_dir_open();
+    if (dfd < 0)
+        return -1;
+    int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int e = errno;
+    struct stat st;   /* closed only if still the folder: the program may have closed it and reused its number */
+    if (fstat(dfd, &st) == 0 && st.st_dev == g.dir_dev && st.st_ino == g.dir_ino)
+        close(dfd);
+    errno = e;
+    return fd;
+}
+
+/* dir/name into out (PIANO_PATH_MAX bytes): the one place a path is joined.
+ * Returns 0, or -1 when it does not fit (no such path could be opened). */
+int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name)
+{
+    int n = snprintf(out, PIANO_PATH_MAX, "%s/%s", dir, name);
+    return n < 0 || n >= PIANO_PATH_MAX ? -1 : 0;
+}
+
+static void read_command(char *out, uint32_t *len, size_t cap)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        n = 0;
+    while (n > 0 && out[n - 1] == 0)
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+    out[n] = 0;
+    *len = (uint32_t)n;
+}
+
+/* The run's command is read again: the title the process has now (a daemon
+ * renames itself after the fork that made its run, as nginx's master and
+ * workers do: setproctitle over argv[0]); kept when it cannot be read. */
+void refresh_command(void)
+{
+    char cmd[sizeof g.run.cmd];
+    uint32_t len = 0;
+    read_command(cmd, &len, sizeof cmd);
+    if (len) {
+        memcpy(g.run.cmd, cmd, len + 1);
+        g.run.cmd_len = len;
+    }
+}
+
+/* Makes this run's spool folder: built under a dot name with its lock held,
+ * its run header, fns and (empty) states files made, then renamed, so a recovering piano-db
+ * never sees it half made. The lock is held through a mapping of the lock
+ * file, not a descriptor: a program that closes every descriptor, or dup2s
+ * onto one, cannot release it; exit and exec do (spool.h). The spool root
+ * must be a folder of this user that nobody else can write. Returns 0, or -1
+ * after one line on stderr. */
+int make_spool(const char *parent_key)
+{
+    char root[PIANO_PATH_MAX], tmp[PIANO_PATH_MAX];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    memset(&g.run, 0, sizeof g.run);
+    g.run.magic = PIANO_SPOOL_MAGIC;
+    g.run.version = PIANO_SPOOL_VERSION;
+    g.run.pid = (uint32_t)getpid();
+    g.run.start_real_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    snprintf(g.run.key, sizeof g.run.key, "%u-%llu", g.run.pid, (unsigned long long)g.run.start_real_ns);
+    if (parent_key)
+        snprintf(g.run.parent_key, sizeof g.run.parent_key, "%s", parent_key);
+    g.run.clock = g.use_tsc ? PIANO_CLOCK_TSC : PIANO_CLOCK_MONO;
+    g.run.heap = (uint32_t)g_heap_on;
+    g.run.mono0 = mono_ns();
+    g.run.tick0 = piano_now();
+    g.run.cpu_mode = (uint32_t)g_cpu_mode;
+    read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
+
+    char dot_key[sizeof g.run.key + 1];
+    snprintf(dot_key, sizeof dot_key, ".%s", g.run.key);
+    if (piano_spool_root(root, sizeof root, g.db_path) != 0 || spool_path(tmp, root, dot_key) != 0 ||
+        spool_path(g.dir, root, g.run.key) != 0) {
+        say("piano: the path of %s is too long; this run is not recorded", g.db_path);
+        return -1;
+    }
+    char why[PIANO_WHY_MAX];
+    if (piano_db_make_parent(g.db_path, why, sizeof why) != 0) {
+        say("piano: %s; this run is not recorded", why);
+        return -1;
+    }
+    if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+        say("piano: cannot create %s: %s; this run is not recorded", root, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (lstat(root, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        say("piano: %s is not a folder of this user that only it can write; this run is not recorded", root);
+        return -1;
+    }
+    say_log_root(st.st_dev, st.st_ino);
+    if (mkdir(tmp, 0700) != 0) {
+        say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
+        return -1;
+    }
+    int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int lock = dfd >= 0 ? openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    void *map = MAP_FAILED;
+    int ok = lock >= 0 && fstat(dfd, &st) == 0 && flock(lock, LOCK_EX) == 0 &&
+             (map = mmap(NULL, PIANO_LOCK_MAP, PROT_READ, MAP_SHARED, lock, 0)) != MAP_FAILED;
+    if (lock >= 0)
+        close(lock);
+    int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int states = fns >= 0 ? openat(dfd, PIANO_SPOOL_STATES, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
+    int e = errno;
+    /* Written above, its blocks exist: a write through the mapping cannot
+     * meet a full disk. Without the mapping, the header is written by path. */
+    void *run_map = ok ? mmap(NULL, sizeof g.run, PROT_READ | PROT_WRITE, MAP_SHARED, run, 0) : MAP_FAILED;
+    if (fns >= 0)
+        close(fns);
+    if (states >= 0)
+        close(states);
+    if (run >= 0)
+        close(run);
+    if (dfd >= 0)
+        close(dfd);
+    if (!ok) {
+        if (map != MAP_FAILED)
+            munmap(map, PIANO_LOCK_MAP);
+        say("piano: cannot prepare %s: %s; this run is not recorded", tmp, strerror(e));
+        return -1;
+    }
+    g.dir_dev = st.st_dev;
+    g.dir_ino = st.st_ino;
+    g.lock_map = map;
+    if (g.run_map)   /* a forked child's copy of its parent's */
+        munmap(g.run_map, sizeof g.run);
+    g.run_map = run_map == MAP_FAILED ? NULL : run_map;
+    g.run_map_pid = g.run.pid;
+    g.start_euid = geteuid();
+    return 0;
+}
+
+void save_run_header(void)
+{
+    if (g.run_map && g.run_map_pid == (uint32_t)getpid()) {
+        memcpy(g.run_map, &g.run, sizeof g.run);
+        return;
+    }
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_RUN, O_WRONLY | O_CREAT);
+    if (fd >= 0) {
+        write_all(fd, &g.run, sizeof g.run, 0);
+        close(fd);
+    }
+    quiet_end(&q);
+}
