@@ -2,11 +2,12 @@
 //
 // What rt/piano_abi.h describes, for the functions chosen by Selection.cpp:
 //   - one internal, writable struct piano_site {i32 id, i32 line, ptr name,
-//     ptr file} per function, listed in a private array;
+//     ptr file, ptr match, i8 on, i8 flags, i16, i32} per function, listed in
+//     a private array;
 //   - __piano_enter(&site) at function entry;
 //   - __piano_exit(&site) before every ret, before a musttail call, and in a
 //     cleanup landing pad when C++ exceptions unwind through the function;
-//   - with PIANO_GUARD=1, each of those calls made only while __piano_on is set;
+//   - each of those calls made only while the site's byte `on` is set;
 //   - a module constructor calling __piano_register(list, n, PIANO_ABI_VERSION).
 //
 //===----------------------------------------------------------------------===//
@@ -44,17 +45,33 @@ namespace {
 // The fields of struct piano_site as the pass builds them in IR, in order.
 // The LLVM type is made from this list, and the list is checked against the
 // header's struct below: neither can change without the other.
-enum class FieldKind { U32, Ptr };
-constexpr FieldKind SiteFields[] = {FieldKind::U32, FieldKind::U32,
-                                    FieldKind::Ptr, FieldKind::Ptr};
-enum SiteField { SiteId, SiteLine, SiteName, SiteFile, NumSiteFields };
+enum class FieldKind { U8, U16, U32, Ptr };
+constexpr FieldKind SiteFields[] = {
+    FieldKind::U32, FieldKind::U32, FieldKind::Ptr, FieldKind::Ptr,
+    FieldKind::Ptr, FieldKind::U8,  FieldKind::U8,  FieldKind::U16,
+    FieldKind::U32};
+enum SiteField {
+  SiteId,
+  SiteLine,
+  SiteName,
+  SiteFile,
+  SiteMatch,
+  SiteOn,
+  SiteFlags,
+  SitePad16,
+  SitePad32,
+  NumSiteFields
+};
 static_assert(sizeof SiteFields / sizeof SiteFields[0] == NumSiteFields,
               "one FieldKind per field of struct piano_site");
 
 // Where the C compiler puts each field (natural alignment, as LLVM's data
 // layouts do for i32 and pointers on the targets piano supports).
 constexpr size_t fieldSize(FieldKind K) {
-  return K == FieldKind::U32 ? sizeof(uint32_t) : sizeof(void *);
+  return K == FieldKind::U8    ? 1
+         : K == FieldKind::U16 ? 2
+         : K == FieldKind::U32 ? sizeof(uint32_t)
+                               : sizeof(void *);
 }
 constexpr size_t alignUp(size_t N, size_t A) { return (N + A - 1) / A * A; }
 constexpr size_t fieldOffset(size_t Field) {
@@ -78,12 +95,23 @@ constexpr size_t siteSize() {
 static_assert(std::is_same<decltype(piano_site::id), uint32_t>::value &&
                   std::is_same<decltype(piano_site::line), uint32_t>::value &&
                   std::is_pointer<decltype(piano_site::name)>::value &&
-                  std::is_pointer<decltype(piano_site::file)>::value,
-              "rt/piano_abi.h: struct piano_site is {u32, u32, ptr, ptr}");
+                  std::is_pointer<decltype(piano_site::file)>::value &&
+                  std::is_pointer<decltype(piano_site::match)>::value &&
+                  std::is_same<decltype(piano_site::on), uint8_t>::value &&
+                  std::is_same<decltype(piano_site::flags), uint8_t>::value &&
+                  std::is_same<decltype(piano_site::pad16), uint16_t>::value &&
+                  std::is_same<decltype(piano_site::pad32), uint32_t>::value,
+              "rt/piano_abi.h: struct piano_site is {u32, u32, ptr, ptr, "
+              "ptr, u8, u8, u16, u32}");
 static_assert(offsetof(piano_site, id) == fieldOffset(SiteId) &&
                   offsetof(piano_site, line) == fieldOffset(SiteLine) &&
                   offsetof(piano_site, name) == fieldOffset(SiteName) &&
-                  offsetof(piano_site, file) == fieldOffset(SiteFile),
+                  offsetof(piano_site, file) == fieldOffset(SiteFile) &&
+                  offsetof(piano_site, match) == fieldOffset(SiteMatch) &&
+                  offsetof(piano_site, on) == fieldOffset(SiteOn) &&
+                  offsetof(piano_site, flags) == fieldOffset(SiteFlags) &&
+                  offsetof(piano_site, pad16) == fieldOffset(SitePad16) &&
+                  offsetof(piano_site, pad32) == fieldOffset(SitePad32),
               "rt/piano_abi.h: struct piano_site's fields moved");
 static_assert(sizeof(piano_site) == siteSize() &&
                   alignof(piano_site) == siteAlign(),
@@ -98,9 +126,9 @@ static_assert(std::is_same<decltype(__piano_enter), HookFn>::value &&
                   sizeof(int) == sizeof(uint32_t) &&
                   std::is_same<decltype(__piano_on), unsigned char>::value,
               "rt/piano_abi.h: the hooks' signatures changed");
-// The IR below is that of ABI 2 (the hooks' signatures, __piano_on, the
-// site): a new version needs this file changed with it.
-static_assert(PIANO_ABI_VERSION == 2,
+// The IR below is that of ABI 3 (the hooks' signatures, the site and its
+// byte `on`): a new version needs this file changed with it.
+static_assert(PIANO_ABI_VERSION == 3,
               "rt/piano_abi.h: new ABI version, update Instrument.cpp");
 
 // Every site is aligned to 8, whatever the target: enough for the struct.
@@ -120,8 +148,10 @@ Type *voidPtrTy(LLVMContext &Ctx) {
 StructType *siteType(LLVMContext &Ctx) {
   SmallVector<Type *, NumSiteFields> Types;
   for (FieldKind K : SiteFields)
-    Types.push_back(K == FieldKind::U32 ? Type::getInt32Ty(Ctx)
-                                        : voidPtrTy(Ctx));
+    Types.push_back(K == FieldKind::U8    ? Type::getInt8Ty(Ctx)
+                    : K == FieldKind::U16 ? Type::getInt16Ty(Ctx)
+                    : K == FieldKind::U32 ? Type::getInt32Ty(Ctx)
+                                          : voidPtrTy(Ctx));
   return StructType::get(Ctx, Types);
 }
 
@@ -140,6 +170,7 @@ GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
 // order of Fns) and the array that lists them.
 struct SiteTable {
   std::vector<Constant *> Sites;
+  std::vector<GlobalVariable *> Globals; // the same sites
   GlobalVariable *List;
 };
 
@@ -149,6 +180,8 @@ struct SiteTable {
 // Writable: the runtime stores the site id into it.
 SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
   LLVMContext &Ctx = M.getContext();
+  Type *I8 = Type::getInt8Ty(Ctx);
+  Type *I16 = Type::getInt16Ty(Ctx);
   Type *I32 = Type::getInt32Ty(Ctx);
   Type *VoidPtr = voidPtrTy(Ctx);
   StructType *SiteTy = siteType(Ctx);
@@ -169,12 +202,18 @@ SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
     Fields[SiteFile] = str(C.File, "__piano_file");
     Fields[SiteId] = ConstantInt::get(I32, 0); // set by the runtime
     Fields[SiteLine] = ConstantInt::get(I32, C.Line);
+    Fields[SiteMatch] = str(C.Names.Match, "__piano_match");
+    Fields[SiteOn] = ConstantInt::get(I8, 1); // cleared by the runtime
+    Fields[SiteFlags] = ConstantInt::get(I8, C.System ? PIANO_SITE_SYSTEM : 0);
+    Fields[SitePad16] = ConstantInt::get(I16, PIANO_SITE_MAGIC);
+    Fields[SitePad32] = ConstantInt::get(I32, 0);
     auto *Site = new GlobalVariable(M, SiteTy, /*isConstant=*/false,
                                     GlobalValue::InternalLinkage,
                                     ConstantStruct::get(SiteTy, Fields),
                                     "__piano_site");
     Site->setAlignment(Align(SiteAlignment));
     T.Sites.push_back(ConstantExpr::getPointerCast(Site, VoidPtr));
+    T.Globals.push_back(Site);
   }
   ArrayType *ListTy = ArrayType::get(VoidPtr, Fns.size());
   T.List = new GlobalVariable(M, ListTy, /*isConstant=*/true,
@@ -255,7 +294,7 @@ private:
   std::vector<CallInst *> HookCalls;
 };
 
-// Hook(Site) right before Before (guarded later with PIANO_GUARD=1).
+// Hook(Site) right before Before (guarded later by the site's byte).
 void HookPlacer::emitHook(Instruction *Before, FunctionCallee Hook,
                           Constant *Site, DISubprogram *SP, DebugLoc DL) {
   // Calls to inlinable functions need a !dbg in functions with debug info.
@@ -315,26 +354,30 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 
 // ---- Guard, constructor ----------------------------------------------------------
 
-// PIANO_GUARD=1: each hook call is skipped unless the runtime's __piano_on
-// is set, so that PIANO_DISABLE=1 costs a load and a branch per hook (under
-// 1 ns per call) instead of two calls (2-4 ns). The extra blocks cost
-// compile time (about +16% on a large file), hence an option. Guards are
-// added once the escape enumerator is done with the function: splitting
-// blocks under it would make it visit the moved returns again. Each guard
-// loads the flag itself (atomic, volatile: never merged into one value, so
-// the optimizer has no reason to clone a body into on and off copies).
+// Each hook call is made only while its site's byte `on` is set: 1 as
+// compiled, cleared by the runtime when the run-time PIANO_FNS does not
+// select the function or the run is off (PIANO_DISABLE). An unselected or
+// disabled call then costs a load and a predictable branch per hook (under
+// 1 ns per call) instead of two calls. Guards are added once the escape
+// enumerator is done with the function: splitting blocks under it would make
+// it visit the moved returns again. Each guard loads the byte itself (atomic,
+// volatile: never merged into one value, so the optimizer has no reason to
+// clone a body into on and off copies). Exits load it again rather than keep
+// the entry's value in a register across the body: the runtime only ever
+// clears it, while registering the site from the entry's own hook (which then
+// records nothing), so an entry that recorded sees its exits' hooks run.
 void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls) {
   LLVMContext &Ctx = M.getContext();
   Type *I8 = Type::getInt8Ty(Ctx);
-  GlobalVariable *On = M.getGlobalVariable("__piano_on");
-  if (!On)
-    On = new GlobalVariable(M, I8, /*isConstant=*/false,
-                            GlobalValue::ExternalLinkage, nullptr,
-                            "__piano_on");
+  Type *I32 = Type::getInt32Ty(Ctx);
+  StructType *SiteTy = siteType(Ctx);
   MDNode *Likely = MDBuilder(Ctx).createBranchWeights(1000, 1);
+  Constant *Idx[] = {ConstantInt::get(I32, 0), ConstantInt::get(I32, SiteOn)};
   for (CallInst *CI : HookCalls) {
+    auto *Site = cast<Constant>(CI->getArgOperand(0)->stripPointerCasts());
+    Constant *OnPtr = ConstantExpr::getInBoundsGetElementPtr(SiteTy, Site, Idx);
     IRBuilder<> B(CI);
-    LoadInst *Flag = B.CreateLoad(I8, On, /*isVolatile=*/true, "piano_on");
+    LoadInst *Flag = B.CreateLoad(I8, OnPtr, /*isVolatile=*/true, "piano_on");
     Flag->setAtomic(AtomicOrdering::Monotonic);
     Flag->setAlignment(Align(1));
     Instruction *Then = SplitBlockAndInsertIfThen(
@@ -365,15 +408,13 @@ void addModuleCtor(Module &M, FunctionCallee Register, GlobalVariable *List,
 
 } // namespace
 
-void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns,
-                         bool Guard) {
+void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns) {
   SiteTable Sites = createSites(M, Fns);
   Hooks H = declareHooks(M);
   HookPlacer Placer(M, H);
   for (size_t I = 0; I < Fns.size(); ++I)
     Placer.instrument(*Fns[I].F, Sites.Sites[I]);
-  if (Guard)
-    guardHooks(M, Placer.hookCalls());
+  guardHooks(M, Placer.hookCalls());
   addModuleCtor(M, H.Register, Sites.List, Fns.size());
 }
 

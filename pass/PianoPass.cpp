@@ -57,7 +57,7 @@ bool PianoPass::instrumentModule(Module &M) {
     reportFns(M, "left out", S.Small,
               " smaller than PIANO_MIN_SIZE=" + Twine(Opts.MinSize));
   if (!S.Fns.empty())
-    instrumentFunctions(M, S.Fns, Opts.Guard);
+    instrumentFunctions(M, S.Fns);
   if (Opts.Verbose)
     reportFns(M, "instrumented", S.Fns, "");
   return !S.Fns.empty();

@@ -80,7 +80,6 @@ struct Options {
   const char *Spec = nullptr; // PIANO_FNS as given (may be null)
   SelectPtr Sel;              // PIANO_FNS parsed
   unsigned MinSize = 0;       // PIANO_MIN_SIZE
-  bool Guard = false;         // PIANO_GUARD
   bool Verbose = false;       // PIANO_VERBOSE
   const char *Stage = "";     // where the pass runs (PianoPass::Stage)
 };
@@ -103,6 +102,7 @@ struct Chosen {
   FnNames Names;
   std::string File; // defining file, "" when unknown
   unsigned Line;    // line of the definition, 0 without debug info
+  bool System;      // defined in a system header (piano_site.flags)
 };
 
 struct Selection {
@@ -126,10 +126,10 @@ void writeSummary(const llvm::Module &M, const Options &Opts,
 
 // ---- Instrument.cpp: the IR of rt/piano_abi.h ------------------------------
 
-// Gives every function of Fns its site and its enter / exit hooks (guarded
-// with Guard), and the module the constructor that registers the sites.
-void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns,
-                         bool Guard);
+// Gives every function of Fns its site and its enter / exit hooks (each
+// guarded by the site's byte `on`), and the module the constructor that
+// registers the sites.
+void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns);
 
 } // namespace piano
 

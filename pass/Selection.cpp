@@ -205,7 +205,7 @@ bool isCandidate(const Function &F) {
 }
 
 Chosen describe(Function &F) {
-  Chosen C{&F, namesOf(F), std::string(), 0};
+  Chosen C{&F, namesOf(F), std::string(), 0, false};
   locationOf(F, C.File, C.Line);
   return C;
 }
@@ -268,7 +268,6 @@ bool readOptions(LLVMContext &Ctx, Options &Opts) {
     Ctx.emitError(Twine("piano: ") + Err);
     return false;
   }
-  Opts.Guard = envFlag("PIANO_GUARD");
   Opts.Verbose = envFlag("PIANO_VERBOSE");
   return true;
 }
@@ -283,6 +282,7 @@ Selection selectFunctions(Module &M, const Options &Opts) {
       continue;
     Chosen C = describe(F);
     bool System = inSystemHeader(F, C.File, C.Names.Match);
+    C.System = System;
     enum piano_sel_result R = piano_select_match_fn(
         Opts.Sel.get(), C.Names.Match.c_str(), C.File.c_str(), System);
     if (R == PIANO_SEL_NO)

@@ -339,6 +339,8 @@ static __attribute__((noinline)) uint32_t exit_slow(struct piano_thread *ts, uin
 {
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t k = d, top = d;
+    if (fn == PIANO_FN_SKIP)
+        return d;   /* a site the run does not record, its byte read before it was cleared */
     while (k > 0 && !(stack[k].fn == fn && stack[k].sp == sp) &&
            (!same_stack(ts, stack[k].sp, sp) || stack[k].sp <= sp))
         k--;
@@ -424,8 +426,14 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (UNLIKELY(!fn))
-        fn = register_site(site, NULL);
+    if (UNLIKELY(fn - 1u >= PIANO_FN_SKIP - 1u)) {   /* 0 or PIANO_FN_SKIP */
+        if (!fn)
+            fn = register_site(site, NULL);
+        if (fn == PIANO_FN_SKIP) {   /* not selected at run time: its byte is clear now */
+            hook_end(ts, d);
+            return;
+        }
+    }
     uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     /* The caller's slot is normally above (an inlined call: at the same

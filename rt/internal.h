@@ -81,6 +81,8 @@ struct piano_process {
     _Atomic uint32_t next_thread;
     _Atomic uint32_t next_slot; /* slots of states made so far (a thread may take a reused one) */
     const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
+    struct piano_select *sel;   /* the run-time PIANO_FNS, or NULL (unset: the compile-time selection) */
+    const char *sel_spec;       /* ... as given (cut to the run header's room) */
     pthread_mutex_t threads_lock;
     struct piano_thread *threads;
     struct piano_thread *kept;  /* ended anonymous states whose files could not be written */
@@ -95,6 +97,9 @@ extern __thread int tls_starting __attribute__((tls_model("initial-exec")));
 
 /* Hot-path copy of the clock choice. */
 extern int g_tsc_fast;
+/* The id of a site the run does not record (not selected by the run-time
+ * PIANO_FNS): its hooks, if called, return at once. */
+#define PIANO_FN_SKIP UINT32_MAX
 /* Whether function id may open a frame (all when PIANO_FRAME is unset). */
 extern unsigned char g_frame_fn[PIANO_FN_CAP];
 
@@ -171,6 +176,8 @@ void refresh_name(struct piano_thread *ts, int self);
 void state_release(struct piano_thread *ts);
 struct fn_batch;
 uint32_t register_site(struct piano_site *site, struct fn_batch *batch);
+/* Writes the run-time PIANO_FNS into a run header (make_spool). */
+void run_selection(struct piano_spool_run *run);
 
 /* ---------------------------------------------------------------- hooks.c */
 

@@ -14,8 +14,13 @@
  *     `musttail` call, and on the cleanup
  *     path of C++ unwinding through F:      __piano_exit(&site)
  * and a module constructor calling __piano_register(list, n, ABI).
- * Built with PIANO_GUARD=1, each hook call is made only while the byte
- * __piano_on is non-zero (a relaxed atomic load at each call site).
+ * Each hook call is made only while the site's byte `on` is non-zero (a
+ * relaxed atomic load at each call site): 1 as compiled, the runtime clears
+ * it when it registers the site for good if the run-time PIANO_FNS does not
+ * select the function or the run is not recorded (PIANO_DISABLE). It is
+ * never set again, so an entry whose hook ran found its exits' hooks run
+ * too, unless the registration of the entry cleared it (then the entry
+ * recorded nothing).
  * Hooks may run before that constructor: the runtime registers a site
  * lazily the first time it sees it, and ignores hooks when it is off.
  */
@@ -23,14 +28,23 @@
 #define PIANO_ABI_H
 #include <stdint.h>
 
-#define PIANO_ABI_VERSION 2
+#define PIANO_ABI_VERSION 3  /* 3: the site's match name, on and flags (run-time selection) */
 
 struct piano_site {
     uint32_t id;        /* 0 until the runtime registers the site; then a dense id >= 1 */
     uint32_t line;      /* line of the definition, 0 when the module has no debug info */
     const char *name;   /* C: plain name; C++: full demangled signature */
     const char *file;   /* source file of the definition (never NULL, may be "") */
+    const char *match;  /* what PIANO_FNS patterns see: the qualified name without parameters */
+    uint8_t on;         /* 1 as compiled; 0 once the runtime found the site not to record */
+    uint8_t flags;      /* PIANO_SITE_SYSTEM */
+    uint16_t pad16;     /* PIANO_SITE_MAGIC */
+    uint32_t pad32;
 };
+/* piano_site.flags: defined in a system header (patterns must name it). */
+#define PIANO_SITE_SYSTEM 1u
+/* piano_site.pad16 of an ABI 3 site. */
+#define PIANO_SITE_MAGIC 0x5033u
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,7 +55,8 @@ int __piano_register(struct piano_site *const *sites, uint32_t count, uint32_t a
 void __piano_enter(struct piano_site *site);
 void __piano_exit(struct piano_site *site);
 /* 1 until the runtime starts (the first hook starts it), then 1 while it
- * records and 0 when it is off. */
+ * records and 0 when it is off. (ABI 2's PIANO_GUARD tested it; kept for
+ * objects of that version.) */
 extern unsigned char __piano_on;
 #ifdef __cplusplus
 }

@@ -139,6 +139,7 @@ int make_spool(const char *parent_key)
     g.run.tick0 = piano_now();
     g.run.cpu_mode = (uint32_t)g_cpu_mode;
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
+    run_selection(&g.run);
 
     char dot_key[sizeof g.run.key + 1];
     snprintf(dot_key, sizeof dot_key, ".%s", g.run.key);

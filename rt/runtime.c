@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "db_path.h"
+#include "select.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -252,6 +253,20 @@ static void piano_start(void)
         say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
         g.frame_pattern = NULL;
     }
+    /* PIANO_FNS at run time narrows the compile-time selection. */
+    const char *fns = getenv("PIANO_FNS");
+    if (!g.off && fns && *fns) {
+        char err[512];
+        if (piano_select_parse(fns, &g.sel, err, sizeof err) != 0) {
+            say("piano: %s; this run is not recorded", err);
+            g.off = 1;
+        } else {
+            /* Copied: the program may change its environment later. */
+            static char spec[sizeof g.run.selection];
+            snprintf(spec, sizeof spec, "%s", fns);
+            g.sel_spec = spec;
+        }
+    }
     if (!g.off) {
         frames_budget_init();
         cpu_mode_init();
@@ -367,6 +382,27 @@ static int frame_pattern_matches(const char *name)
     return 0;
 }
 
+void run_selection(struct piano_spool_run *run)
+{
+    if (!g.sel_spec)
+        return;
+    snprintf(run->selection, sizeof run->selection, "%s", g.sel_spec);
+    run->has_selection = 1;
+}
+
+/* Whether the run records site: the run-time PIANO_FNS selects it (unset: all
+ * compiled in). Patterns match as at compile time, except that a list of only
+ * exclusions leaves out of everything compiled in, not of the default set. A
+ * site of another ABI (a module that registered with another version, or
+ * not yet: its fields past `file` may not exist) is taken. */
+static int site_selected(const struct piano_site *site)
+{
+    if (!g.sel || site->pad16 != PIANO_SITE_MAGIC || !site->match)
+        return 1;
+    int system = (site->flags & PIANO_SITE_SYSTEM) && !piano_select_is_default(g.sel);
+    return piano_select_match_fn(g.sel, site->match, site->file ? site->file : "", system) != PIANO_SEL_NO;
+}
+
 uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
 {
     if (atomic_load(&g.state) != 2)
@@ -375,6 +411,14 @@ uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
     if (id)
         return id;
     int saved = errno;
+    if (!site_selected(site)) {
+        /* Cleared once, never set again (piano_abi.h): later calls skip both hooks. */
+        __atomic_store_n(&site->on, 0, __ATOMIC_RELAXED);
+        uint32_t expected = 0;
+        __atomic_compare_exchange_n(&site->id, &expected, PIANO_FN_SKIP, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        errno = saved;
+        return expected ? expected : PIANO_FN_SKIP;
+    }
     uint32_t fresh = atomic_fetch_add(&g.next_fn, 1);
     if (fresh >= PIANO_FN_CAP)
         fresh = PIANO_FN_OVERFLOW;
@@ -412,7 +456,11 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         }
         return piano_on();
     }
-    if (piano_on()) {
+    if (!piano_on()) {
+        /* Off (PIANO_DISABLE, no database): no hook of these sites is called again. */
+        for (uint32_t i = 0; i < count; i++)
+            __atomic_store_n(&sites[i]->on, 0, __ATOMIC_RELAXED);
+    } else {
         /* Not on the stack: a dlopen may run this on a thread with a small one. */
         struct fn_batch *batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 16  /* 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 17  /* 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -452,7 +452,8 @@ struct piano_spool_run {
     char allocator[64];
     uint32_t cpu_mode;       /* PIANO_CPU_*: whether threads measure CPU time */
     uint32_t heap;           /* 1: heap in use is tracked (PIANO_HEAP) */
-    uint32_t pad3;
+    uint32_t has_selection;  /* 1: PIANO_FNS was set at run time: selection holds it */
+    char selection[4096];    /* the run-time PIANO_FNS (cut to 4095 bytes) */
 };
 /* CPU time: not asked (PIANO_CPU unset), measured through a per-thread perf
  * task-clock page, or asked and refused (perf_event_open failed): not measured. */

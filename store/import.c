@@ -205,7 +205,7 @@ static int insert_run(struct job *j, int complete)
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "INSERT INTO runs(key, parent_key, pid, command, started_ns, duration_ns, status, "
-                           "clock, ns_per_tick, overhead_ns, allocator, cpu_mode) VALUES(?,?,?,?,?,0,?,?,?,?,?,?) "
+                           "clock, ns_per_tick, overhead_ns, allocator, cpu_mode, selection) VALUES(?,?,?,?,?,0,?,?,?,?,?,?,?) "
                            "ON CONFLICT(key) DO NOTHING",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
@@ -231,6 +231,11 @@ static int insert_run(struct job *j, int complete)
         sqlite3_bind_text(ins, 11, run->cpu_mode == PIANO_CPU_PERF ? "perf" : "refused", -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(ins, 11);
+    if (run->has_selection)
+        sqlite3_bind_text(ins, 12, run->selection, (int)strnlen(run->selection, sizeof run->selection),
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 12);
     int step = sqlite3_step(ins);
     sqlite3_finalize(ins);
     if (step != SQLITE_DONE)

@@ -32,8 +32,9 @@
 
 #include "metrics.h"   /* the figures' columns of stats and contexts (spool/metrics.h) */
 
-/* 12 (spans), and one per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (12 + PIANO_METRICS_SCHEMA)
+/* 12 (spans), 13 (the run-time selection), and one per metric added since
+ * (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (13 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -164,7 +165,8 @@
 "  spikes_unkept INTEGER NOT NULL DEFAULT 0, -- spikes past the spike limit of the run: sampled like other frames\n" \
 "  allocator   TEXT,                   -- an allocator whose calls piano does not see (je_malloc or malloc in libjemalloc.so.2) or NULL\n" \
 "  cpu_mode    TEXT,                   -- CPU time: 'perf' (PIANO_CPU=1) or 'refused' (perf_event_open was) or NULL (not asked)\n" \
-"  heap_peak_bytes INTEGER             -- the heap in use at its peak (PIANO_HEAP); NULL: not tracked\n" \
+"  heap_peak_bytes INTEGER,            -- the heap in use at its peak (PIANO_HEAP); NULL: not tracked\n" \
+"  selection   TEXT                    -- the run-time PIANO_FNS; NULL: unset (the compile-time selection)\n" \
 ");\n" \
 PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS threads(\n" \
@@ -306,5 +308,9 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 
 /* From version 11 to 12: spans. */
 #define PIANO_SCHEMA_MIGRATE_11 PIANO_SCHEMA_SPANS
+
+/* From version 12 to 13: the run-time selection (runs stored before: NULL). */
+#define PIANO_SCHEMA_MIGRATE_12 \
+"ALTER TABLE runs ADD COLUMN selection TEXT;\n"
 
 #endif

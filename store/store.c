@@ -296,6 +296,8 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_10) == SQLITE_OK;
     if (ok && version <= 11)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_11) == SQLITE_OK;
+    if (ok && version <= 12)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_12) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);

@@ -14,9 +14,9 @@
 #include "piano_abi.h"
 #include "runtime.h"
 
-static struct piano_site site_a = { 0, 1, "a", "t.c" }, site_b = { 0, 2, "b", "t.c" },
-                         site_c = { 0, 3, "c", "t.c" }, site_r = { 0, 4, "r", "t.c" },
-                         site_long = { 0, 5, "long_call", "t.c" };
+static struct piano_site site_a = { .line = 1, .name = "a", .file = "t.c", .match = "a", .on = 1 }, site_b = { .line = 2, .name = "b", .file = "t.c", .match = "b", .on = 1 },
+                         site_c = { .line = 3, .name = "c", .file = "t.c", .match = "c", .on = 1 }, site_r = { .line = 4, .name = "r", .file = "t.c", .match = "r", .on = 1 },
+                         site_long = { .line = 5, .name = "long_call", .file = "t.c", .match = "long_call", .on = 1 };
 static jmp_buf jump;
 
 static struct piano_node *node_of(struct piano_site *s, uint32_t parent_fn)

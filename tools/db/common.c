@@ -235,6 +235,10 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,
                             NULL, NULL);
     pdb_probe_schema(p);
+    sqlite3_stmt *hs = pdb_prepare(p, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'selection'");
+    if (pdb_step(p, hs) == SQLITE_ROW)
+        p->has_selection = sqlite3_column_int(hs, 0) > 0;
+    sqlite3_finalize(hs);
     const char *nc = getenv("NO_COLOR");
     const char *term = getenv("TERM");
     p->color = isatty(STDOUT_FILENO) && !nc && !(term && strcmp(term, "dumb") == 0);

@@ -76,6 +76,7 @@ typedef struct {
     int has_cpu;         /* stats has the CPU columns (schema 9) */
     int has_allocator;   /* runs.allocator exists (schema 6) */
     unsigned char has_metric[PIANO_M_N]; /* stats has metric m's column (spool/metrics.h) */
+    int has_selection;   /* runs.selection exists (schema 13) */
 } pdb;
 
 typedef struct {

@@ -250,6 +250,21 @@ static void allocator_line(FILE *f, pdb *p, int64_t run)
     sqlite3_finalize(st);
 }
 
+/* The run-time PIANO_FNS the run was narrowed by (runs.selection, schema 12). */
+static void selection_line(FILE *f, pdb *p, int64_t run)
+{
+    if (!p->has_selection)
+        return;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT selection FROM runs WHERE id = ? AND selection IS NOT NULL");
+    sqlite3_bind_int64(st, 1, run);
+    if (pdb_step(p, st) == SQLITE_ROW) {
+        char *sel = esc_ctrl(pdb_col_text(st, 0));
+        fprintf(f, "selection: PIANO_FNS=%s at run time (functions it leaves out were not recorded)\n", sel);
+        free(sel);
+    }
+    sqlite3_finalize(st);
+}
+
 /* What the tables above left unsaid; marked: the calls marked in them. */
 static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 {
@@ -271,6 +286,7 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
                    "record: see the run's piano: line)\n",
                 (long long)r->calls_untimed, r->calls_untimed == 1 ? "" : "s");
     allocator_line(f, p, r->id);
+    selection_line(f, p, r->id);
     if (recovered)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
     if (running)

@@ -16,6 +16,8 @@ static const emit_col run_cols[] = {
     {.head = "Frames", .key = "frames", .type = COL_INT},
     /* JSON and CSV only: null when heap in use was not tracked (PIANO_HEAP) */
     {.key = "heap_peak_bytes", .type = COL_INT},
+    /* JSON and CSV only: the run-time PIANO_FNS, null when unset */
+    {.key = "selection", .type = COL_TEXT},
 };
 enum { NRUN = sizeof run_cols / sizeof *run_cols };
 
@@ -45,9 +47,9 @@ int cmd_runs(pdb *p, const pdb_opts *o)
     char sql[512];
     snprintf(sql, sizeof sql,
         "SELECT r.id, r.pid, (SELECT q.id FROM runs q WHERE q.key = r.parent_key), r.command, "
-        "r.started_ns, r.duration_ns, r.status, r.frames_dropped, %s "
+        "r.started_ns, r.duration_ns, r.status, r.frames_dropped, %s, %s "
         "FROM runs r ORDER BY r.started_ns DESC, r.id DESC",
-        p->has_inuse ? "r.heap_peak_bytes" : "NULL");
+        p->has_inuse ? "r.heap_peak_bytes" : "NULL", p->has_selection ? "r.selection" : "NULL");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_stmt *tq = pdb_prepare(p, pdb_has_tag_runs(p)
         ? "SELECT name FROM tags WHERE run = ?1 UNION SELECT name FROM tag_runs WHERE run = ?1 ORDER BY name"
@@ -71,6 +73,9 @@ int cmd_runs(pdb *p, const pdb_opts *o)
         v[8].i = pdb_frame_count(p, id, -1);
         v[9].i = sqlite3_column_int64(st, 8);
         v[9].null = sqlite3_column_type(st, 8) == SQLITE_NULL;
+        char *selection = xstrdup(pdb_col_text(st, 9));
+        v[10].s = selection;
+        v[10].null = sqlite3_column_type(st, 9) == SQLITE_NULL;
         sqlite3_reset(tq);
         sqlite3_bind_int64(tq, 1, id);
         char **tags = run_tags(p, tq, &v[1].n);
@@ -79,6 +84,7 @@ int cmd_runs(pdb *p, const pdb_opts *o)
         names_free(tags, v[1].n);
         free(command);
         free(status);
+        free(selection);
     }
     sqlite3_finalize(tq);
     sqlite3_finalize(st);
