@@ -226,8 +226,8 @@ Run    Tags   PID  Parent  Command                 Started  Duration  Status    
 EOF
 expect runs_json "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 2, "tags": [], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null},
-  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
+  {"run": 2, "tags": [], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null, "selection": null},
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null, "selection": null}
 ]
 EOF
 expect rm_one "$P" rm --db "$B" 2 <<'EOF'
@@ -235,7 +235,7 @@ removed run 2
 EOF
 expect runs_after_rm "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
+  {"run": 1, "tags": [], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null, "selection": null}
 ]
 EOF
 ;;
@@ -272,8 +272,8 @@ tagged 'base line' -> 2
 EOF
 expect runs_tags "$P" runs --db "$B" --json <<'EOF'
 [
-  {"run": 2, "tags": ["base line", "it's \"q\" ✓; DROP TABLE runs; --"], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null},
-  {"run": 1, "tags": ["-x"], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null}
+  {"run": 2, "tags": ["base line", "it's \"q\" ✓; DROP TABLE runs; --"], "pid": 1001, "parent": 1, "command": "./app", "started": 1700000100000000000, "duration_ns": 1200000000, "status": "recovered", "frames": 5, "heap_peak_bytes": null, "selection": null},
+  {"run": 1, "tags": ["-x"], "pid": 1000, "parent": null, "command": "./app --fast", "started": 1700000000000000000, "duration_ns": 2500000000, "status": "complete", "frames": 0, "heap_peak_bytes": null, "selection": null}
 ]
 EOF
 expect untag "$P" untag --db "$B" "$Q" <<'EOF'

@@ -20,9 +20,11 @@
 // One site per function, writable (the runtime stores ids into it) and
 // internal, listed in a private array for the constructor.
 // Pointers are typed (i8*) with LLVM 14 and opaque (ptr) from 15 on.
-// G-DAG: @__piano_site = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}} } { i32 0, i32 {{[0-9]+}},
-// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}} }
-// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}} }
+// G-DAG: @__piano_site = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 } { i32 0, i32 {{[0-9]+}},
+// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 }
+// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 }
+// Each site ends {..., match, on = 1, flags, magic 0x5033, 0}.
+// G-DAG: , i8 1, i8 0, i16 20531, i32 0 }, align 8
 // G-DAG: @__piano_sites = private constant [3 x {{i8\*|ptr}}]
 // G-DAG: private unnamed_addr constant [6 x i8] c"early\00"
 // G-DAG: @llvm.global_ctors = appending global {{.*}} @__piano_module_ctor
@@ -44,7 +46,7 @@ int early(int x) {
 // CHECK: call void @__piano_enter({{i8\*|ptr}} {{.*}}@__piano_site{{[ )]}}
 // CHECK-NOT: call void @__piano_enter
 // CHECK: call void @__piano_exit({{i8\*|ptr}} {{.*}}@__piano_site{{[ )]}}
-// CHECK-NEXT: ret i32
+// CHECK: ret i32
 // CHECK: {{^}}}
 
 static int helper(int x) { return x + 1; }
@@ -57,14 +59,14 @@ int main(int argc, char **argv) {
 // CHECK-LABEL: define {{.*}}i32 @main(
 // CHECK: call void @__piano_enter({{.*}}@[[MAIN:__piano_site\.[0-9]+]]{{[ )]}}
 // CHECK: call void @__piano_exit({{.*}}@[[MAIN]]{{[ )]}}
-// CHECK-NEXT: ret i32
+// CHECK: ret i32
 
 // clang emits the static helper after its first user.
 // O0-LABEL: define internal i32 @helper(
 // O0: call void @__piano_enter(
 // O0: call void @__piano_exit(
-// O0-NEXT: ret i32
+// O0: ret i32
 
 // CHECK-LABEL: define internal void @__piano_module_ctor()
-// CHECK-NEXT: call i32 @__piano_register({{i8\* bitcast \(\[3 x i8\*\]\* @__piano_sites to i8\*\)|ptr (nonnull )?@__piano_sites}}, i32 3, i32 2)
+// CHECK-NEXT: call i32 @__piano_register({{i8\* bitcast \(\[3 x i8\*\]\* @__piano_sites to i8\*\)|ptr (nonnull )?@__piano_sites}}, i32 3, i32 3)
 // CHECK-NEXT: ret void

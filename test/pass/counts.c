@@ -5,7 +5,7 @@
 // RUN: %clang -O2 %plugin %s %t.stub.o -o %t.O2 && %t.O2 | %FileCheck %s
 // RUN: %clang -O2 -flto -fuse-ld=lld %plugin %s %t.stub.o -o %t.lto && %t.lto | %FileCheck %s
 // CHECK: result 130
-// CHECK-NEXT: piano-stub: registered 5 site(s), abi 2
+// CHECK-NEXT: piano-stub: registered 5 site(s), abi 3
 // CHECK-NEXT: piano-stub: early enter=4 exit=4
 // CHECK-NEXT: piano-stub: even enter=4 exit=4
 // CHECK-NEXT: piano-stub: main enter=1 exit=1

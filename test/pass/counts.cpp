@@ -5,7 +5,7 @@
 // RUN: %clangxx -O2 %plugin %s %t.stub.o -o %t.O2 && %t.O2 | %FileCheck %s
 // RUN: %clangxx -O2 -flto=thin -fuse-ld=lld %plugin %s %t.stub.o -o %t.thin && %t.thin | %FileCheck %s
 // CHECK: caught 5 rethrown 1 kept 5
-// CHECK-NEXT: piano-stub: registered 7 site(s), abi 2
+// CHECK-NEXT: piano-stub: registered 7 site(s), abi 3
 // CHECK-NEXT: piano-stub: Guard::~Guard() enter=3 exit=3
 // CHECK-NEXT: piano-stub: catcher(int) enter=10 exit=10
 // CHECK-NEXT: piano-stub: inner(int) enter=13 exit=13

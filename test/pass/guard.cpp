@@ -1,35 +1,38 @@
-// PIANO_GUARD=1: every hook call (entry, each return, the cleanup landing pad
-// of unwinding) sits behind its own atomic load of __piano_on; without it,
-// nothing refers to __piano_on. Counts are exact with the flag set, and no
-// hook runs with it cleared (the stub runtime's PIANO_STUB_OFF=1).
-// RUN: PIANO_GUARD=1 %clangxx -O0 %plugin -S -emit-llvm %s -o %t.O0.ll
+// Every hook call (entry, each return, the cleanup landing pad of unwinding)
+// sits behind its own atomic load of its site's byte `on` (field 5), always
+// (PIANO_GUARD=1 is no longer needed); nothing refers to ABI 2's __piano_on.
+// At -O2 the optimizer may load the byte once for exits on both sides of a
+// branch (only one of them runs).
+// Counts are exact with the bytes set, and no hook runs once the runtime
+// cleared them at registration (the stub runtime's PIANO_STUB_OFF=1).
+// RUN: %clangxx -O0 %plugin -S -emit-llvm %s -o %t.O0.ll
 // RUN: %FileCheck %s --check-prefix=IR < %t.O0.ll
 // RUN: %opt -passes=verify -disable-output %t.O0.ll
-// RUN: PIANO_GUARD=1 %clangxx -O2 %plugin -S -emit-llvm %s -o %t.O2.ll
+// RUN: %clangxx -O2 %plugin -S -emit-llvm %s -o %t.O2.ll
 // RUN: %FileCheck %s --check-prefix=IR2 < %t.O2.ll
 // RUN: %opt -passes=verify -disable-output %t.O2.ll
-// RUN: %clangxx -O2 %plugin -S -emit-llvm %s -o - | %FileCheck %s --check-prefix=NOGUARD
+// RUN: %FileCheck %s --check-prefix=NOGUARD < %t.O2.ll
 // RUN: %clang -O0 -c %stub -o %t.stub.o
-// RUN: PIANO_GUARD=1 %clangxx -O0 %plugin %s %t.stub.o -o %t.run0 && %t.run0 | %FileCheck %s
-// RUN: PIANO_GUARD=1 %clangxx -O2 %plugin %s %t.stub.o -o %t.run2 && %t.run2 | %FileCheck %s
+// RUN: %clangxx -O0 %plugin %s %t.stub.o -o %t.run0 && %t.run0 | %FileCheck %s
+// RUN: %clangxx -O2 %plugin %s %t.stub.o -o %t.run2 && %t.run2 | %FileCheck %s
 // RUN: PIANO_STUB_OFF=1 %t.run0 | %FileCheck %s --check-prefix=OFF
 // RUN: PIANO_STUB_OFF=1 %t.run2 | %FileCheck %s --check-prefix=OFF
 
 // IR-LABEL: define {{.*}}@_Z5checki(
-// IR: load atomic volatile i8, {{.*}}@__piano_on monotonic, align 1
+// IR: load atomic volatile i8, {{.*}}@__piano_site{{.*}}, i32 0, i32 5) monotonic, align 1
 // IR-NEXT: icmp ne i8
 // IR-NEXT: br i1 {{.*}}, !prof
 // IR: call void @__piano_enter(
-// IR: load atomic volatile i8, {{.*}}@__piano_on monotonic, align 1
+// IR: load atomic volatile i8, {{.*}}@__piano_site{{.*}}, i32 0, i32 5) monotonic, align 1
 // IR: call void @__piano_exit(
 // IR-NEXT: br label
 // IR: landingpad
 // IR-NEXT: cleanup
-// IR-NEXT: load atomic volatile i8, {{.*}}@__piano_on monotonic, align 1
+// IR-NEXT: load atomic volatile i8, {{.*}}@__piano_site{{.*}}, i32 0, i32 5) monotonic, align 1
 // IR: call void @__piano_exit(
-// IR2: load atomic volatile i8, {{.*}}@__piano_on monotonic
+// IR2: load atomic volatile i8, {{.*}}@__piano_site{{.*}}, i{{32|64}} 0, i32 5) monotonic
 // IR2: call void @__piano_enter(
-// NOGUARD-NOT: __piano_on
+// NOGUARD-NOT: @__piano_on
 
 // CHECK: piano-stub: check(int) enter=6 exit=6
 // CHECK: piano-stub: leaf(int) enter=5 exit=5

@@ -15,13 +15,13 @@ int odd(int n) {
 }
 // CHECK-LABEL: define {{.*}}i32 @odd(
 // CHECK: call void @__piano_enter(
-// O2: call void @__piano_exit(
-// O2-NEXT: ret i32 0
 // CHECK: call void @__piano_exit(
-// CHECK-NEXT: {{.*}}musttail call i32 @even(
+// CHECK: {{.*}}musttail call i32 @even(
 // CHECK-NEXT: ret i32
+// O2: call void @__piano_exit(
+// O2: ret i32 0
 // O0: call void @__piano_exit(
-// O0-NEXT: ret i32
+// O0: ret i32
 
 int even(int n) {
   if (n == 0)
@@ -29,8 +29,8 @@ int even(int n) {
   __attribute__((musttail)) return odd(n - 1);
 }
 // CHECK-LABEL: define {{.*}}i32 @even(
-// O2: call void @__piano_exit(
-// O2-NEXT: ret i32 1
 // CHECK: call void @__piano_exit(
-// CHECK-NEXT: {{.*}}musttail call i32 @odd(
+// CHECK: {{.*}}musttail call i32 @odd(
 // CHECK-NEXT: ret i32
+// O2: call void @__piano_exit(
+// O2: ret i32 1

@@ -3,11 +3,11 @@
  * tests (test/pass/*): it implements the three hooks of rt/piano_abi.h,
  * counts enters/exits per site, checks that exits match the innermost open
  * call, and prints the counts at exit, sorted by name:
- *   piano-stub: registered 3 site(s), abi 2
+ *   piano-stub: registered 3 site(s), abi 3
  *   piano-stub: main enter=1 exit=1
  *   piano-stub: depth=0 mismatched=0
- * (and "piano-stub: no hook called" when none was, e.g. PIANO_STUB_OFF=1
- * with guarded hooks).
+ * (and "piano-stub: no hook called" when none was, e.g. PIANO_STUB_OFF=1,
+ * which clears every site's byte `on`).
  * Compile it WITHOUT the plugin and link it into a test program.
  */
 #include <stdint.h>
@@ -20,6 +20,11 @@ struct piano_site {
     uint32_t line;
     const char *name;
     const char *file;
+    const char *match;
+    uint8_t on;
+    uint8_t flags;
+    uint16_t magic;
+    uint32_t pad;
 };
 
 #define MAX_SITES 1024
@@ -72,14 +77,12 @@ static void add(struct piano_site *s)
     sites[s->id] = s;
 }
 
-/* For modules built with PIANO_GUARD=1: PIANO_STUB_OFF=1 clears it before
- * main, so that guarded hooks are never called. */
-unsigned char __piano_on = 1;
-__attribute__((constructor)) static void stub_start(void)
+/* PIANO_STUB_OFF=1 clears every site's byte when its module registers, as
+ * the runtime does for PIANO_DISABLE=1: its hooks are never called. */
+static int stub_off(void)
 {
     const char *off = getenv("PIANO_STUB_OFF");
-    if (off && *off == '1')
-        __piano_on = 0;
+    return off && *off == '1';
 }
 
 int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t version)
@@ -88,9 +91,13 @@ int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t versi
         atexit(report_if_none);
     abi = version;
     registered += count;
-    for (uint32_t i = 0; i < count; i++)
-        add(s[i]);
-    return 1;
+    for (uint32_t i = 0; i < count; i++) {
+        if (stub_off())
+            s[i]->on = 0;
+        else
+            add(s[i]);
+    }
+    return !stub_off();
 }
 
 void __piano_enter(struct piano_site *s)

@@ -17,7 +17,7 @@ int twice(int x) { return x + 2; }
 // CHECK: call void @__piano_enter(
 // CHECK-NOT: call void @__piano_enter(
 // CHECK: call void @__piano_exit(
-// CHECK-NEXT: ret
+// CHECK: ret
 // CHECK-NOT: call void @__piano_
 // CHECK: @__piano_module_ctor()
 // CHECK-NOT: @__piano_module_ctor.
