@@ -52,6 +52,7 @@ bool PianoPass::instrumentModule(Module &M) {
   Opts.Stage = Stage;
   Selection S = selectFunctions(M, Opts);
   recordSelection(M, Opts);
+  recordFunctions(M, S.Fns);
   writeSummary(M, Opts, S);
   if (Opts.Verbose && !S.Small.empty())
     reportFns(M, "left out", S.Small,

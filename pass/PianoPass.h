@@ -120,6 +120,10 @@ bool hasScopedPersonality(const llvm::Function &F);
 // Records the selection in the object (.piano.sel), for piano-cc.
 void recordSelection(llvm::Module &M, const Options &Opts);
 
+// Lists the instrumented functions in the object (.piano.fns), for
+// piano-summary --list.
+void recordFunctions(llvm::Module &M, const std::vector<Chosen> &Fns);
+
 // PIANO_SUMMARY=FILE: appends this translation unit's line for piano-summary.
 void writeSummary(const llvm::Module &M, const Options &Opts,
                   const Selection &S);

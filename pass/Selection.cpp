@@ -212,6 +212,22 @@ Chosen describe(Function &F) {
 
 // ---- What the pass records of its choice ------------------------------------
 
+// One .asciz directive holding S (quotes, backslashes and bytes outside
+// printable ASCII as octal escapes).
+std::string asciz(const std::string &S) {
+  std::string Out = ".asciz \"";
+  for (unsigned char C : S) {
+    if (C == '"' || C == '\\' || C < 0x20 || C >= 0x7f) {
+      char Oct[8];
+      std::snprintf(Oct, sizeof Oct, "\\%03o", C);
+      Out += Oct;
+    } else {
+      Out += (char)C;
+    }
+  }
+  return Out + "\"\n";
+}
+
 // The module asm that records this object's selection:
 //   .piano.sel: "piano-sel 2" \t PIANO_FNS \t PIANO_MIN_SIZE \t stage \t source \0
 // in a section without flags (not loaded, never in the program's memory).
@@ -221,17 +237,23 @@ std::string selectionAsm(const char *Spec, unsigned MinSize, const char *Stage,
   std::string Entry = "piano-sel 2\t";
   Entry += Spec ? Spec : "";
   Entry += "\t" + std::to_string(MinSize) + "\t" + Stage + "\t" + Source;
-  std::string Asm = ".pushsection .piano.sel,\"\",@progbits\n.asciz \"";
-  for (unsigned char C : Entry) {
-    if (C == '"' || C == '\\' || C < 0x20 || C >= 0x7f) {
-      char Oct[8];
-      std::snprintf(Oct, sizeof Oct, "\\%03o", C);
-      Asm += Oct;
-    } else {
-      Asm += (char)C;
-    }
+  return ".pushsection .piano.sel,\"\",@progbits\n" + asciz(Entry) +
+         ".popsection\n";
+}
+
+// The module asm that lists the instrumented functions, for piano-summary
+// --list (what a binary can select at run time): one string per function,
+//   .piano.fns: "piano-fn 1" \t match name \t display name \t file \t line \t system \0
+// in a section without flags, like .piano.sel (never loaded).
+std::string functionsAsm(const std::vector<Chosen> &Fns) {
+  std::string Asm = ".pushsection .piano.fns,\"\",@progbits\n";
+  for (const Chosen &C : Fns) {
+    std::string Entry = "piano-fn 1\t" + C.Names.Match + "\t" +
+                        C.Names.Display + "\t" + C.File + "\t" +
+                        std::to_string(C.Line) + "\t" + (C.System ? "1" : "0");
+    Asm += asciz(Entry);
   }
-  Asm += "\"\n.popsection\n";
+  Asm += ".popsection\n";
   return Asm;
 }
 
@@ -310,6 +332,14 @@ void recordSelection(Module &M, const Options &Opts) {
     M.appendModuleInlineAsm(
         selectionAsm(Opts.Spec, Opts.MinSize, Opts.Stage,
                      M.getSourceFileName()));
+}
+
+// The functions a binary can select at run time (.piano.fns), once per module.
+void recordFunctions(Module &M, const std::vector<Chosen> &Fns) {
+  Triple TT(M.getTargetTriple());
+  if (TT.isOSBinFormatELF() && !Fns.empty() &&
+      M.getModuleInlineAsm().find(".piano.fns") == std::string::npos)
+    M.appendModuleInlineAsm(functionsAsm(Fns));
 }
 
 // One line per translation unit (not again when the plugin is loaded twice

@@ -21,6 +21,13 @@
  * once, with its latest compile. A pattern "matched nothing" when no unit
  * compiled with it instrumented a function it matches ('!' patterns are not
  * checked). --strict: exit 1 when a pattern matched nothing (FILE form).
+ *
+ *   piano-summary --list BINARY   the functions BINARY (a program or a shared
+ *                                 library) can select at run time, from its
+ *                                 .piano.fns section: one line each,
+ *                                 "NAME<TAB>FILE:LINE", sorted; with PIANO_FNS
+ *                                 set, only those it selects, as the runtime
+ *                                 would (select.h)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -28,11 +35,15 @@
 #include "select.h"
 #include "summary.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -230,15 +241,155 @@ static int summarize(const char *path, FILE *out)
     return missed;
 }
 
+/* ---- --list BINARY: the .piano.fns section ---------------------------- */
+
+/* The .piano.fns sections of path (a linked binary holds them as one),
+ * copied, or NULL with *why set. 64-bit ELF only. */
+static char *read_fns_section(const char *path, size_t *lenp, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    char *out = NULL;
+    *why = "no .piano.fns section (not built with piano-cc/piano-c++ of this version, or nothing instrumented)";
+    if (fd < 0) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+        close(fd);
+        *why = "not a 64-bit ELF file";
+        return NULL;
+    }
+    size_t len = (size_t)st.st_size;
+    unsigned char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        *why = strerror(errno);
+        return NULL;
+    }
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)map;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff == 0 || eh->e_shoff > len ||
+        (len - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum || eh->e_shstrndx >= eh->e_shnum) {
+        *why = "not a 64-bit ELF file";
+        goto done;
+    }
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(map + eh->e_shoff);
+    const Elf64_Shdr *strs = &sh[eh->e_shstrndx];
+    if (strs->sh_offset > len || strs->sh_size > len - strs->sh_offset) {
+        *why = "damaged ELF section names";
+        goto done;
+    }
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_name >= strs->sh_size || sh[i].sh_type == SHT_NOBITS)
+            continue;
+        const char *nm = (const char *)map + strs->sh_offset + sh[i].sh_name;
+        size_t room = strs->sh_size - sh[i].sh_name;
+        if (strnlen(nm, room) == room || strcmp(nm, ".piano.fns") != 0)
+            continue;
+        if (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset) {
+            *why = "damaged .piano.fns section";
+            break;
+        }
+        out = malloc(sh[i].sh_size + 1);
+        if (out) {
+            memcpy(out, map + sh[i].sh_offset, sh[i].sh_size);
+            out[sh[i].sh_size] = '\0';
+            *lenp = sh[i].sh_size;
+        }
+        break;
+    }
+done:
+    munmap(map, len);
+    return out;
+}
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Prints what path can select at run time; with PIANO_FNS set, what it selects. */
+static int list_binary(const char *path)
+{
+    const char *spec = getenv("PIANO_FNS");
+    struct piano_select *sel = NULL;
+    char err[512];
+    if (spec && *spec && piano_select_parse(spec, &sel, err, sizeof err) != 0) {
+        fprintf(stderr, "piano-summary: %s\n", err);
+        return 2;
+    }
+    size_t len = 0;
+    const char *why;
+    char *sec = read_fns_section(path, &len, &why);
+    if (!sec) {
+        fprintf(stderr, "piano-summary: %s: %s\n", path, why);
+        piano_select_free(sel);
+        return 1;
+    }
+    char **rows = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t at = 0; at < len;) {
+        char *e = sec + at;
+        size_t l = strlen(e);
+        at += l + 1;
+        /* "piano-fn 1" \t match \t display \t file \t line \t system */
+        char *f[6];
+        size_t k = 0;
+        for (char *p = e; k < 6; k++) {
+            f[k] = p;
+            p = strchr(p, '\t');
+            if (!p) {
+                k++;
+                break;
+            }
+            *p++ = '\0';
+        }
+        if (k != 6 || strcmp(f[0], "piano-fn 1") != 0)
+            continue;   /* another version's entry, or padding */
+        if (sel && piano_select_match_fn(sel, f[1], f[3], f[5][0] == '1' && !piano_select_is_default(sel)) ==
+                       PIANO_SEL_NO)
+            continue;
+        size_t need = strlen(f[2]) + strlen(f[3]) + strlen(f[4]) + 3;
+        char *row = malloc(need);
+        if (!row)
+            break;
+        snprintf(row, need, "%s\t%s:%s", f[2], f[3], f[4]);
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(rows, cap * sizeof *rows);
+            if (!grown) {
+                free(row);
+                break;
+            }
+            rows = grown;
+        }
+        rows[n++] = row;
+    }
+    if (n)
+        qsort(rows, n, sizeof *rows, by_str);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(rows[i], rows[i - 1]) != 0)
+            printf("%s\n", rows[i]);
+        free(rows[i]);
+    }
+    free(rows);
+    free(sec);
+    piano_select_free(sel);
+    return 0;
+}
+
 static void usage(FILE *o)
 {
     fprintf(o,
             "usage: piano-summary [--strict] FILE\n"
             "       piano-summary [--] COMMAND [ARG...]\n"
+            "       [PIANO_FNS=PATTERNS] piano-summary --list BINARY\n"
             "FILE is what PIANO_SUMMARY named while compiling with piano-cc/"
             "piano-c++ (or -fpass-plugin=PianoPass.so); the second form runs "
             "COMMAND with PIANO_SUMMARY set to a fresh file and summarizes "
-            "it.\n");
+            "it. --list prints the functions BINARY can select at run time "
+            "(with PIANO_FNS set: those the patterns select).\n");
 }
 
 int main(int argc, char **argv)
@@ -255,6 +406,13 @@ int main(int argc, char **argv)
     if (i >= argc) {
         usage(stderr);
         return 2;
+    }
+    if (strcmp(argv[i], "--list") == 0) {
+        if (i + 2 != argc) {
+            usage(stderr);
+            return 2;
+        }
+        return list_binary(argv[i + 1]);
     }
     int run = 0;
     if (strcmp(argv[i], "--") == 0) {
