@@ -2,12 +2,13 @@
 //
 // What rt/piano_abi.h describes, for the functions chosen by Selection.cpp:
 //   - one internal, writable struct piano_site {i32 id, i32 line, ptr name,
-//     ptr file, ptr match, i8 on, i8 flags, i16, i32} per function, listed in
-//     a private array;
+//     ptr file, ptr on} per function, listed in a private array; the name is
+//     "display\0match\0system"; `on` points at the function's byte in the
+//     module's internal array of bytes (all 1 as compiled);
 //   - __piano_enter(&site) at function entry;
 //   - __piano_exit(&site) before every ret, before a musttail call, and in a
 //     cleanup landing pad when C++ exceptions unwind through the function;
-//   - each of those calls made only while the site's byte `on` is set;
+//   - each of those calls made only while the function's byte is set;
 //   - a module constructor calling __piano_register(list, n, PIANO_ABI_VERSION).
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +16,7 @@
 #include "PianoPass.h"
 #include "piano_abi.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Config/llvm-config.h"
@@ -45,33 +47,18 @@ namespace {
 // The fields of struct piano_site as the pass builds them in IR, in order.
 // The LLVM type is made from this list, and the list is checked against the
 // header's struct below: neither can change without the other.
-enum class FieldKind { U8, U16, U32, Ptr };
-constexpr FieldKind SiteFields[] = {
-    FieldKind::U32, FieldKind::U32, FieldKind::Ptr, FieldKind::Ptr,
-    FieldKind::Ptr, FieldKind::U8,  FieldKind::U8,  FieldKind::U16,
-    FieldKind::U32};
-enum SiteField {
-  SiteId,
-  SiteLine,
-  SiteName,
-  SiteFile,
-  SiteMatch,
-  SiteOn,
-  SiteFlags,
-  SitePad16,
-  SitePad32,
-  NumSiteFields
-};
+enum class FieldKind { U32, Ptr };
+constexpr FieldKind SiteFields[] = {FieldKind::U32, FieldKind::U32,
+                                    FieldKind::Ptr, FieldKind::Ptr,
+                                    FieldKind::Ptr};
+enum SiteField { SiteId, SiteLine, SiteName, SiteFile, SiteOn, NumSiteFields };
 static_assert(sizeof SiteFields / sizeof SiteFields[0] == NumSiteFields,
               "one FieldKind per field of struct piano_site");
 
 // Where the C compiler puts each field (natural alignment, as LLVM's data
 // layouts do for i32 and pointers on the targets piano supports).
 constexpr size_t fieldSize(FieldKind K) {
-  return K == FieldKind::U8    ? 1
-         : K == FieldKind::U16 ? 2
-         : K == FieldKind::U32 ? sizeof(uint32_t)
-                               : sizeof(void *);
+  return K == FieldKind::U32 ? sizeof(uint32_t) : sizeof(void *);
 }
 constexpr size_t alignUp(size_t N, size_t A) { return (N + A - 1) / A * A; }
 constexpr size_t fieldOffset(size_t Field) {
@@ -96,22 +83,13 @@ static_assert(std::is_same<decltype(piano_site::id), uint32_t>::value &&
                   std::is_same<decltype(piano_site::line), uint32_t>::value &&
                   std::is_pointer<decltype(piano_site::name)>::value &&
                   std::is_pointer<decltype(piano_site::file)>::value &&
-                  std::is_pointer<decltype(piano_site::match)>::value &&
-                  std::is_same<decltype(piano_site::on), uint8_t>::value &&
-                  std::is_same<decltype(piano_site::flags), uint8_t>::value &&
-                  std::is_same<decltype(piano_site::pad16), uint16_t>::value &&
-                  std::is_same<decltype(piano_site::pad32), uint32_t>::value,
-              "rt/piano_abi.h: struct piano_site is {u32, u32, ptr, ptr, "
-              "ptr, u8, u8, u16, u32}");
+                  std::is_pointer<decltype(piano_site::on)>::value,
+              "rt/piano_abi.h: struct piano_site is {u32, u32, ptr, ptr, ptr}");
 static_assert(offsetof(piano_site, id) == fieldOffset(SiteId) &&
                   offsetof(piano_site, line) == fieldOffset(SiteLine) &&
                   offsetof(piano_site, name) == fieldOffset(SiteName) &&
                   offsetof(piano_site, file) == fieldOffset(SiteFile) &&
-                  offsetof(piano_site, match) == fieldOffset(SiteMatch) &&
-                  offsetof(piano_site, on) == fieldOffset(SiteOn) &&
-                  offsetof(piano_site, flags) == fieldOffset(SiteFlags) &&
-                  offsetof(piano_site, pad16) == fieldOffset(SitePad16) &&
-                  offsetof(piano_site, pad32) == fieldOffset(SitePad32),
+                  offsetof(piano_site, on) == fieldOffset(SiteOn),
               "rt/piano_abi.h: struct piano_site's fields moved");
 static_assert(sizeof(piano_site) == siteSize() &&
                   alignof(piano_site) == siteAlign(),
@@ -148,10 +126,8 @@ Type *voidPtrTy(LLVMContext &Ctx) {
 StructType *siteType(LLVMContext &Ctx) {
   SmallVector<Type *, NumSiteFields> Types;
   for (FieldKind K : SiteFields)
-    Types.push_back(K == FieldKind::U8    ? Type::getInt8Ty(Ctx)
-                    : K == FieldKind::U16 ? Type::getInt16Ty(Ctx)
-                    : K == FieldKind::U32 ? Type::getInt32Ty(Ctx)
-                                          : voidPtrTy(Ctx));
+    Types.push_back(K == FieldKind::U32 ? Type::getInt32Ty(Ctx)
+                                        : voidPtrTy(Ctx));
   return StructType::get(Ctx, Types);
 }
 
@@ -170,7 +146,7 @@ GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
 // order of Fns) and the array that lists them.
 struct SiteTable {
   std::vector<Constant *> Sites;
-  std::vector<GlobalVariable *> Globals; // the same sites
+  DenseMap<Constant *, Constant *> Bytes; // site -> its byte `on`
   GlobalVariable *List;
 };
 
@@ -181,10 +157,17 @@ struct SiteTable {
 SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
   LLVMContext &Ctx = M.getContext();
   Type *I8 = Type::getInt8Ty(Ctx);
-  Type *I16 = Type::getInt16Ty(Ctx);
   Type *I32 = Type::getInt32Ty(Ctx);
   Type *VoidPtr = voidPtrTy(Ctx);
   StructType *SiteTy = siteType(Ctx);
+  // The bytes, side by side: an unselected call loads one byte of a few
+  // cache lines, not one line per function (1,000 functions' sites span 375
+  // lines).
+  ArrayType *BytesTy = ArrayType::get(I8, Fns.size());
+  SmallVector<uint8_t, 64> Ones(Fns.size(), 1);
+  auto *Bytes = new GlobalVariable(
+      M, BytesTy, /*isConstant=*/false, GlobalValue::InternalLinkage,
+      ConstantDataArray::get(Ctx, Ones), "__piano_on_bytes");
 
   // One private string per distinct text.
   StringMap<Constant *> Strings;
@@ -198,22 +181,28 @@ SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
   T.Sites.reserve(Fns.size());
   for (const Chosen &C : Fns) {
     Constant *Fields[NumSiteFields];
-    Fields[SiteName] = str(C.Names.Display, "__piano_name");
+    // "display\0match\0system": what reports show, what patterns see.
+    std::string Name = C.Names.Display;
+    Name += '\0';
+    Name += C.Names.Match;
+    Name += '\0';
+    Name += C.System ? '1' : '0';
+    Fields[SiteName] = str(Name, "__piano_name");
     Fields[SiteFile] = str(C.File, "__piano_file");
     Fields[SiteId] = ConstantInt::get(I32, 0); // set by the runtime
     Fields[SiteLine] = ConstantInt::get(I32, C.Line);
-    Fields[SiteMatch] = str(C.Names.Match, "__piano_match");
-    Fields[SiteOn] = ConstantInt::get(I8, 1); // cleared by the runtime
-    Fields[SiteFlags] = ConstantInt::get(I8, C.System ? PIANO_SITE_SYSTEM : 0);
-    Fields[SitePad16] = ConstantInt::get(I16, PIANO_SITE_MAGIC);
-    Fields[SitePad32] = ConstantInt::get(I32, 0);
+    Constant *Idx[] = {ConstantInt::get(I32, 0),
+                       ConstantInt::get(I32, T.Sites.size())};
+    Constant *Byte =
+        ConstantExpr::getInBoundsGetElementPtr(BytesTy, Bytes, Idx);
+    Fields[SiteOn] = ConstantExpr::getPointerCast(Byte, VoidPtr);
     auto *Site = new GlobalVariable(M, SiteTy, /*isConstant=*/false,
                                     GlobalValue::InternalLinkage,
                                     ConstantStruct::get(SiteTy, Fields),
                                     "__piano_site");
     Site->setAlignment(Align(SiteAlignment));
     T.Sites.push_back(ConstantExpr::getPointerCast(Site, VoidPtr));
-    T.Globals.push_back(Site);
+    T.Bytes[T.Sites.back()] = Byte;
   }
   ArrayType *ListTy = ArrayType::get(VoidPtr, Fns.size());
   T.List = new GlobalVariable(M, ListTy, /*isConstant=*/true,
@@ -354,8 +343,8 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 
 // ---- Guard, constructor ----------------------------------------------------------
 
-// Each hook call is made only while its site's byte `on` is set: 1 as
-// compiled, cleared by the runtime when the run-time PIANO_FNS does not
+// Each hook call is made only while its function's byte (the module's array
+// __piano_on_bytes, the site's `on`) is set: 1 as compiled, cleared by the runtime when the run-time PIANO_FNS does not
 // select the function or the run is off (PIANO_DISABLE). An unselected or
 // disabled call then costs a load and a predictable branch per hook (under
 // 1 ns per call) instead of two calls. Guards are added once the escape
@@ -366,16 +355,13 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 // the entry's value in a register across the body: the runtime only ever
 // clears it, while registering the site from the entry's own hook (which then
 // records nothing), so an entry that recorded sees its exits' hooks run.
-void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls) {
+void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls,
+                const DenseMap<Constant *, Constant *> &Bytes) {
   LLVMContext &Ctx = M.getContext();
   Type *I8 = Type::getInt8Ty(Ctx);
-  Type *I32 = Type::getInt32Ty(Ctx);
-  StructType *SiteTy = siteType(Ctx);
   MDNode *Likely = MDBuilder(Ctx).createBranchWeights(1000, 1);
-  Constant *Idx[] = {ConstantInt::get(I32, 0), ConstantInt::get(I32, SiteOn)};
   for (CallInst *CI : HookCalls) {
-    auto *Site = cast<Constant>(CI->getArgOperand(0)->stripPointerCasts());
-    Constant *OnPtr = ConstantExpr::getInBoundsGetElementPtr(SiteTy, Site, Idx);
+    Constant *OnPtr = Bytes.lookup(cast<Constant>(CI->getArgOperand(0)));
     IRBuilder<> B(CI);
     LoadInst *Flag = B.CreateLoad(I8, OnPtr, /*isVolatile=*/true, "piano_on");
     Flag->setAtomic(AtomicOrdering::Monotonic);
@@ -414,7 +400,7 @@ void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns) {
   HookPlacer Placer(M, H);
   for (size_t I = 0; I < Fns.size(); ++I)
     Placer.instrument(*Fns[I].F, Sites.Sites[I]);
-  guardHooks(M, Placer.hookCalls());
+  guardHooks(M, Placer.hookCalls(), Sites.Bytes);
   addModuleCtor(M, H.Register, Sites.List, Fns.size());
 }
 

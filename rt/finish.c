@@ -62,7 +62,8 @@ static __attribute__((noinline)) double measure_overhead(void)
     scratch->busy = 1;
     cpu_state_end(scratch);   /* measures nothing: the hooks' CPU checks never fire */
     PIANO_STACK(scratch)[0].sp = UINTPTR_MAX;
-    struct piano_site site = { .id = PIANO_FN_OVERFLOW, .name = "", .file = "", .match = "", .on = 1 };
+    static uint8_t on = 1;
+    struct piano_site site = { .id = PIANO_FN_OVERFLOW, .name = "", .file = "", .on = &on };
     /* The median of many single measurements: a mean would carry every
      * interrupt and cache miss of the loop into each corrected call. 501 of
      * them: the median moves by under 1% from 2,001, and every process pays

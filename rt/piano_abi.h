@@ -14,13 +14,13 @@
  *     `musttail` call, and on the cleanup
  *     path of C++ unwinding through F:      __piano_exit(&site)
  * and a module constructor calling __piano_register(list, n, ABI).
- * Each hook call is made only while the site's byte `on` is non-zero (a
- * relaxed atomic load at each call site): 1 as compiled, the runtime clears
- * it when it registers the site for good if the run-time PIANO_FNS does not
- * select the function or the run is not recorded (PIANO_DISABLE). It is
- * never set again, so an entry whose hook ran found its exits' hooks run
- * too, unless the registration of the entry cleared it (then the entry
- * recorded nothing).
+ * Each hook call is made only while the function's byte `*site->on` is
+ * non-zero (a relaxed atomic load at each call site; the bytes of a module
+ * are side by side in one array): 1 as compiled, cleared by the runtime when
+ * the run-time PIANO_FNS does not select the function or the run is not
+ * recorded (PIANO_DISABLE). It is never set again, and cleared only by
+ * __piano_register or by the registration an entry hook makes (which then
+ * records nothing): an entry that recorded has its exits' hooks run.
  * Hooks may run before that constructor: the runtime registers a site
  * lazily the first time it sees it, and ignores hooks when it is off.
  */
@@ -28,23 +28,18 @@
 #define PIANO_ABI_H
 #include <stdint.h>
 
-#define PIANO_ABI_VERSION 3  /* 3: the site's match name, on and flags (run-time selection) */
+#define PIANO_ABI_VERSION 3  /* 3: the site's byte `on` and match name (run-time selection) */
 
 struct piano_site {
     uint32_t id;        /* 0 until the runtime registers the site; then a dense id >= 1 */
     uint32_t line;      /* line of the definition, 0 when the module has no debug info */
     const char *name;   /* C: plain name; C++: full demangled signature */
     const char *file;   /* source file of the definition (never NULL, may be "") */
-    const char *match;  /* what PIANO_FNS patterns see: the qualified name without parameters */
-    uint8_t on;         /* 1 as compiled; 0 once the runtime found the site not to record */
-    uint8_t flags;      /* PIANO_SITE_SYSTEM */
-    uint16_t pad16;     /* PIANO_SITE_MAGIC */
-    uint32_t pad32;
+    uint8_t *on;        /* the function's byte: 1 as compiled, 0 once the runtime found it not to record */
 };
-/* piano_site.flags: defined in a system header (patterns must name it). */
-#define PIANO_SITE_SYSTEM 1u
-/* piano_site.pad16 of an ABI 3 site. */
-#define PIANO_SITE_MAGIC 0x5033u
+/* name is "display\0match\0S": after the name reports show, the qualified
+ * name without parameters that PIANO_FNS patterns see, then '1' when the
+ * function is defined in a system header (patterns must name it), else '0'. */
 
 #ifdef __cplusplus
 extern "C" {

@@ -392,15 +392,14 @@ void run_selection(struct piano_spool_run *run)
 
 /* Whether the run records site: the run-time PIANO_FNS selects it (unset: all
  * compiled in). Patterns match as at compile time, except that a list of only
- * exclusions leaves out of everything compiled in, not of the default set. A
- * site of another ABI (a module that registered with another version, or
- * not yet: its fields past `file` may not exist) is taken. */
+ * exclusions leaves out of everything compiled in, not of the default set. */
 static int site_selected(const struct piano_site *site)
 {
-    if (!g.sel || site->pad16 != PIANO_SITE_MAGIC || !site->match)
+    if (!g.sel || !site->name)
         return 1;
-    int system = (site->flags & PIANO_SITE_SYSTEM) && !piano_select_is_default(g.sel);
-    return piano_select_match_fn(g.sel, site->match, site->file ? site->file : "", system) != PIANO_SEL_NO;
+    const char *match = site->name + strlen(site->name) + 1;   /* "display\0match\0S" (piano_abi.h) */
+    int system = match[strlen(match) + 1] == '1' && !piano_select_is_default(g.sel);
+    return piano_select_match_fn(g.sel, match, site->file ? site->file : "", system) != PIANO_SEL_NO;
 }
 
 uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
@@ -412,8 +411,9 @@ uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
         return id;
     int saved = errno;
     if (!site_selected(site)) {
-        /* Cleared once, never set again (piano_abi.h): later calls skip both hooks. */
-        __atomic_store_n(&site->on, 0, __ATOMIC_RELAXED);
+        /* Its byte is cleared by __piano_register, which knows the site's
+         * ABI (this may be a lazy registration): never set again. Until then
+         * its hooks find PIANO_FN_SKIP and return. */
         uint32_t expected = 0;
         __atomic_compare_exchange_n(&site->id, &expected, PIANO_FN_SKIP, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         errno = saved;
@@ -459,16 +459,20 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
     if (!piano_on()) {
         /* Off (PIANO_DISABLE, no database): no hook of these sites is called again. */
         for (uint32_t i = 0; i < count; i++)
-            __atomic_store_n(&sites[i]->on, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
     } else {
         /* Not on the stack: a dlopen may run this on a thread with a small one. */
         struct fn_batch *batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE,
                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (batch == MAP_FAILED)
             batch = NULL;   /* one append per function */
-        for (uint32_t i = 0; i < count; i++)
-            if (!sites[i]->id)
-                register_site(sites[i], batch);
+        for (uint32_t i = 0; i < count; i++) {
+            uint32_t id = __atomic_load_n(&sites[i]->id, __ATOMIC_ACQUIRE);
+            if (!id)
+                id = register_site(sites[i], batch);
+            if (id == PIANO_FN_SKIP)   /* also one registered lazily, before this */
+                __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
+        }
         if (batch) {
             batch_flush(batch);   /* before any of these functions can run */
             munmap(batch, sizeof *batch);

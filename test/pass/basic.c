@@ -20,13 +20,14 @@
 // One site per function, writable (the runtime stores ids into it) and
 // internal, listed in a private array for the constructor.
 // Pointers are typed (i8*) with LLVM 14 and opaque (ptr) from 15 on.
-// G-DAG: @__piano_site = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 } { i32 0, i32 {{[0-9]+}},
-// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 }
-// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}}, i8, i8, i16, i32 }
-// Each site ends {..., match, on = 1, flags, magic 0x5033, 0}.
-// G-DAG: , i8 1, i8 0, i16 20531, i32 0 }, align 8
+// G-DAG: @__piano_site = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} } { i32 0, i32 {{[0-9]+}},
+// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} }
+// G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} }
+// The functions' bytes side by side, 1 as compiled; the name is
+// "display\0match\0system".
+// G-DAG: @__piano_on_bytes = internal global [3 x i8] c"\01\01\01"
+// G-DAG: c"early\00early\000\00"
 // G-DAG: @__piano_sites = private constant [3 x {{i8\*|ptr}}]
-// G-DAG: private unnamed_addr constant [6 x i8] c"early\00"
 // G-DAG: @llvm.global_ctors = appending global {{.*}} @__piano_module_ctor
 // G-DAG: declare void @__piano_enter({{i8\*|ptr}}){{.*}} [[NU:#[0-9]+]]
 // G-DAG: declare void @__piano_exit({{i8\*|ptr}})

@@ -7,7 +7,7 @@
  *   piano-stub: main enter=1 exit=1
  *   piano-stub: depth=0 mismatched=0
  * (and "piano-stub: no hook called" when none was, e.g. PIANO_STUB_OFF=1,
- * which clears every site's byte `on`).
+ * which clears every site's byte `*on`).
  * Compile it WITHOUT the plugin and link it into a test program.
  */
 #include <stdint.h>
@@ -20,11 +20,7 @@ struct piano_site {
     uint32_t line;
     const char *name;
     const char *file;
-    const char *match;
-    uint8_t on;
-    uint8_t flags;
-    uint16_t magic;
-    uint32_t pad;
+    unsigned char *on;
 };
 
 #define MAX_SITES 1024
@@ -93,7 +89,7 @@ int __piano_register(struct piano_site *const *s, uint32_t count, uint32_t versi
     registered += count;
     for (uint32_t i = 0; i < count; i++) {
         if (stub_off())
-            s[i]->on = 0;
+            *s[i]->on = 0;
         else
             add(s[i]);
     }

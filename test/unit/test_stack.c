@@ -14,9 +14,9 @@
 #include "piano_abi.h"
 #include "runtime.h"
 
-static struct piano_site site_a = { .line = 1, .name = "a", .file = "t.c", .match = "a", .on = 1 }, site_b = { .line = 2, .name = "b", .file = "t.c", .match = "b", .on = 1 },
-                         site_c = { .line = 3, .name = "c", .file = "t.c", .match = "c", .on = 1 }, site_r = { .line = 4, .name = "r", .file = "t.c", .match = "r", .on = 1 },
-                         site_long = { .line = 5, .name = "long_call", .file = "t.c", .match = "long_call", .on = 1 };
+static struct piano_site site_a = { .line = 1, .name = "a", .file = "t.c" }, site_b = { .line = 2, .name = "b", .file = "t.c" },
+                         site_c = { .line = 3, .name = "c", .file = "t.c" }, site_r = { .line = 4, .name = "r", .file = "t.c" },
+                         site_long = { .line = 5, .name = "long_call", .file = "t.c" };
 static jmp_buf jump;
 
 static struct piano_node *node_of(struct piano_site *s, uint32_t parent_fn)

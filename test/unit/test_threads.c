@@ -32,9 +32,9 @@
 #define THREADS 8
 #define ROUNDS 2000
 
-static struct piano_site site_outer = { .line = 1, .name = "outer", .file = "t.c", .match = "outer", .on = 1 }, site_leaf = { .line = 2, .name = "leaf", .file = "t.c", .match = "leaf", .on = 1 },
-                         site_rec = { .line = 3, .name = "rec", .file = "t.c", .match = "rec", .on = 1 }, site_jump = { .line = 4, .name = "jump", .file = "t.c", .match = "jump", .on = 1 },
-                         site_left = { .line = 5, .name = "left_in_flight", .file = "t.c", .match = "left_in_flight", .on = 1 };
+static struct piano_site site_outer = { .line = 1, .name = "outer", .file = "t.c" }, site_leaf = { .line = 2, .name = "leaf", .file = "t.c" },
+                         site_rec = { .line = 3, .name = "rec", .file = "t.c" }, site_jump = { .line = 4, .name = "jump", .file = "t.c" },
+                         site_left = { .line = 5, .name = "left_in_flight", .file = "t.c" };
 static pthread_barrier_t start;
 
 static __attribute__((noinline)) void leaf(void)
