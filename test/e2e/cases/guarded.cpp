@@ -1,7 +1,8 @@
 // PIANO_FNS: fib,parse,setup,main
 // BUILD_ENV: PIANO_GUARD=1
-// Hooks built behind the __piano_on guard: a call from a constructor before
-// the runtime has started (the flag starts set, the first hook starts piano),
+// Hooks behind each function's byte (always, since ABI 3; PIANO_GUARD=1 is
+// ignored): a call from a constructor before the runtime has started (the
+// bytes start set, the first hook starts piano),
 // recursion, and exceptions unwinding through guarded functions are counted
 // exactly; with PIANO_DISABLE=1 the guards skip every hook and nothing is stored.
 #include <cstdio>
