@@ -34,9 +34,11 @@ TODAY_CC = os.path.join(TODAY, 'bin', 'piano-cc') if TODAY else None
 NONE = '=no_function_has_this_name'
 
 
-def build(out, today):
+def build(out, today, again=True):
     os.makedirs(out, exist_ok=True)
     p = lambda n: os.path.join(out, n)  # noqa: E731
+    if not again:
+        return p
     src = os.path.join(HERE, 'src')
     sh([sys.executable, os.path.join(HERE, 'gen.py'), 'many', '1000', p('many.c')])
     sh([sys.executable, os.path.join(HERE, 'gen.py'), 'short', '10000', p('short10k.c')])
@@ -95,6 +97,7 @@ def per_call(p, tmp, name, args, variants, rounds):
 
 def startup(p, tmp, variants, rounds):
     res = {v: [] for v in variants}
+    cpu = {v: [] for v in variants}
     dbs = {v: os.path.join(tmp, 'h-%s.db' % v) for v in variants}
     for i in range(rounds):
         for v in variants:
@@ -102,14 +105,16 @@ def startup(p, tmp, variants, rounds):
                 cmd, env = cmd_env(p, 'short10k', v, [], tmp, 0)
                 if 'PIANO_DB' in env:
                     env['PIANO_DB'] = dbs[v]
-                res[v].append(run_prog(cmd, env)['wall_ns'] / 1e6)
-        log('  start-up round %d/%d: %s' % (i + 1, rounds, '  '.join('%s %.2fms' % (v, med(res[v][-10:]))
-                                                                     for v in variants)))
+                f = run_prog(cmd, env)
+                res[v].append(f['wall_ns'] / 1e6)
+                cpu[v].append(f['proc_cpu_ns'] / 1e6)
+        log('  start-up round %d/%d: %s' % (i + 1, rounds, '  '.join('%s %.2fms (CPU %.2f)' % (
+            v, med(res[v][-10:]), med(cpu[v][-10:])) for v in variants)))
     got = {}
     for v in ('piano', 'narrow'):
         r = sh([bench.PIANO_DB, 'report', '--db', dbs[v], '--json', '--all'])
         got[v] = len(json.loads(r.stdout))
-    return {v: med(res[v]) for v in variants}, got
+    return {v: med(res[v]) for v in variants}, {v: med(cpu[v]) for v in variants}, got
 
 
 def compile_time(p, rounds, today):
@@ -134,22 +139,26 @@ def main():
     ap.add_argument('--rounds', type=int, default=5)
     ap.add_argument('--quick', action='store_true', help='smaller workloads')
     ap.add_argument('--skip-compile', action='store_true')
+    ap.add_argument('--no-build', action='store_true', help='reuse the binaries of the last run')
+    ap.add_argument('--only-startup', action='store_true', help='only row (h) (and compile time unless skipped)')
     ap.add_argument('--out', default=os.path.join(bench.BUILD, 'bench-select'))
     a = ap.parse_args()
     today = bool(TODAY)
-    p = build(a.out, today)
+    p = build(a.out, today, not a.no_build)
     tmp = tempfile.mkdtemp(prefix='piano-select.')
     variants = ['plain', 'piano', 'unsel', 'disable'] + (['today'] if today else []) + ['floor']
     q = a.quick
     rows = [('(a) recursion', 'recursion', ['32' if q else '35']), ('(b) frame loop', 'frames', ['1000000']),
             ('(c) 1,000 functions', 'many', ['5000' if q else '20000'])]
     R = {}
+    if a.only_startup:
+        rows = []
     for label, name, args in rows:
         log('select: %s' % label)
         R[label] = per_call(p, tmp, name, args, variants, a.rounds)
     log('select: (h) start-up, 10,000 functions')
     sv = ['plain', 'piano', 'narrow', 'compiled_narrow'] + (['today'] if today else [])
-    H, got = startup(p, tmp, sv, a.rounds)
+    H, HC, got = startup(p, tmp, sv, a.rounds)
     C = None if a.skip_compile else compile_time(p, 3, today)
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -167,11 +176,16 @@ def main():
           ' thread CPU, median of %d rounds)' % a.rounds)
     print('(h) start-up, 10,000 compiled-in functions, 10 called (start to reaped, median of %d runs): %s' % (
         10 * a.rounds, ', '.join('%s %.2f ms' % (v, H[v]) for v in sv)))
+    print('    the same, CPU time of the process (user + system, import at exit included): %s' % (
+        ', '.join('%s %.2f ms' % (v, HC[v]) for v in sv)))
     print('    functions recorded: piano %d, narrow %d' % (got['piano'], got['narrow']))
-    print('    narrow run-time selection vs the same narrow selection compiled in: %+.2f ms' % (
-        H['narrow'] - H['compiled_narrow']))
+    print('    narrow run-time selection vs the same narrow selection compiled in: %+.2f ms (CPU %+.2f ms)' % (
+        H['narrow'] - H['compiled_narrow'], HC['narrow'] - HC['compiled_narrow']))
     if today:
-        print('    piano (all 10,000) vs today: %+.2f ms' % (H['piano'] - H['today']))
+        print('    narrow run-time selection vs today (all 10,000 recorded): %+.2f ms (CPU %+.2f ms)' % (
+            H['narrow'] - H['today'], HC['narrow'] - HC['today']))
+        print('    piano (all 10,000) vs today: %+.2f ms (CPU %+.2f ms)' % (H['piano'] - H['today'],
+                                                                       HC['piano'] - HC['today']))
     if C:
         print('compile time, 5,000 functions, PIANO_FNS=*: clang %.2f s, piano %.2f s (%+.1f%%)%s' % (
             C['clang'], C['piano'], 100 * (C['piano'] / C['clang'] - 1),
