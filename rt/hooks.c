@@ -431,7 +431,7 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
             fn = register_site(site, NULL);
         if (fn == PIANO_FN_SKIP) {   /* not selected at run time: its byte is clear now */
             hook_end(ts, d);
-            return;
+            return 0;
         }
     }
     uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);

@@ -395,8 +395,8 @@ void run_selection(struct piano_spool_run *run)
  * exclusions leaves out of everything compiled in, not of the default set. */
 static int site_selected(const struct piano_site *site)
 {
-    if (!g.sel || !site->name)
-        return 1;
+    if (!g.sel || !site->name || !site->on)
+        return 1;   /* a span's site (span.c) has no byte and no match name: spans are always recorded */
     const char *match = site->name + strlen(site->name) + 1;   /* "display\0match\0S" (piano_abi.h) */
     int system = match[strlen(match) + 1] == '1' && !piano_select_is_default(g.sel);
     return piano_select_match_fn(g.sel, match, site->file ? site->file : "", system) != PIANO_SEL_NO;
