@@ -629,6 +629,8 @@ typedef struct {
  * PPROF_NSAMPLES). */
 enum { PPROF_GROUP_WALL, PPROF_GROUP_CPU, PPROF_GROUP_MEMORY, PPROF_NGROUPS, PPROF_NSAMPLES = 8 };
 int pprof_values(int group, int cpu, int heap, pprof_value *out);
+/* Context c's figure that a sample type of field `field` (PPROF_*) carries. */
+int64_t pprof_field(const cnode *c, int field);
 /* A profile's sample types, its period type (NULL: none) and default type;
  * skip_zero: samples whose values are all 0 are left out. */
 typedef struct {

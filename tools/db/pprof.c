@@ -134,7 +134,7 @@ static void value_type(buf *out, unsigned field, strtab *st, const char *type, c
 }
 
 /* The figure of context c that field names. */
-static int64_t pprof_field(const cnode *c, int field)
+int64_t pprof_field(const cnode *c, int field)
 {
     switch (field) {
     case PPROF_CALLS: return c->calls;

@@ -19,7 +19,7 @@
  *    backend failure. So a 400 is final and a 5xx is kept, as for any server.
  *    It is what Grafana Alloy and the SDKs use and Grafana Cloud serves.
  *  - With Push the labels are piano's to set (/ingest derived them from the
- *    name): __name__ (wall, process_cpu, memory: the profile type's name, as
+ *    name): __name__ (wall, process_cpu, memory, spans: the profile type's name, as
  *    /ingest's metricName gives it), service_name (the app), __delta__=false
  *    (a run's figures are totals, not deltas to merge), then the --label's
  *    and tag.
@@ -28,7 +28,8 @@
  * and calls/count), cpu (self CPU time, cpu/nanoseconds) for a run that
  * measured it (PIANO_CPU), and memory (alloc_objects/count, alloc_space/bytes
  * and, for a run that tracked heap in use (PIANO_HEAP), inuse_objects/count,
- * inuse_space/bytes): see group_shape.
+ * inuse_space/bytes), and for a run with spans a fourth, spans (wall,
+ * wall_busy, wall_idle: see group_kind): see group_shape.
  *
  * What the server refuses is checked before sending (its defaults, limits.go
  * at the same commit), each with one line: the app and label names, label
@@ -320,7 +321,7 @@ static void pb_label(text *series, const char *name, const char *value, size_t v
  * them (pkg/og/convert/pprof/profile.go, metricName). */
 static const char *type_name(const char *kind)
 {
-    return !strcmp(kind, "cpu") ? "process_cpu" : kind;   /* wall, memory */
+    return !strcmp(kind, "cpu") ? "process_cpu" : kind;   /* wall, memory, spans */
 }
 
 /* The series name from a kept query ("name=APP{k=v,...}&from=...", as
@@ -702,8 +703,15 @@ static char *ingest_query(CURL *c, const char *name, const run_info *r)
  * memory:inuse_* either way, and one profile keeps a run's allocations and
  * the heap they left in use together (sent, or kept, as one). */
 enum { GROUP_WALL = PPROF_GROUP_WALL, GROUP_CPU = PPROF_GROUP_CPU, GROUP_MEMORY = PPROF_GROUP_MEMORY,
-       NGROUPS = PPROF_NGROUPS };
-static const char *const group_kind[NGROUPS] = {"wall", "cpu", "memory"};
+       GROUP_SPANS = PPROF_NGROUPS, NGROUPS };
+/* A run with spans has a fourth profile, its spans' times as export's pprof
+ * has them (tracing-prof's wall, wall_busy, wall_idle, the span the root
+ * frame). Its series is named "spans", not "wall": Pyroscope names a series
+ * __name__:type:unit:period, and the wall group's self time already goes as
+ * wall:wall:nanoseconds:wall:nanoseconds; the span's wall under the same name
+ * would be added up with it. So: spans:wall, spans:wall_busy, spans:wall_idle
+ * (each :nanoseconds:wall:nanoseconds). */
+static const char *const group_kind[NGROUPS] = {"wall", "cpu", "memory", "spans"};
 
 /* Group g's shape for a tree: NULL when it did not measure g's figures (CPU
  * time without PIANO_CPU; in use without PIANO_HEAP: only alloc_*). */
@@ -711,6 +719,13 @@ static const pprof_shape *group_shape(int g, const ctree *t, int inuse_known, pp
 {
     /* the sample types of pprof.c's table, per group (the group's own shape: CPU time is asked below) */
     static pprof_value values[NGROUPS][PPROF_NSAMPLES];
+    static const pprof_value span_values[] = {{"wall", "nanoseconds", PPROF_WALL},
+                                              {"wall_busy", "nanoseconds", PPROF_WALL_BUSY},
+                                              {"wall_idle", "nanoseconds", PPROF_WALL_IDLE}};
+    if (g == GROUP_SPANS) {   /* only asked of a tree with its spans added */
+        *s = (pprof_shape){span_values, 3, "wall", "nanoseconds", "wall", 1};
+        return s;
+    }
     int n = pprof_values(g, 1, inuse_known, values[g]);
     switch (g) {
     case GROUP_WALL: *s = (pprof_shape){values[g], n, "wall", "nanoseconds", "wall", 1}; break;
@@ -727,8 +742,10 @@ static void fold_into(cnode *to, cnode *c)
     to->frees += c->frees, to->free_bytes += c->free_bytes, to->cpu_ns += c->cpu_ns;
     to->inuse_objects += c->inuse_objects, to->inuse_bytes += c->inuse_bytes;
     to->peak_inuse_bytes += c->peak_inuse_bytes;
+    to->busy_ns += c->busy_ns, to->idle_ns += c->idle_ns;
     c->calls = c->self_ns = c->allocs = c->alloc_bytes = c->frees = c->free_bytes = c->cpu_ns = 0;
     c->inuse_objects = c->inuse_bytes = c->peak_inuse_bytes = 0;
+    c->busy_ns = c->idle_ns = 0;
 }
 
 static const int64_t *fold_weight;   /* for by_weight: each node's weight */
@@ -751,20 +768,8 @@ static long fold_light(ctree *t, const pprof_shape *s)
     size_t samples = 0, roots = 0;
     for (size_t i = 1; i < t->n; i++) {
         int any = 0;
-        for (int v = 0; v < s->nvalues && !any; v++) {
-            const cnode *c = &t->v[i];
-            int64_t x = 0;
-            switch (s->values[v].field) {
-            case PPROF_CALLS: x = c->calls; break;
-            case PPROF_SELF_NS: x = c->self_ns; break;
-            case PPROF_CPU_NS: x = c->cpu_ns; break;
-            case PPROF_ALLOCS: x = c->allocs; break;
-            case PPROF_ALLOC_BYTES: x = c->alloc_bytes; break;
-            case PPROF_INUSE_OBJECTS: x = c->inuse_objects; break;
-            default: x = c->inuse_bytes; break;
-            }
-            any = x != 0;
-        }
+        for (int v = 0; v < s->nvalues && !any; v++)
+            any = pprof_field(&t->v[i], s->values[v].field) != 0;
         samples += any;
         roots += t->v[i].parent == 0;
     }
@@ -776,7 +781,8 @@ static long fold_light(ctree *t, const pprof_shape *s)
     for (size_t i = 0; i < t->n; i++) {
         const cnode *c = &t->v[i];
         int f = s->values[0].field;
-        w[i] = f == PPROF_SELF_NS ? c->self_ns : f == PPROF_CPU_NS ? c->cpu_ns : c->alloc_bytes;
+        w[i] = f == PPROF_SELF_NS ? c->self_ns : f == PPROF_CPU_NS ? c->cpu_ns : f == PPROF_WALL ? pprof_field(c, f)
+                                                                                                 : c->alloc_bytes;
         w[i] = w[i] * 4 + (c->calls > 0 || c->allocs > 0);   /* ties: what happened at all first */
     }
     for (size_t i = t->n - 1; i >= 1; i--)   /* subtree weights: children come after their parent */
@@ -818,30 +824,39 @@ static long fold_light(ctree *t, const pprof_shape *s)
 /* The profiles of tree t (run r's, or a window as a run) per group: gz[g]
  * NULL where g was not measured or left no sample. Past MAX_SAMPLES, a copy
  * of t with its lightest contexts folded (said on stdout). */
+static void build_group(const ctree *t, const run_info *r, int inuse_known, int g, unsigned char *gz[NGROUPS],
+                        size_t len[NGROUPS])
+{
+    pprof_shape s;
+    gz[g] = NULL;
+    if (!group_shape(g, t, inuse_known, &s))
+        return;
+    ctree f = *t;
+    f.v = xmalloc(t->n * sizeof *f.v);
+    memcpy(f.v, t->v, t->n * sizeof *f.v);
+    long folded = fold_light(&f, &s);
+    if (folded < 0)
+        fprintf(stderr, "piano-db: push: run %lld's %s profile has more than %d top-level functions "
+                        "(Pyroscope takes up to %d samples a profile): not sent\n",
+                (long long)r->id, group_kind[g], MAX_SAMPLES, MAX_SAMPLES);
+    else
+        gz[g] = pprof_build(&f, r, &s, &len[g]);
+    if (folded > 0)
+        printf("run %lld's %s profile: its %ld lightest calling contexts folded into their callers "
+               "(Pyroscope takes up to %d samples a profile; totals kept)\n",
+               (long long)r->id, group_kind[g], folded, MAX_SAMPLES);
+    free(f.v);
+}
+
+/* The groups of functions' figures (not spans: gz[GROUP_SPANS] NULL). */
 static void build_groups(const ctree *t, const run_info *r, int inuse_known, unsigned char *gz[NGROUPS],
                          size_t len[NGROUPS])
 {
-    for (int g = 0; g < NGROUPS; g++) {
-        pprof_shape s;
-        gz[g] = NULL;
-        if (!group_shape(g, t, inuse_known, &s))
-            continue;
-        ctree f = *t;
-        f.v = xmalloc(t->n * sizeof *f.v);
-        memcpy(f.v, t->v, t->n * sizeof *f.v);
-        long folded = fold_light(&f, &s);
-        if (folded < 0)
-            fprintf(stderr, "piano-db: push: run %lld's %s profile has more than %d top-level functions "
-                            "(Pyroscope takes up to %d samples a profile): not sent\n",
-                    (long long)r->id, group_kind[g], MAX_SAMPLES, MAX_SAMPLES);
+    for (int g = 0; g < NGROUPS; g++)
+        if (g == GROUP_SPANS)
+            gz[g] = NULL;
         else
-            gz[g] = pprof_build(&f, r, &s, &len[g]);
-        if (folded > 0)
-            printf("run %lld's %s profile: its %ld lightest calling contexts folded into their callers "
-                   "(Pyroscope takes up to %d samples a profile; totals kept)\n",
-                   (long long)r->id, group_kind[g], folded, MAX_SAMPLES);
-        free(f.v);
-    }
+            build_group(t, r, inuse_known, g, gz, len);
 }
 
 /* A window's profiles, made while the live runs are read, sent after. */
@@ -951,6 +966,9 @@ static void push_run(pdb *p, pusher *ps, const pdb_opts *o, int64_t id)
     unsigned char *gz[NGROUPS];
     size_t len[NGROUPS];
     build_groups(&t, &r, r.heap_tracked, gz, len);
+    /* the spans, added after the other groups are made (their profiles as without spans) */
+    if (ctree_add_spans(p, &t, id) > 0)
+        build_group(&t, &r, r.heap_tracked, GROUP_SPANS, gz, len);
     int any = 0;
     for (int g = 0; g < NGROUPS; g++) {
         if (gz[g])
