@@ -58,18 +58,22 @@ static void json_snapshot(FILE *f, const fkeys *k, const int64_t *by_key, int64_
     fputs("}}", f);
 }
 
+/* The table's columns: Time, Function, then one per figure, each naming its
+ * snap_keys entry (key): their order is the table's (In use before Objects,
+ * as in report), the values found by key. */
 static const emit_col snap_cols[] = {
     {.head = "Time", .type = COL_TEXT, .minw = 8},
     {.head = "Function", .type = COL_TEXT, .flags = COL_LEFT | COL_FIT_NAMES, .minw = 20},
-    {.head = "Calls", .type = COL_INT, .minw = 5},
-    {.head = "Self", .type = COL_NS, .minw = 11},
-    {.head = "Allocs", .type = COL_INT, .minw = 9},
-    {.head = "Bytes", .type = COL_BYTES, .minw = 11},
-    {.head = "CPU", .type = COL_NS, .minw = 11},   /* a run that measured CPU time */
-    {.head = "In use", .type = COL_BYTES, .minw = 11},   /* these two: a run that tracked heap in use */
-    {.head = "Objects", .type = COL_INT, .minw = 7},
+    {.head = "Calls", .key = "calls", .type = COL_INT, .minw = 5},
+    {.head = "Self", .key = "self_ns", .type = COL_NS, .minw = 11},
+    {.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9},
+    {.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "CPU", .key = "cpu_ns", .type = COL_NS, .minw = 11},
+    {.head = "In use", .key = "inuse_bytes", .type = COL_BYTES, .minw = 11},
+    {.head = "Objects", .key = "inuse_objects", .type = COL_INT, .minw = 7},
 };
 enum { NCOLS = sizeof snap_cols / sizeof *snap_cols };
+_Static_assert(NCOLS == 2 + NSNAP, "a column per figure a snapshot keeps");
 
 int cmd_snapshots(pdb *p, const pdb_opts *o)
 {
@@ -94,13 +98,20 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             shown[c++] = pdb_metrics[m].when == PIANO_WHEN_CPU ? r.cpu_measured
                          : pdb_metrics[m].when == PIANO_WHEN_HEAP ? r.heap_tracked : 1;
     pdb_run_free(&r);
-    /* The table's columns: Time, Function, then those of the figures shown (snap_cols[c] is
-     * snap_keys[c - 2]'s, but In use and Objects, which come in the other order: both or neither). */
+    /* The table's columns: Time, Function, then those of the figures shown (at[c]: snap_cols[c]'s
+     * figure in snap_keys). */
     emit_col cols[NCOLS];
-    int ncols = 0;
-    for (int c = 0; c < NCOLS; c++)
-        if (c < 2 || shown[c - 2])
-            cols[ncols++] = snap_cols[c];
+    int ncols = 0, at[NCOLS];
+    for (int c = 0; c < NCOLS; c++) {
+        at[c] = -1;
+        for (int i = 0; c >= 2 && i < NSNAP; i++)
+            if (!strcmp(snap_cols[c].key, snap_keys[i]))
+                at[c] = i;
+        if (c >= 2 && at[c] < 0)
+            pdb_die("snapshots: column %s is no figure of a snapshot", snap_cols[c].key);   /* a bug */
+        if (c < 2 || shown[at[c]])
+            cols[ncols] = snap_cols[c], cols[ncols++].key = NULL;
+    }
     fkeys k;
     fkeys_load(p, id, &k);
     int64_t *cum = xcalloc((k.nids + 1) * NSNAP, sizeof *cum);          /* per id */
@@ -139,12 +150,11 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             if (!o->json) {
                 const int64_t *v = by_key + (size_t)key * NSNAP;
                 snprintf(when, sizeof when, "%.3fs", (double)t / 1e9);
-                emit_val all[NCOLS] = {{.s = when}, {.s = k.labels[key]}, {.i = v[0]}, {.i = v[1]}, {.i = v[2]},
-                                       {.i = v[3]}, {.i = v[4]}, {.i = v[6]}, {.i = v[5]}}, row[NCOLS];
-                int n = 0;
-                for (int c = 0; c < NCOLS; c++)
-                    if (c < 2 || shown[c - 2])
-                        row[n++] = all[c];
+                emit_val row[NCOLS] = {{.s = when}, {.s = k.labels[key]}};
+                int n = 2;
+                for (int c = 2; c < NCOLS; c++)
+                    if (shown[at[c]])
+                        row[n++] = (emit_val){.i = v[at[c]]};
                 emit_row(&e, row, NULL);
             }
         }
