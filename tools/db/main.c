@@ -34,20 +34,15 @@ static const char *help_report =
     "\n"
     "Options:\n"
     "  --db FILE        the database\n"
-    "  --json           array of {function, file, line, calls, self_ns, total_ns, p50_ns,\n"
-    "                   p99_ns, p50_total_ns, p99_total_ns, allocs, alloc_bytes, frees, free_bytes,\n"
-    "                   cpu_ns, cpu_total_ns, cpu_user_ns, cpu_sys_ns, offcpu_ns, inuse_objects,\n"
-    "                   inuse_bytes, peak_inuse_bytes, unfinished} (CPU figures null when the run\n"
-    "                   did not measure them: PIANO_CPU=1; inuse_* when it did not track heap in\n"
-    "                   use: PIANO_HEAP=1)\n"
+    "  --json           array of {function, file, line, @KEYS@} (CPU figures null when the run"
+    " did not measure them: PIANO_CPU=1; inuse_* when it did not track heap in use: PIANO_HEAP=1)\n"
     "  --csv            the same columns, with a header line\n"
     "  --cpu            the table adds CPU (self), User, Sys (the inclusive CPU's split),\n"
     "                   Off-CPU (inclusive: blocked, sleeping, preempted); '-': not measured\n"
     "  --heap           heap in use (PIANO_HEAP=1 runs): functions that allocated, by bytes\n"
     "                   still in use at the end (leaks, marked), with their objects, the\n"
     "                   bytes they held at the run's heap peak, and that peak in the header\n"
-    "  --sort KEY       self (default), total, calls, p50, p99, allocs, bytes, cpu, offcpu,\n"
-    "                   inuse, peak\n"
+    "  --sort KEY       @SORT@\n"
     "  --group template one row per C++ function template (or overload set) and file, its\n"
     "                   instantiations summed: name without template arguments and\n"
     "                   parameters (ns::write<…>(…)), histograms merged for p50/p99; Fns\n"
@@ -340,6 +335,77 @@ static const char *help_push =
     "  --follow-all        push each run stored from now on (complete or recovered),\n"
     "                      until SIGINT or SIGTERM\n"
     "  --count N           with --follow-all: stop after N runs\n";
+
+/* A help text with its lists made from spool/metrics.h: @KEYS@ is report
+ * --json's metric keys, @SORT@ report --sort's keys; a line with either is
+ * filled to HELP_WIDTH columns, its next lines indented as its text starts. */
+#define HELP_WIDTH 92
+static const char *const help_keys[] = {
+#define PIANO_M_KEY(id, ...) #id,
+    PIANO_METRICS(PIANO_M_KEY)
+#undef PIANO_M_KEY
+};
+static const char *const help_sort[] = {PIANO_SORT_ORDER};
+
+/* The words of line [p, end) with the placeholders expanded, filled. */
+static void help_fill_line(FILE *out, const char *p, const char *end)
+{
+    char line[4096];
+    size_t n = 0;
+    while (p < end && n + 512 < sizeof line) {
+        if (!strncmp(p, "@KEYS@", 6) || !strncmp(p, "@SORT@", 6)) {
+            int keys = p[1] == 'K';
+            size_t k = keys ? sizeof help_keys / sizeof *help_keys : sizeof help_sort / sizeof *help_sort;
+            for (size_t i = 0; i < k && n + 64 < sizeof line; i++)
+                n += (size_t)snprintf(line + n, sizeof line - n, "%s%s%s", i ? ", " : "",
+                                      keys ? help_keys[i] : help_sort[i], !keys && !i ? " (default)" : "");
+            p += 6;
+        } else {
+            line[n++] = *p++;
+        }
+    }
+    line[n] = 0;
+    const char *gap = strstr(line + 2, "  "); /* the text starts after the option and its spaces */
+    size_t ind = gap ? (size_t)(gap - line) : 2;
+    while (line[ind] == ' ')
+        ind++;
+    size_t col = 0, i = 0;
+    fwrite(line, 1, ind, out);
+    col = ind, i = ind;
+    int first = 1;
+    while (line[i]) {
+        size_t w = strcspn(line + i, " ");
+        if (!first && col + 1 + w > HELP_WIDTH) {
+            fprintf(out, "\n%*s", (int)ind, "");
+            col = ind;
+        } else if (!first) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(line + i, 1, w, out);
+        col += w, i += w, first = 0;
+        while (line[i] == ' ')
+            i++;
+    }
+}
+
+/* Prints help text t, its @KEYS@/@SORT@ lines made from the metrics. */
+static void help_print(const char *t)
+{
+    while (*t) {
+        const char *nl = strchr(t, '\n');
+        const char *end = nl ? nl : t + strlen(t);
+        const char *k = strstr(t, "@KEYS@"), *s = strstr(t, "@SORT@");
+        if ((k && k < end) || (s && s < end))
+            help_fill_line(stdout, t, end);
+        else
+            fwrite(t, 1, (size_t)(end - t), stdout);
+        if (!nl)
+            break;
+        fputc('\n', stdout);
+        t = nl + 1;
+    }
+}
 
 /* The commands: piano-db --help is made from this table. */
 typedef struct {
@@ -684,7 +750,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--")) {
             only_pos = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(*c->help, stdout);
+            help_print(*c->help);
             free(o.pos);
             free(o.labels);
             return 0;
