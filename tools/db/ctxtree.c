@@ -96,18 +96,53 @@ static void ctree_init(ctree *t)
     t->v[0].first_child = t->v[0].last_child = t->v[0].next_sibling = -1;
 }
 
+/* cnode's field of each CTX metric (spool/metrics.h), as an offset + 1 (0:
+ * not a CTX metric, no field). */
+static size_t cnode_off[PIANO_M_N];
+static void cnode_offsets(void)
+{
+#define CN_OFF(id, unit, when, where, ...) PIANO_IF(WHERE, where, cnode_off[PIANO_M_##id] = offsetof(cnode, id) + 1;)
+    PIANO_METRICS(CN_OFF)
+#undef CN_OFF
+}
+
+/* Adds o's metric figures into c's. */
+static void cnode_add(cnode *c, const cnode *o)
+{
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (cnode_off[m])
+            *(int64_t *)(void *)((char *)c + cnode_off[m] - 1) += *(const int64_t *)(const void *)((const char *)o + cnode_off[m] - 1);
+}
+
 void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
 {
     memset(t, 0, sizeof *t);
     fkeys_load(p, run, &t->keys);
     ctree_init(t);
+    cnode_offsets();
     t->cpu_known = p->has_cpu;
-    char sql[512];
-    snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees, "
-                              "free_bytes, %s, %s FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
-                              "ORDER BY thread, id", t->cpu_known ? "cpu_ns" : "NULL",
-             p->has_inuse ? "coalesce(inuse_objects, 0), coalesce(inuse_bytes, 0), coalesce(peak_inuse_bytes, 0)"
-                          : "0, 0, 0");
+    /* The CTX metrics' columns, in the list's order: a CPU one NULL in a
+     * database without them, a heap one 0 when not tracked. */
+    char sql[2048];
+    int col[PIANO_M_N], ncol = 0, cpu_col = -1;
+    size_t k = (size_t)snprintf(sql, sizeof sql, "SELECT thread, id, parent, fn");
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (!cnode_off[m])
+            continue;
+        const char *id = pdb_metrics[m].id;
+        enum piano_metric_when w = pdb_metrics[m].when;
+        if (m == PIANO_M_cpu_ns)
+            cpu_col = 4 + ncol;
+        col[ncol++] = m;
+        if (w == PIANO_WHEN_CPU)
+            k += (size_t)snprintf(sql + k, sizeof sql - k, ", %s", t->cpu_known ? id : "NULL");
+        else if (w == PIANO_WHEN_HEAP)
+            k += (size_t)(p->has_inuse ? snprintf(sql + k, sizeof sql - k, ", coalesce(%s, 0)", id)
+                                       : snprintf(sql + k, sizeof sql - k, ", 0"));
+        else
+            k += (size_t)snprintf(sql + k, sizeof sql - k, ", %s", id);
+    }
+    snprintf(sql + k, sizeof sql - k, " FROM contexts WHERE run = ?1 AND (?2 < 0 OR thread = ?2) ORDER BY thread, id");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, thread);
@@ -139,18 +174,9 @@ void ctree_load(pdb *p, int64_t run, long thread, ctree *t)
         int key = fkeys_find(&t->keys, sqlite3_column_int64(st, 3));
         int n = add_node(t, parent, key);
         cnode *c = &t->v[n];
-        c->calls += sqlite3_column_int64(st, 4);
-        c->self_ns += sqlite3_column_int64(st, 5);
-        c->total_ns += sqlite3_column_int64(st, 6);
-        c->allocs += sqlite3_column_int64(st, 7);
-        c->alloc_bytes += sqlite3_column_int64(st, 8);
-        c->frees += sqlite3_column_int64(st, 9);
-        c->free_bytes += sqlite3_column_int64(st, 10);
-        t->cpu_known &= sqlite3_column_type(st, 11) != SQLITE_NULL;
-        c->cpu_ns += sqlite3_column_int64(st, 11);
-        c->inuse_objects += sqlite3_column_int64(st, 12);
-        c->inuse_bytes += sqlite3_column_int64(st, 13);
-        c->peak_inuse_bytes += sqlite3_column_int64(st, 14);
+        for (int i = 0; i < ncol; i++)
+            *(int64_t *)(void *)((char *)c + cnode_off[col[i]] - 1) += sqlite3_column_int64(st, 4 + i);
+        t->cpu_known &= sqlite3_column_type(st, cpu_col) != SQLITE_NULL;
         if (nids == cap) {
             cap = cap ? cap * 2 : 1024;
             ids = xrealloc(ids, cap * sizeof *ids);
@@ -241,6 +267,7 @@ static int cmp_gkey(const void *x, const void *y)
 
 void ctree_group(ctree *t)
 {
+    cnode_offsets();
     fkeys *k = &t->keys;
     int nk = k->nkeys - 1;   /* the last key is "(unknown)": kept last */
     gkey *g = xmalloc((size_t)(nk > 0 ? nk : 1) * sizeof *g);
@@ -315,17 +342,7 @@ void ctree_group(ctree *t)
         const cnode *o = &old.v[i];
         int m = add_node(t, to[o->parent], map[o->key]);
         cnode *c = &t->v[m];
-        c->calls += o->calls;
-        c->self_ns += o->self_ns;
-        c->total_ns += o->total_ns;
-        c->allocs += o->allocs;
-        c->alloc_bytes += o->alloc_bytes;
-        c->frees += o->frees;
-        c->free_bytes += o->free_bytes;
-        c->cpu_ns += o->cpu_ns;
-        c->inuse_objects += o->inuse_objects;
-        c->inuse_bytes += o->inuse_bytes;
-        c->peak_inuse_bytes += o->peak_inuse_bytes;
+        cnode_add(c, o);
         to[i] = m;
     }
     free(to);
@@ -345,23 +362,14 @@ void ctree_empty(ctree *t)
 
 void ctree_merge(ctree *into, const ctree *from, const int *keymap)
 {
+    cnode_offsets();
     int *to = xmalloc((from->n ? from->n : 1) * sizeof *to);
     to[0] = 0;
     for (size_t i = 1; i < from->n; i++) {
         const cnode *o = &from->v[i];
         int m = add_node(into, to[o->parent], keymap[o->key]);
         cnode *c = &into->v[m];
-        c->calls += o->calls;
-        c->self_ns += o->self_ns;
-        c->total_ns += o->total_ns;
-        c->allocs += o->allocs;
-        c->alloc_bytes += o->alloc_bytes;
-        c->frees += o->frees;
-        c->free_bytes += o->free_bytes;
-        c->cpu_ns += o->cpu_ns;
-        c->inuse_objects += o->inuse_objects;
-        c->inuse_bytes += o->inuse_bytes;
-        c->peak_inuse_bytes += o->peak_inuse_bytes;
+        cnode_add(c, o);
         to[i] = m;
     }
     free(to);

@@ -569,9 +569,13 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, struct ctre
 typedef struct {
     int key, parent, depth;
     int first_child, last_child, next_sibling; /* -1: none */
-    int64_t calls, self_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
-    int64_t cpu_ns;  /* self CPU time, when the tree's cpu_known */
-    int64_t inuse_objects, inuse_bytes, peak_inuse_bytes;   /* 0 when not tracked */
+    /* A field per CTX metric of spool/metrics.h (calls, self_ns, total_ns,
+     * allocs, ... cpu_ns, ... inuse_bytes, peak_inuse_bytes), ctree_load's
+     * columns: the CPU ones valid when the tree's cpu_known, the heap ones 0
+     * when not tracked. */
+#define PDB_CNODE_FIELD(id, unit, when, where, ...) PIANO_IF(WHERE, where, int64_t id;)
+    PIANO_METRICS(PDB_CNODE_FIELD)
+#undef PDB_CNODE_FIELD
     /* Spans (ctree_add_spans; else 0): busy_ns is self_ns in a span's frame or
      * below it; idle_ns, on a span's root node, its spans' idle time. */
     int64_t busy_ns, idle_ns;
