@@ -4,6 +4,8 @@
 # database, then run NAME.check (bash) which asserts on what was stored.
 #
 # Usage: run_case.sh BUILD_DIR CASE_FILE OPT
+# Cases live in folders by concern: test/e2e/cases/FOLDER/NAME.{c,cpp} and NAME.check
+# (doc/testing.md lists the folders); the ctest name is e2e.NAME.OPT whatever the folder.
 # A case file may carry, in its first lines:
 #   // PIANO_FNS: pattern            (default: unset, i.e. every function)
 #   // CFLAGS: extra flags           (e.g. -pthread)
@@ -15,12 +17,14 @@
 #   // PLUGIN: lib/b.c ...           (the same, not linked: for dlopen("./libb.so"))
 #   // SETUP: shell command          (run in the case's folder before the program)
 # PIANO_KEEP=1 keeps the work folder. Paths in SO and PLUGIN are relative to
-# the case's folder. The case runs in a
+# the case's folder, else to test/e2e/cases (its shared lib/). A check reaches
+# the source tree as $root (e.g. $root/spool, $root/test/db). The case runs in a
 # fresh folder that also holds the program (prog) and its outputs (out, err).
 set -u
 build=$(cd "$1" && pwd) src=$2 opt=$3
 name=$(basename "${src%.*}")
 dir=$(cd "$(dirname "$src")" && pwd) src=$dir/$(basename "$src")
+cases=$(cd "$(dirname "$0")/cases" && pwd) root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/piano-e2e-$name.XXXXXX")
 [ -n "${PIANO_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 header() { sed -n "s|^// $1: ||p" "$src" | head -1; }
@@ -54,7 +58,8 @@ links=()
 for so in $sos $plugins; do
   base=$(basename "${so%.*}")
   # shellcheck disable=SC2086
-  compile "$work/lib$base.so" "$dir/$so" -shared -fPIC $cflags || { cat "$work/cc.err"; fail "compile $so"; }
+  so_src=$dir/$so; [ -e "$so_src" ] || so_src=$cases/$so
+  compile "$work/lib$base.so" "$so_src" -shared -fPIC $cflags || { cat "$work/cc.err"; fail "compile $so"; }
 done
 for so in $sos; do links+=("-L$work" "-l$(basename "${so%.*}")" "-Wl,-rpath,$work"); done
 
