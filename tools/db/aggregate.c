@@ -251,8 +251,13 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
     sqlite3_finalize(st);
     free(m.self);
     free(m.total);
-    /* Rows come sorted by name: a name seen twice gets its place in its label,
-     * the file as the shortest path suffix that tells the rows apart. */
+    fnset_label(out, by_line);
+}
+
+/* Each row's label: a name seen twice gets its place in it, the file as the
+ * shortest path suffix that tells the rows apart (the line too when by_line). */
+void fnset_label(fnset *out, int by_line)
+{
     const char **names = xmalloc((out->n + 1) * sizeof *names), **files = xmalloc((out->n + 1) * sizeof *files);
     int64_t *lines = xmalloc((out->n + 1) * sizeof *lines);
     for (size_t i = 0; i < out->n; i++) {

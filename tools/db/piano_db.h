@@ -316,6 +316,8 @@ enum { AGG_BY_LINE = 1, AGG_KEEP_HIST = 2, AGG_CORRECTED = 4, AGG_GROUP = 8 };
  * AGG_GROUP: one row per (name_group(name), file), its histograms merged. */
 void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset *out);
 void fnset_free(fnset *s);
+/* Each row's label (its name, with its place when the name is seen twice). */
+void fnset_label(fnset *out, int by_line);
 /* The functions of every run of s summed (runset.c): flags as
  * pdb_load_functions'; each run corrected with its own overhead; p50/p99 from
  * the histograms merged in ns (rows' hist: ns, fix {0, 1}). */

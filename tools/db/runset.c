@@ -477,20 +477,7 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
     free(ls.v);
     free(lt.v);
     free(e);
-    const char **names = xmalloc((out->n + 1) * sizeof *names), **files = xmalloc((out->n + 1) * sizeof *files);
-    int64_t *lines = xmalloc((out->n + 1) * sizeof *lines);
-    for (size_t i = 0; i < out->n; i++) {
-        names[i] = out->v[i].name;
-        files[i] = out->v[i].file;
-        lines[i] = out->v[i].line;
-    }
-    char **labels = fn_labels(names, files, by_line ? lines : NULL, out->n, 1);
-    for (size_t i = 0; i < out->n; i++)
-        out->v[i].label = labels[i];
-    free(labels);
-    free(names);
-    free(files);
-    free(lines);
+    fnset_label(out, by_line);
 }
 
 int64_t pdb_set_frames(pdb *p, const runset *s, long thread)
