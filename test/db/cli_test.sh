@@ -427,6 +427,14 @@ expect snapshots_json "$P" snapshots --db "$S" 1 --json <<'EOF'
   {"t_ns": 2500000000, "functions": {"parse": {"calls": 30, "self_ns": 300000000, "allocs": 0, "alloc_bytes": 0}, "resolve": {"calls": 5, "self_ns": 50000000, "allocs": 2, "alloc_bytes": 64}}}
 ]
 EOF
+# A window's figures never go below 0: the run's end is stored with its final
+# clock calibration, its snapshots with the live one (push --follow sent a
+# negative CPU time once). parse's stored self time is made 1 ms below its
+# last snapshot's.
+cp "$S" "$W/neg.db"
+sqlite3 "$W/neg.db" "UPDATE stats SET self_ns = 299000000 WHERE run = 1 AND fn = 2" || fail "making neg.db"
+got=$("$P" report --db "$W/neg.db" 1 --from 2 --json --uncorrected | grep -o '"function": "parse", "file": "parse.c", "line": 20, "calls": [0-9]*, "self_ns": -\?[0-9]*')
+[ "$got" = '"function": "parse", "file": "parse.c", "line": 20, "calls": 10, "self_ns": 0' ] || fail "window_never_negative: $got"
 expect snapshots_none "$P" snapshots --db "$S" 2 <<'EOF'
 run 2 has no snapshots (run the program with PIANO_INTERVAL=SECS)
 EOF

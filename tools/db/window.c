@@ -122,7 +122,10 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
 {
     /* pdb_load_rows' columns: a metric kept per snapshot is its growth over
      * the window (heap in use: its level at the window's end), the others are
-     * not known (0, or NULL when measured only when asked). */
+     * not known (0, or NULL when measured only when asked). Growth is never
+     * below 0 (max(x, 0) keeps NULL): a run's end is stored with its final
+     * clock calibration, its snapshots with the live one, ~0.1% apart, so a
+     * last window in which a function barely ran could come out negative. */
     char sql[2000];
     size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT f.name, f.file, f.line, f.name, NULL, NULL, "
                                                    "b.child_calls - coalesce(a.child_calls, 0)");
@@ -136,7 +139,7 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
         else if (pdb_metrics[m].when == PIANO_WHEN_HEAP)
             len += (size_t)snprintf(sql + len, sizeof sql - len, ", b.%s", id);
         else
-            len += (size_t)snprintf(sql + len, sizeof sql - len, ", b.%s - coalesce(a.%s, 0)", id, id);
+            len += (size_t)snprintf(sql + len, sizeof sql - len, ", max(b.%s - coalesce(a.%s, 0), 0)", id, id);
     }
     snprintf(sql + len, sizeof sql - len,
              " FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
@@ -151,7 +154,8 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
 /* The figures of the window's functions as a flat tree (each function a root
  * of its own), for pprof_build: a window has no calling contexts. Self times
  * as measured (not overhead-corrected), as push sends a run's. Self CPU time
- * too when every function's is known at the window's end (PIANO_CPU). */
+ * too when every function's is known at the window's end (PIANO_CPU).
+ * Never below 0, as in pdb_load_window: Pyroscope gets no negative value. */
 void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
 {
     memset(t, 0, sizeof *t);
@@ -166,9 +170,9 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
         t->v[i].first_child = t->v[i].last_child = t->v[i].next_sibling = -1;
     }
     sqlite3_stmt *st = window_query(p, r, w,
-        "SELECT b.fn, b.calls - coalesce(a.calls, 0), b.self_ns - coalesce(a.self_ns, 0), "
-        "b.allocs - coalesce(a.allocs, 0), b.alloc_bytes - coalesce(a.alloc_bytes, 0), "
-        "b.cpu_ns - coalesce(a.cpu_ns, 0) "
+        "SELECT b.fn, max(b.calls - coalesce(a.calls, 0), 0), max(b.self_ns - coalesce(a.self_ns, 0), 0), "
+        "max(b.allocs - coalesce(a.allocs, 0), 0), max(b.alloc_bytes - coalesce(a.alloc_bytes, 0), 0), "
+        "max(b.cpu_ns - coalesce(a.cpu_ns, 0), 0) "
         "FROM b LEFT JOIN a ON a.fn = b.fn");
     size_t rows = 0;
     t->cpu_known = 1;
