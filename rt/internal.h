@@ -310,6 +310,8 @@ void heap_atfork_child(void);
 uint64_t span_push(struct piano_site *site);
 void span_pop(struct piano_site *site, uint64_t t);
 void spans_finish(uint64_t end);
+/* Each span name's figures of PIANO_SPAN_FIGURES so far, for a snapshot (span.c). */
+uint32_t spans_snap_read(uint64_t *out);
 void spans_fork_child(uint64_t fork_tick);
 
 /* ---------------------------------------------------------------- allocator.c */

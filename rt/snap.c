@@ -89,6 +89,10 @@ static struct {
     uint32_t handed_nfn;     /* functions below it may be in handed_now or handed_next */
     uint32_t cursor;
     uint64_t now;            /* the tick of the snapshot being taken */
+    /* Span names' figures (span_spool.h PIANO_SPAN_FIGURES), PIANO_SPAN_CAP x
+     * PIANO_SPAN_F_N each: this snapshot's, the previous one's. */
+    uint64_t *span_sum, *span_prev;
+    uint32_t span_n;         /* names read by this snapshot */
 } snap = { .lock = PTHREAD_MUTEX_INITIALIZER, .cursor = UINT32_MAX };
 #define NO_PASS UINT32_MAX
 /* Held while the snapshot thread reads one slot, and while an ending thread
@@ -183,7 +187,10 @@ static void own_close(int k)
 }
 
 #define SNAP_COUNTS_BYTES ((size_t)PIANO_FN_CAP * PIANO_SNAP_N * sizeof(uint64_t))
-#define SNAP_REC_BYTES (sizeof(struct piano_snap_hdr) + (size_t)PIANO_FN_CAP * PIANO_SNAP_ENTRY_MAX + PIANO_PV_SLACK)
+#define SNAP_SPAN_BYTES ((size_t)PIANO_SPAN_CAP * PIANO_SPAN_F_N * sizeof(uint64_t))
+#define SNAP_REC_BYTES                                                                                               \
+    (sizeof(struct piano_snap_hdr) + (size_t)PIANO_FN_CAP * PIANO_SNAP_ENTRY_MAX +                                   \
+     (size_t)PIANO_SPAN_CAP * (1 + PIANO_SPAN_F_N) * 9 + PIANO_PV_SLACK)
 
 /* Whether snapshots are taken (PIANO_INTERVAL, read once at the start). */
 int snap_active(void)
@@ -456,7 +463,20 @@ static size_t encode_record(uint32_t nfn, uint64_t tick)
             p = piano_pv_put(p, piano_zigzag((int64_t)(now[c] - was[c])));
         n++;
     }
-    struct piano_snap_hdr h = { PIANO_SNAP_MAGIC, (uint32_t)(p - snap.rec), tick, n, PIANO_SNAP_N };
+    /* then the span names whose figures changed */
+    uint32_t prev_k = 0, ns = 0;
+    for (uint32_t k = 0; k < snap.span_n; k++) {
+        const uint64_t *now = snap.span_sum + (size_t)k * PIANO_SPAN_F_N,
+                       *was = snap.span_prev + (size_t)k * PIANO_SPAN_F_N;
+        if (!memcmp(now, was, PIANO_SPAN_F_N * sizeof *now))
+            continue;
+        p = piano_pv_put(p, k + 1 - prev_k);
+        prev_k = k + 1;
+        for (int c = 0; c < PIANO_SPAN_F_N; c++)
+            p = piano_pv_put(p, piano_zigzag((int64_t)(now[c] - was[c])));
+        ns++;
+    }
+    struct piano_snap_hdr h = { PIANO_SNAP_MAGIC, (uint32_t)(p - snap.rec), tick, n, PIANO_SNAP_N, ns, PIANO_SPAN_F_N };
     memcpy(snap.rec, &h, sizeof h);
     return h.size;
 }
@@ -511,6 +531,7 @@ static void snap_take(void)
     snap.now = tick;
     if (sum_threads(nfn) != 0)
         return;   /* the next one has these changes too */
+    snap.span_n = spans_snap_read(snap.span_sum);
     size_t size = encode_record(nfn, tick);
     int r = append_record(size);
     if (r < 0) {
@@ -524,6 +545,9 @@ static void snap_take(void)
         uint64_t *t = snap.prev;
         snap.prev = snap.sum;
         snap.sum = t;
+        t = snap.span_prev;
+        snap.span_prev = snap.span_sum;
+        snap.span_sum = t;
     }
 }
 
@@ -553,6 +577,13 @@ static void buffers_free(void)
         munmap(snap.folded, SNAP_FOLD_CAP / 8);
     if (snap.rec)
         munmap(snap.rec, SNAP_REC_BYTES);
+    uint64_t **spans[] = { &snap.span_sum, &snap.span_prev };
+    for (size_t i = 0; i < 2; i++) {
+        if (*spans[i])
+            munmap(*spans[i], SNAP_SPAN_BYTES);
+        *spans[i] = NULL;
+    }
+    snap.span_n = 0;
     snap.folded = snap.rec = NULL;
     snap.handed_nfn = 0;
     snap.have_buffers = 0;
@@ -571,8 +602,10 @@ static int buffers_alloc(void)
     snap.folded = map_zeroed(SNAP_FOLD_CAP / 8);
     snap.maps = map_zeroed(SNAP_FOLD_CAP * sizeof *snap.maps);
     snap.rec = map_zeroed(SNAP_REC_BYTES);
+    snap.span_sum = map_zeroed(SNAP_SPAN_BYTES);
+    snap.span_prev = map_zeroed(SNAP_SPAN_BYTES);
     if (!snap.sum || !snap.prev || !snap.ended || !snap.handed_now || !snap.handed_next || !snap.folded ||
-        !snap.maps || !snap.rec) {
+        !snap.maps || !snap.rec || !snap.span_sum || !snap.span_prev) {
         buffers_free();
         return -1;
     }

@@ -159,7 +159,7 @@ static uint32_t key_make(const char *name, size_t n, uint64_t h, uint32_t base)
     e->site.line = 0;
     register_site(&e->site, NULL);
     rec_make(k);
-    n_keys = k + 1;
+    __atomic_store_n(&n_keys, k + 1, __ATOMIC_RELEASE);   /* read by the snapshot thread (spans_snap_read) */
     const uint32_t mask = 2 * PIANO_SPAN_CAP - 1;
     uint32_t i = (uint32_t)h & mask;
     while (key_table[i])
@@ -430,6 +430,28 @@ PIANO_API void piano_span_close(piano_span *h)
     if (!__atomic_load_n(&spans_ended, __ATOMIC_ACQUIRE))
         span_record(__atomic_load_n(&o->key, __ATOMIC_RELAXED), t - o->open_tick, busy_at(o, t), 0);
     obj_free(i);
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+/* The snapshot thread (snap.c): each span name's figures of the list
+ * PIANO_SPAN_FIGURES so far into out (PIANO_SPAN_F_N per name, by record
+ * index; zeros for a name without a record). Spans are counted as they close:
+ * one open at a snapshot is in the snapshot after its close, whole. Returns
+ * the names read. */
+uint32_t spans_snap_read(uint64_t *out)
+{
+    uint32_t n = __atomic_load_n(&n_keys, __ATOMIC_ACQUIRE);
+    unsigned char *m = __atomic_load_n(&spans_map, __ATOMIC_ACQUIRE);
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t *o = out + (size_t)k * PIANO_SPAN_F_N;
+        const struct piano_spool_span *r = m ? (const struct piano_spool_span *)(m + (size_t)k * PIANO_SPAN_REC_SIZE) : NULL;
+        if (r && __atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) == PIANO_SPAN_MAGIC)
+            piano_span_figures_read(r, o);
+        else
+            memset(o, 0, PIANO_SPAN_F_N * sizeof *o);
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- the run's end, fork */

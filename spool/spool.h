@@ -30,12 +30,13 @@
 #ifndef PIANO_SPOOL_H
 #define PIANO_SPOOL_H
 #include "hist.h"
+#include "span_spool.h"   /* span figures in snapshots */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 17  /* 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 18  /* 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -390,8 +391,15 @@ struct piano_snap_hdr {
     uint64_t tick;           /* when it was taken */
     uint32_t nfns;
     uint32_t ncounters;      /* PIANO_SNAP_N of the writer */
+    uint32_t nspans;         /* span entries after the functions' (span_spool.h) */
+    uint32_t nspan_figures;  /* PIANO_SPAN_F_N of the writer */
 };
 #define PIANO_SNAP_ENTRY_MAX ((1 + PIANO_SNAP_N) * 9)   /* bytes of an entry at most */
+/* After the nfns entries, nspans entries of span names (the spans file's
+ * records, span_spool.h) whose figures changed: each the record's index + 1
+ * minus the previous entry's (ascending), then per figure of
+ * PIANO_SPAN_FIGURES its growth, zigzag-coded: the same shape as a
+ * function's, read by piano_snap_entry_n. */
 
 /* Reads the record at p (ending by end): its header into *h. Returns the
  * position after the record, or NULL when it is cut or malformed; *entries is
@@ -403,7 +411,8 @@ static inline const unsigned char *piano_snap_read(const unsigned char *p, const
         return NULL;
     __builtin_memcpy(h, p, sizeof *h);
     if (h->magic != PIANO_SNAP_MAGIC || h->ncounters != PIANO_SNAP_N || h->size < sizeof *h ||
-        h->size > (size_t)(end - p) || h->nfns > PIANO_FN_CAP)
+        h->size > (size_t)(end - p) || h->nfns > PIANO_FN_CAP || h->nspans > PIANO_SPAN_CAP ||
+        (h->nspans && h->nspan_figures != PIANO_SPAN_F_N))
         return NULL;
     *entries = p + sizeof *h;
     return p + h->size;
@@ -412,19 +421,24 @@ static inline const unsigned char *piano_snap_read(const unsigned char *p, const
 /* Reads the entry at p of a record ending at end: *id holds the previous
  * entry's id (0 before the first) and gets this one's; delta[] the growths.
  * NULL when it is malformed. */
-static inline const unsigned char *piano_snap_entry(const unsigned char *p, const unsigned char *end,
-                                                    uint32_t *id, int64_t delta[PIANO_SNAP_N])
+static inline const unsigned char *piano_snap_entry_n(const unsigned char *p, const unsigned char *end,
+                                                      uint32_t *id, uint32_t cap, int64_t *delta, int n)
 {
     uint64_t v;
-    if (!(p = piano_pv_get(p, end, &v)) || v == 0 || v >= PIANO_FN_CAP - *id)
+    if (!(p = piano_pv_get(p, end, &v)) || v == 0 || v >= cap - *id)
         return NULL;
     *id += (uint32_t)v;
-    for (int c = 0; c < PIANO_SNAP_N; c++) {
+    for (int c = 0; c < n; c++) {
         if (!(p = piano_pv_get(p, end, &v)))
             return NULL;
         delta[c] = piano_unzigzag(v);
     }
     return p;
+}
+static inline const unsigned char *piano_snap_entry(const unsigned char *p, const unsigned char *end,
+                                                    uint32_t *id, int64_t delta[PIANO_SNAP_N])
+{
+    return piano_snap_entry_n(p, end, id, PIANO_FN_CAP, delta, PIANO_SNAP_N);
 }
 
 struct piano_spool_run {

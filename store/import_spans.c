@@ -20,6 +20,8 @@ static size_t hist_blob(const uint64_t *counts, unsigned char *out)
     return len;
 }
 
+#define SPAN_PARAM(...) ",?"
+
 /* Stores the spans of the run. Returns 0, or -1 on a database error. */
 int import_spans(struct job *j)
 {
@@ -36,22 +38,16 @@ int import_spans(struct job *j)
         goto out;
     }
     if (sqlite3_prepare_v2(j->db,
-                           "INSERT OR IGNORE INTO spans(run, name, fn, count, unfinished, wall_ns, busy_ns, hist_wall, "
-                           "hist_busy) VALUES(?,?,?,?,?,?,?,?,?)",
+                           "INSERT OR IGNORE INTO spans(run, name, fn" PIANO_SPAN_FIGURE_COLS ", hist_wall, "
+                           "hist_busy) VALUES(?,?,?" PIANO_SPAN_FIGURES(SPAN_PARAM) ",?,?)",
                            -1, &st, NULL))
         goto out;
     for (size_t at = 0; at + sizeof(struct piano_spool_span) <= m.len; at += PIANO_SPAN_REC_SIZE) {
         const struct piano_spool_span *r = (const struct piano_spool_span *)(m.p + at);
-        if (__atomic_load_n(&r->magic, __ATOMIC_ACQUIRE) != PIANO_SPAN_MAGIC || r->name_len == 0 ||
-            r->name_len >= PIANO_SPAN_NAME_MAX || memchr(r->name, 0, r->name_len))
+        if (!piano_span_rec_named(r))
             continue;   /* never made, or damaged */
-        uint64_t count = __atomic_load_n(&r->count, __ATOMIC_RELAXED);
-        uint64_t unfinished = __atomic_load_n(&r->unfinished, __ATOMIC_RELAXED);
-        uint64_t wall = __atomic_load_n(&r->wall, __ATOMIC_RELAXED), busy = __atomic_load_n(&r->busy, __ATOMIC_RELAXED);
-        if (unfinished > count)
-            unfinished = count;
-        if (busy > wall)
-            busy = wall;
+        uint64_t f[PIANO_SPAN_F_N];
+        piano_span_figures_read(r, f);
         for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++) {
             counts[b] = __atomic_load_n(&r->hist_wall[b], __ATOMIC_RELAXED);
             counts[PIANO_HIST_BUCKETS + b] = __atomic_load_n(&r->hist_busy[b], __ATOMIC_RELAXED);
@@ -66,12 +62,10 @@ int import_spans(struct job *j)
         } else {
             sqlite3_bind_null(st, 3);
         }
-        sqlite3_bind_int64(st, 4, count64(count));
-        sqlite3_bind_int64(st, 5, count64(unfinished));
-        sqlite3_bind_int64(st, 6, to_ns(wall, j->npt));
-        sqlite3_bind_int64(st, 7, to_ns(busy, j->npt));
-        sqlite3_bind_blob(st, 8, blob, (int)lw, SQLITE_TRANSIENT);
-        sqlite3_bind_blob(st, 9, blob + lw, (int)lb, SQLITE_TRANSIENT);
+        for (int k = 0; k < PIANO_SPAN_F_N; k++)
+            sqlite3_bind_int64(st, 4 + k, piano_span_figure_is_ns(k) ? to_ns(f[k], j->npt) : count64(f[k]));
+        sqlite3_bind_blob(st, 4 + PIANO_SPAN_F_N, blob, (int)lw, SQLITE_TRANSIENT);
+        sqlite3_bind_blob(st, 5 + PIANO_SPAN_F_N, blob + lw, (int)lb, SQLITE_TRANSIENT);
         if (STEP(st))
             goto out;
     }

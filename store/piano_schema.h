@@ -31,10 +31,11 @@
 #define PIANO_SCHEMA_H
 
 #include "metrics.h"   /* the figures' columns of stats and contexts (spool/metrics.h) */
+#include "span_spool.h"   /* the span figures kept per snapshot (PIANO_SPAN_FIGURES) */
 
-/* 12 (spans), 13 (the run-time selection), and one per metric added since
- * (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (13 + PIANO_METRICS_SCHEMA)
+/* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), and one
+ * per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (14 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -143,6 +144,20 @@
 "  PRIMARY KEY(run, name)\n" \
 ") WITHOUT ROWID;\n"
 
+/* Spans in snapshots (PIANO_INTERVAL): a row per span name whose figures
+ * changed in a snapshot (its time: snapshot_times), with its cumulative
+ * figures then, the columns of the spans table kept per snapshot
+ * (span_spool.h PIANO_SPAN_FIGURES). A span counts when it closes: one open
+ * at a snapshot is in a later one, whole. */
+#define PIANO_SCHEMA_SPAN_SNAPSHOTS \
+"CREATE TABLE IF NOT EXISTS span_snapshots(\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  name TEXT NOT NULL,                 -- spans.name\n" \
+"  t_ns INTEGER NOT NULL,              -- snapshot_times.t_ns\n" \
+PIANO_SPAN_FIGURE_COLUMNS \
+"  PRIMARY KEY(run, name, t_ns)\n" \
+") WITHOUT ROWID;\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -226,7 +241,8 @@ PIANO_SCHEMA_INUSE \
 ");\n" \
 PIANO_SCHEMA_PUSHES \
 PIANO_SCHEMA_SNAPSHOTS \
-PIANO_SCHEMA_SPANS
+PIANO_SCHEMA_SPANS \
+PIANO_SCHEMA_SPAN_SNAPSHOTS
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent.
  * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
@@ -312,5 +328,9 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 /* From version 12 to 13: the run-time selection (runs stored before: NULL). */
 #define PIANO_SCHEMA_MIGRATE_12 \
 "ALTER TABLE runs ADD COLUMN selection TEXT;\n"
+
+/* From version 13 to 14: spans in snapshots. Idempotent (IF NOT EXISTS): run
+ * for every older version, as versions past 13 may be metrics' too. */
+#define PIANO_SCHEMA_MIGRATE_13 PIANO_SCHEMA_SPAN_SNAPSHOTS
 
 #endif

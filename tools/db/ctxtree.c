@@ -10,6 +10,7 @@
  * pprof exports add up to exactly what the table holds.
  */
 #include "piano_db.h"
+#include "span_spool.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -375,6 +376,29 @@ void ctree_merge(ctree *into, const ctree *from, const int *keymap)
     free(to);
     into->cpu_known = into->cpu_known && (from->cpu_known || from->n <= 1);
     into->v[0].total_ns += from->v[0].total_ns;
+}
+
+/* Spans of a window: see piano_db.h. */
+int ctree_add_window_spans(pdb *p, ctree *t, const run_info *r, const pdb_window *w)
+{
+    sqlite3_stmt *st = pdb_window_spans(p, r, w);
+    int n = 0;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+            continue;
+        /* the window's tree is flat: key k's node is k + 1 (pdb_window_tree) */
+        int node = fkeys_find(&t->keys, sqlite3_column_int64(st, 1)) + 1;
+        if (node <= 0 || (size_t)node >= t->n)
+            continue;
+        int64_t wall = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_wall), busy = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_busy);
+        if (busy > wall)
+            busy = wall;
+        t->v[node].busy_ns = sat_add(t->v[node].busy_ns, busy);
+        t->v[node].idle_ns = sat_add(t->v[node].idle_ns, wall - busy);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
 }
 
 /* Spans (doc/spans.md): see piano_db.h. */

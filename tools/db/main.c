@@ -68,7 +68,9 @@ static const char *help_report =
     "                   (PIANO_CPU=1) and allocations while entered, spans still open at the\n"
     "                   end (unfinished, timed to it). JSON: array of {span, count, wall_ns,\n"
     "                   busy_ns, idle_ns, p50_ns, p99_ns, p50_busy_ns, p99_busy_ns, cpu_ns,\n"
-    "                   allocs, alloc_bytes, unfinished}\n"
+    "                   allocs, alloc_bytes, unfinished}. With --from/--to: the spans closed\n"
+    "                   in the window (a span counts whole in the window of its close); p50/p99,\n"
+    "                   CPU and allocations not kept per snapshot ('-', JSON null)\n"
     "\n"
     "SET: run ids and ranges (3..40,45) or a tag naming several runs (tag NAME SET): the\n"
     "functions of its runs summed, the first line naming them: calls, times and\n"
@@ -762,9 +764,8 @@ int main(int argc, char **argv)
         pdb_usage_die("report: --spikes goes with --frames");
     if (o.frames && o.threads)
         pdb_usage_die("report: --frames and --threads exclude each other (use --frames --thread T)");
-    if (o.spans && (o.frames || o.threads || o.heap || o.from || o.to || o.group || o.thread_set || o.sort))
-        pdb_usage_die("report: --spans goes without --frames, --threads, --thread, --heap, --from, --to, --group "
-                      "and --sort");
+    if (o.spans && (o.frames || o.threads || o.heap || o.group || o.thread_set || o.sort))
+        pdb_usage_die("report: --spans goes without --frames, --threads, --thread, --heap, --group and --sort");
     if (o.heap && !strcmp(c->name, "report") && (o.frames || o.threads))
         pdb_usage_die("report: --heap goes without --frames and --threads (use --heap --thread T)");
     if (o.json && o.csv)

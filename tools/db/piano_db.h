@@ -562,6 +562,15 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
 struct ctree_s;
 /* The window's figures as a flat ctree (each function a root), for pprof_build. */
 void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, struct ctree_s *t);
+/* The spans of window w of run r (those of which one closed in it, or was
+ * open at the end), by wall time: rows of name, fn (NULL: none), then the
+ * growth of each figure of spool/span_spool.h's PIANO_SPAN_FIGURES (count,
+ * unfinished, wall_ns, busy_ns), never below 0. */
+sqlite3_stmt *pdb_window_spans(pdb *p, const run_info *r, const pdb_window *w);
+/* Adds window w's spans to the window's tree t (pdb_window_tree): each span
+ * name with spans a root whose busy_ns and idle_ns are its spans' (a window
+ * has no contexts: nothing below them). Returns the span names added. */
+int ctree_add_window_spans(pdb *p, struct ctree_s *t, const run_info *r, const pdb_window *w);
 
 /* ---- calling contexts merged across threads (ctxtree.c) ---- */
 /* A node of the merged tree: node 0 is the synthetic root (key -1); each other

@@ -45,6 +45,9 @@ static void make_window(pdb *p, pusher *ps, const pdb_opts *o, const run_info *r
              w->b_end ? " (its end)" : "");
     out->label = xstrdup(what);
     build_groups(&t, &in, 0, out->gz, out->len);   /* snapshots hold no heap in use */
+    /* the spans of which one closed in the window (span_snapshots), as push sends a run's */
+    if (ctree_add_window_spans(p, &t, r, w) > 0)
+        build_group(&t, &in, 0, GROUP_SPANS, out->gz, out->len);
     ctree_free(&t);
 }
 

@@ -2,6 +2,7 @@
  * and idle times with their p50/p99, and what ran while they were entered
  * (CPU time, allocations: from the calling contexts under the span's frame). */
 #include "piano_db.h"
+#include "span_spool.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,22 @@ static const char *const span_sql =
 void report_spans(pdb *p, const pdb_opts *o, const run_info *r)
 {
     emit_mode mode = emit_mode_of(o);
-    sqlite3_stmt *st = pdb_prepare(p, span_sql);
-    sqlite3_bind_int64(st, 1, r->id);
+    pdb_window w = { .set = o->from || o->to, .from_set = o->from != NULL, .to_set = o->to != NULL };
+    sqlite3_stmt *st;
+    if (w.set) {
+        w.from_s = o->from ? strtod(o->from, NULL) : 0;
+        w.to_s = o->to ? strtod(o->to, NULL) : 0;
+        pdb_window_resolve(p, r, &w);
+        st = pdb_window_spans(p, r, &w);
+        if (mode == EMIT_TABLE) {
+            char what[160];
+            pdb_window_describe(&w, what, sizeof what);
+            printf("run %lld, window %s\n", (long long)r->id, what);
+        }
+    } else {
+        st = pdb_prepare(p, span_sql);
+        sqlite3_bind_int64(st, 1, r->id);
+    }
     piano_hist *h = xmalloc(sizeof *h);
     emitter e;
     emit_begin(&e, stdout, mode, span_cols, NSPAN, 0);
@@ -71,6 +86,21 @@ void report_spans(pdb *p, const pdb_opts *o, const run_info *r)
         shown++;
         emit_val v[NSPAN];
         memset(v, 0, sizeof v);
+        if (w.set) {   /* name, fn, then the figures' growth (pdb_window_spans): no p50/p99, CPU, allocations */
+            int64_t wall = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_wall),
+                    busy = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_busy);
+            v[0].s = pdb_col_text(st, 0);
+            v[1].i = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_count);
+            v[2].i = wall;
+            v[3].i = busy;
+            v[4].i = wall > busy ? wall - busy : 0;
+            for (int k = 5; k <= 11; k++)
+                v[k].null = 1;
+            v[12].i = sqlite3_column_int64(st, 2 + PIANO_SPAN_F_unfinished);
+            unfinished += v[12].i;
+            emit_row(&e, v, NULL);
+            continue;
+        }
         int64_t wall = sqlite3_column_int64(st, 2), busy = sqlite3_column_int64(st, 3);
         v[0].s = pdb_col_text(st, 0);
         v[1].i = sqlite3_column_int64(st, 1);
@@ -90,11 +120,15 @@ void report_spans(pdb *p, const pdb_opts *o, const run_info *r)
     }
     sqlite3_finalize(st);
     free(h);
-    emit_end(&e, mode == EMIT_TABLE ? "no spans in this run (include/piano/span.h: doc/spans.md)" : NULL);
+    emit_end(&e, mode != EMIT_TABLE ? NULL : w.set ? "no span closed in this window" : "no spans in this run (include/piano/span.h: doc/spans.md)");
     if (mode == EMIT_TABLE) {
         if (shown < n)
             printf("(%zu more span%s hidden: --top N or --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
-        if (n)
+        if (n && w.set)
+            printf("\nwindow: the spans closed in it (a span counts whole in the window of its close)%s; p50/p99, "
+                   "CPU and allocations are not kept per snapshot (-)\n",
+                   unfinished ? "; unfinished: still open at the end, timed to it" : "");
+        else if (n)
             printf("\nrun %lld: wall = open to close, busy = entered, idle = open and not entered; p50/p99 of each "
                    "span's wall and busy time%s\n",
                    (long long)r->id, unfinished ? "; unfinished: still open at the end, timed to it" : "");

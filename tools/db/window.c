@@ -6,6 +6,7 @@
  * of zeros, and its end (the stored figures, threads summed) as the last.
  */
 #include "piano_db.h"
+#include "span_spool.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,4 +190,43 @@ void pdb_window_tree(pdb *p, const run_info *r, const pdb_window *w, ctree *t)
     }
     t->cpu_known &= rows > 0;
     sqlite3_finalize(st);
+}
+
+/* ---- spans (doc/spans.md): the span_snapshots rows, as the functions' ---- */
+
+/* The span figures of run ?1 at snapshot time t (the latest row at or before
+ * it per name), or at the end (the spans table). */
+static size_t span_figures_at(char *sql, size_t n, const char *t)
+{
+    size_t len = (size_t)snprintf(sql, n, "SELECT name");
+    for (int f = 0; f < PIANO_SPAN_F_N; f++)
+        len += (size_t)snprintf(sql + len, n - len, ", %s", piano_span_figure_column(f));
+    if (t)
+        len += (size_t)snprintf(sql + len, n - len,
+                                " FROM span_snapshots x WHERE run = ?1 AND t_ns = (SELECT max(t_ns) FROM span_snapshots "
+                                "y WHERE y.run = ?1 AND y.name = x.name AND y.t_ns <= %s)", t);
+    else
+        len += (size_t)snprintf(sql + len, n - len, " FROM spans WHERE run = ?1");
+    return len;
+}
+
+sqlite3_stmt *pdb_window_spans(pdb *p, const run_info *r, const pdb_window *w)
+{
+    char sql[4096], a_sql[1024], b_sql[1024];
+    span_figures_at(a_sql, sizeof a_sql, "?2");
+    span_figures_at(b_sql, sizeof b_sql, w->b_end ? NULL : "?3");
+    size_t len = (size_t)snprintf(sql, sizeof sql, "WITH a AS (%s), b AS (%s) SELECT b.name, sp.fn", a_sql, b_sql);
+    for (int f = 0; f < PIANO_SPAN_F_N; f++) {
+        const char *c = piano_span_figure_column(f);
+        len += (size_t)snprintf(sql + len, sizeof sql - len, ", max(b.%s - coalesce(a.%s, 0), 0)", c, c);
+    }
+    snprintf(sql + len, sizeof sql - len,
+             " FROM b LEFT JOIN a ON a.name = b.name LEFT JOIN spans sp ON sp.run = ?1 AND sp.name = b.name"
+             " WHERE b.count > coalesce(a.count, 0) ORDER BY %d DESC, b.name", 3 + PIANO_SPAN_F_wall);
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, w->a_ns);
+    if (!w->b_end)
+        sqlite3_bind_int64(st, 3, w->b_ns);
+    return st;
 }
