@@ -484,6 +484,39 @@ EOF
 expect diff_window_run_json sh -c "'$P' diff --db '$S' 1@1..2 2 --json | jq -c '[.[] | [.function, .calls_a, .calls_b, .change]]'" <<'EOF'
 [["parse",20,4,"untested"]]
 EOF
+# spans of a window (span_snapshots): the spans closed in it, exact differences
+expect window_spans "$P" report --db "$S" 1 --spans --from 1 --to 2 <<'EOF'
+run 1, window 1.000 s (snapshot) .. 2.000 s (snapshot)
+Span        Count       Wall       Busy       Idle        p50        p99   p50 busy   p99 busy        CPU   Allocs      Bytes  Unfinished
+-----------------------------------------------------------------------------------------------------------------------------------------
+req             2   300.00ms    20.00ms   280.00ms          -          -          -          -          -        -          -           0
+
+window: the spans closed in it (a span counts whole in the window of its close); p50/p99, CPU and allocations are not kept per snapshot (-)
+EOF
+expect window_spans_to_end "$P" report --db "$S" 1 --spans --from 2.2 <<'EOF'
+run 1, window 2.000 s (snapshot) .. 3.000 s (end of the run)
+Span        Count       Wall       Busy       Idle        p50        p99   p50 busy   p99 busy        CPU   Allocs      Bytes  Unfinished
+-----------------------------------------------------------------------------------------------------------------------------------------
+req             3   500.00ms    40.00ms   460.00ms          -          -          -          -          -        -          -           1
+job             2   300.00ms    30.00ms   270.00ms          -          -          -          -          -        -          -           0
+
+window: the spans closed in it (a span counts whole in the window of its close); unfinished: still open at the end, timed to it; p50/p99, CPU and allocations are not kept per snapshot (-)
+EOF
+expect window_spans_json "$P" report --db "$S" 1 --spans --to 1.5 --json <<'EOF'
+[
+  {"span": "req", "count": 4, "wall_ns": 400000000, "busy_ns": 40000000, "idle_ns": 360000000, "p50_ns": null, "p99_ns": null, "p50_busy_ns": null, "p99_busy_ns": null, "cpu_ns": null, "allocs": null, "alloc_bytes": null, "unfinished": 0}
+]
+EOF
+expect window_spans_csv "$P" report --db "$S" 1 --spans --from 1 --csv <<'EOF'
+span,count,wall_ns,busy_ns,idle_ns,p50_ns,p99_ns,p50_busy_ns,p99_busy_ns,cpu_ns,allocs,alloc_bytes,unfinished
+req,5,800000000,60000000,740000000,,,,,,,,1
+job,2,300000000,30000000,270000000,,,,,,,,0
+EOF
+expect window_spans_none "$P" report --db "$S" 1 --spans --from 2 --to 2.7 <<'EOF'
+run 1, window 2.000 s (snapshot) .. 2.500 s (snapshot)
+no span closed in this window
+EOF
+error window_spans_no_snapshots "run 2 has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS" "$P" report --db "$S" 2 --spans --from 0
 error window_no_snapshots "run 2 has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS" "$P" report --db "$S" 2 --from 0
 error window_diff_no_snapshots "run 2 has no snapshots: a window needs a run made with PIANO_INTERVAL=SECS" "$P" diff --db "$S" 1 2@0..1
 error window_backwards "the window 2..1 s ends before it starts" "$P" report --db "$S" 1 --from 2 --to 1

@@ -486,7 +486,10 @@ static void tree(void)
  * Run 1 (3 s; ns_per_tick 1, overhead 0): snapshots at 1 s, 2 s and 2.5 s (in
  * which nothing changed); parse 10 / 30 calls (100 / 300 ms) at the first
  * two, 40 (400 ms) at the end; resolve 5 calls (50 ms, 2 allocations of
- * 64 B) from 1 s, 8 (80 ms, 3 of 96 B) at the end. Run 2: no snapshots.
+ * 64 B) from 1 s, 8 (80 ms, 3 of 96 B) at the end. Spans of run 1: req 4
+ * closed (400 ms wall, 40 ms busy) at 1 s, 6 (700, 60) at 2 s, 9 (1.2 s, 100 ms;
+ * 1 unfinished) at the end; job 2 (300 ms, 30 ms) at the end only. Run 2: no
+ * snapshots.
  */
 static void snaps(void)
 {
@@ -502,6 +505,10 @@ static void snaps(void)
          "INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes) VALUES"
          "(1, 2, 1000000000, 10, 100000000, 0, 0, 0), (1, 3, 1000000000, 5, 50000000, 0, 2, 64),"
          "(1, 2, 2000000000, 30, 300000000, 0, 0, 0)");
+    exec("INSERT INTO spans(run, name, fn, count, unfinished, wall_ns, busy_ns) VALUES"
+         "(1, 'req', NULL, 9, 1, 1200000000, 100000000), (1, 'job', NULL, 2, 0, 300000000, 30000000);"
+         "INSERT INTO span_snapshots(run, name, t_ns, count, unfinished, wall_ns, busy_ns) VALUES"
+         "(1, 'req', 1000000000, 4, 0, 400000000, 40000000), (1, 'req', 2000000000, 6, 0, 700000000, 60000000)");
     run(2, "1001-1700000100000000000", NULL, 1001, "./tool", 1700000100000000000LL, 1000000000LL, "complete", 1.0,
         0);
     fn(2, 2, "parse", "parse.c", 20);

@@ -120,7 +120,9 @@ void report_spans(pdb *p, const pdb_opts *o, const run_info *r)
     }
     sqlite3_finalize(st);
     free(h);
-    emit_end(&e, mode != EMIT_TABLE ? NULL : w.set ? "no span closed in this window" : "no spans in this run (include/piano/span.h: doc/spans.md)");
+    emit_end(&e, mode != EMIT_TABLE ? NULL
+                 : w.set        ? "no span closed in this window\n"
+                                : "no spans in this run (include/piano/span.h: doc/spans.md)\n");
     if (mode == EMIT_TABLE) {
         if (shown < n)
             printf("(%zu more span%s hidden: --top N or --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
@@ -210,7 +212,7 @@ void diff_spans(pdb *p, const pdb_opts *o, const run_info *ra, const run_info *r
     }
     sqlite3_finalize(st);
     free(h);
-    emit_end(&e, mode == EMIT_TABLE ? "no spans in either run (include/piano/span.h: doc/spans.md)" : NULL);
+    emit_end(&e, mode == EMIT_TABLE ? "no spans in either run (include/piano/span.h: doc/spans.md)\n" : NULL);
     if (mode == EMIT_TABLE) {
         if (shown < n)
             printf("(%zu more span%s hidden: --all shows them)\n", n - shown, n - shown == 1 ? "" : "s");
