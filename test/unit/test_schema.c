@@ -155,13 +155,15 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 #define UNDO_12 "DROP TABLE spans;"
 /* What schema 13 added (the run-time selection). */
 #define UNDO_13 "ALTER TABLE runs DROP COLUMN selection;"
+/* What schema 14 added (spans in snapshots). */
+#define UNDO_14 "DROP TABLE span_snapshots;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -274,7 +276,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -287,7 +289,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -304,7 +306,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -331,7 +333,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -363,7 +365,7 @@ static void upgrades_version_8(void **state)
 static void upgrades_version_9(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v9.db", UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
+    sqlite3 *db = open_undone("v9.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -385,7 +387,7 @@ static void upgrades_version_9(void **state)
 static void upgrades_version_11(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v11.db", UNDO_13 UNDO_12, "PRAGMA user_version=11");
+    sqlite3 *db = open_undone("v11.db", UNDO_14 UNDO_13 UNDO_12, "PRAGMA user_version=11");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM spans)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -405,7 +407,7 @@ static void upgrades_version_11(void **state)
 static void upgrades_version_10(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v10.db", UNDO_13 UNDO_12 UNDO_11,
+    sqlite3 *db = open_undone("v10.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
                               "PRAGMA user_version=10");
@@ -434,11 +436,28 @@ static void upgrades_version_10(void **state)
 static void upgrades_version_12(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v12.db", UNDO_13, "PRAGMA user_version=12");
+    sqlite3 *db = open_undone("v12.db", UNDO_14 UNDO_13, "PRAGMA user_version=12");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT selection IS NULL FROM runs WHERE id = 1)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     sqlite3_finalize(st);
     assert_int_equal(sqlite3_exec(db, "UPDATE runs SET selection = 'parse'", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* A version-13 database (before spans in snapshots) gets span_snapshots,
+ * empty, with the columns of PIANO_SPAN_FIGURES. */
+static void upgrades_version_13(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v13.db", UNDO_14, "PRAGMA user_version=13");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM span_snapshots)");
+    assert_int_equal(sqlite3_column_int(st, 1), 0);
+    sqlite3_finalize(st);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO span_snapshots(run, name, t_ns" PIANO_SPAN_FIGURE_COLS
+                                  ") VALUES(1, 'req', 1000, 1, 0, 2000, 500)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(db);
 }
 
@@ -484,6 +503,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_10),
         cmocka_unit_test(upgrades_version_11),
         cmocka_unit_test(upgrades_version_12),
+        cmocka_unit_test(upgrades_version_13),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);
