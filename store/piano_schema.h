@@ -33,9 +33,9 @@
 #include "metrics.h"   /* the figures' columns of stats and contexts (spool/metrics.h) */
 #include "span_spool.h"   /* the span figures kept per snapshot (PIANO_SPAN_FIGURES) */
 
-/* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), and one
- * per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (14 + PIANO_METRICS_SCHEMA)
+/* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), 15
+ * (tag_runs), and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (15 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -158,6 +158,15 @@ PIANO_SPAN_FIGURE_COLUMNS \
 "  PRIMARY KEY(run, name, t_ns)\n" \
 ") WITHOUT ROWID;\n"
 
+/* Tags that name several runs (`piano-db tag NAME SET`): a row per run;
+ * a tag of one run is a row of tags. A name is in one of them, never both. */
+#define PIANO_SCHEMA_TAG_RUNS \
+"CREATE TABLE IF NOT EXISTS tag_runs(\n" \
+"  name TEXT NOT NULL,\n" \
+"  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  PRIMARY KEY(name, run)\n" \
+") WITHOUT ROWID;\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -242,7 +251,8 @@ PIANO_SCHEMA_INUSE \
 PIANO_SCHEMA_PUSHES \
 PIANO_SCHEMA_SNAPSHOTS \
 PIANO_SCHEMA_SPANS \
-PIANO_SCHEMA_SPAN_SNAPSHOTS
+PIANO_SCHEMA_SPAN_SNAPSHOTS \
+PIANO_SCHEMA_TAG_RUNS
 
 /* From version 1 to 2: what a run lost to its limits, so it is never silent.
  * (2 -> 3 rewrites frames.fns: store.c, with the piano_fns_v3() SQL function.) */
@@ -332,5 +342,10 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 /* From version 13 to 14: spans in snapshots. Idempotent (IF NOT EXISTS): run
  * for every older version, as versions past 13 may be metrics' too. */
 #define PIANO_SCHEMA_MIGRATE_13 PIANO_SCHEMA_SPAN_SNAPSHOTS
+
+/* To version 15: tag_runs, which piano-db made on the first tag of several
+ * runs before: a database that has it keeps it and its tags. */
+#define PIANO_SCHEMA_TAG_RUNS_SINCE 15
+#define PIANO_SCHEMA_MIGRATE_TAG_RUNS PIANO_SCHEMA_TAG_RUNS
 
 #endif

@@ -300,6 +300,8 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_12) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_13) == SQLITE_OK;
+    if (ok && version < PIANO_SCHEMA_TAG_RUNS_SINCE)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_TAG_RUNS) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);

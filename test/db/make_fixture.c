@@ -9,6 +9,9 @@
  *   make_fixture tree FILE       two runs with calling contexts and C++ names (flamegraph, export)
  *   make_fixture snaps FILE      a run of 3 s with snapshots (PIANO_INTERVAL), one without
  *   make_fixture sets FILE       a test suite's runs: several programs, clocks and overheads (sets)
+ *   make_fixture sets-old FILE   the same at the schema before tag_runs, with the tag_runs
+ *                                piano-db made then: 'suite' names runs 1..3, 'one' run 5
+ *   make_fixture sets-old-untagged FILE  the same without tag_runs (no tag of several runs made)
  *   make_fixture empty FILE      a piano database without runs
  *   make_fixture v99 FILE        a piano database with user_version 99
  *   make_fixture foreign FILE    an SQLite database that is not piano's
@@ -16,6 +19,7 @@
  */
 #include "fns_blob.h"
 #include "hist.h"
+#include "piano_schema.h"
 #include "store.h"
 #include <math.h>
 #include <stdint.h>
@@ -574,6 +578,25 @@ static void sets(void)
     exec("COMMIT");
 }
 
+/* The sets at the schema before tag_runs (PIANO_SCHEMA_TAG_RUNS_SINCE): piano-db
+ * made it on the first tag of several runs then (as here, when tagged). */
+static void sets_old(int tagged)
+{
+    sets();
+    exec("DROP TABLE tag_runs");
+    if (tagged)
+        exec("CREATE TABLE IF NOT EXISTS tag_runs(\n"
+             "  name TEXT NOT NULL,\n"
+             "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
+             "  PRIMARY KEY(name, run)\n"
+             ") WITHOUT ROWID;"
+             "INSERT INTO tag_runs(name, run) VALUES('suite', 1), ('suite', 2), ('suite', 3);"
+             "INSERT INTO tags(name, run) VALUES('one', 5);");
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", PIANO_SCHEMA_TAG_RUNS_SINCE - 1);
+    exec(sql);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -612,6 +635,8 @@ int main(int argc, char **argv)
         snaps();
     else if (!strcmp(kind, "sets"))
         sets();
+    else if (!strcmp(kind, "sets-old") || !strcmp(kind, "sets-old-untagged"))
+        sets_old(!strcmp(kind, "sets-old"));
     else if (!strcmp(kind, "v99"))
         exec("PRAGMA user_version=99");
     else if (strcmp(kind, "empty"))

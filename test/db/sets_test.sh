@@ -5,7 +5,7 @@
 # command|parent; --group template in diff, flamegraph and export. The fixture 'sets'
 # (make_fixture.c) has known figures: runs of other clocks (ns_per_tick 0.5) and overheads, a run
 # that recorded nothing, CPU and heap in use in some runs only. Sections: report diff tags runs
-# group errors.
+# group errors upgrade.
 set -u
 SECTION=$1 P=$2 FX=$3 W=$4
 export TZ=UTC NO_COLOR=1 LC_ALL=C
@@ -290,6 +290,36 @@ if sqlite3 -version > /dev/null 2>&1; then
 fi
 # the Set column is a set report takes
 same runs_set "report 1..4 --json" "report --command jq --json"
+;;
+upgrade)
+# A database of the schema before tag_runs, whose tag_runs piano-db made on the first tag of several runs:
+# opening it upgrades it to the schema of a new database (which has tag_runs from the
+# start), its tags kept; one without tag_runs gets it and takes tags of several runs.
+command -v sqlite3 > /dev/null || { echo "SKIP: sqlite3 missing"; exit 77; }
+"$FX" empty "$W/new.db" || exit 1
+V=$(sqlite3 "$W/new.db" 'PRAGMA user_version')
+[ "$(sqlite3 "$W/new.db" "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'")" = 1 ] ||
+    fail "a new database has no tag_runs"
+"$FX" sets-old "$D" || exit 1
+[ "$(sqlite3 "$D" 'PRAGMA user_version')" -lt "$V" ] || fail "sets-old is not at an older schema"
+expect old_tags "$P" tag --db "$D" <<'EOF'
+Tag    Run              Started  Command
+-------------------------------------------
+one      5  2023-11-14 22:13:26  ./fmt-test
+suite    -  2023-11-14 22:13:21  3 runs
+EOF
+[ "$(sqlite3 "$D" 'PRAGMA user_version')" = "$V" ] || fail "old: schema $(sqlite3 "$D" 'PRAGMA user_version') after opening, not $V"
+same old_report "report 1..3 --json" "report suite --json"
+same old_diff "diff 1..3 5..6 --json" "diff suite 5..6 --json"
+expect old_retag "$P" tag --db "$D" suite 1 3 <<'EOF'
+tagged 'suite' -> 2 runs (1,3)
+EOF
+"$FX" sets-old-untagged "$D" || exit 1
+expect untagged_tag "$P" tag --db "$D" suite 1..3 <<'EOF'
+tagged 'suite' -> 3 runs (1..3)
+EOF
+[ "$(sqlite3 "$D" 'PRAGMA user_version')" = "$V" ] || fail "untagged: schema $(sqlite3 "$D" 'PRAGMA user_version') after tag, not $V"
+same untagged_report "report 1..3 --json" "report suite --json"
 ;;
 errors)
 error none "9..12: no such runs in $D" "$P" report --db "$D" 9..12

@@ -84,7 +84,7 @@ int cmd_gc(pdb *p, const pdb_opts *o)
     if (!o->keep_set)
         pdb_usage_die("gc: --keep N is required");
     begin(p);
-    sqlite3_stmt *st = pdb_prepare(p, pdb_has_tag_runs(p)
+    sqlite3_stmt *st = pdb_prepare(p, p->has_tag_runs
         ? "DELETE FROM runs WHERE id NOT IN "
           "(SELECT id FROM runs ORDER BY started_ns DESC, id DESC LIMIT ?1) "
           "AND id NOT IN (SELECT run FROM tags) AND id NOT IN (SELECT run FROM tag_runs)"

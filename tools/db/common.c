@@ -245,14 +245,19 @@ void pdb_open(pdb *p, const char *dbopt, int write)
 }
 
 /* What the schema has, asked once: the columns of stats (child_calls, each
- * metric's) and of runs (allocator) -- older databases opened read-only lack
- * some. */
+ * metric's) and of runs (allocator), the table tag_runs -- older databases
+ * opened read-only lack some. */
 static void pdb_probe_schema(pdb *p)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT 's', name FROM pragma_table_info('stats') UNION ALL "
-                                      "SELECT 'r', name FROM pragma_table_info('runs')");
+                                      "SELECT 'r', name FROM pragma_table_info('runs') UNION ALL "
+                                      "SELECT 't', name FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'");
     while (pdb_step(p, st) == SQLITE_ROW) {
         const char *table = pdb_col_text(st, 0), *name = pdb_col_text(st, 1);
+        if (*table == 't') {
+            p->has_tag_runs = 1;
+            continue;
+        }
         if (*table == 'r') {
             p->has_allocator |= !strcmp(name, "allocator");
             continue;

@@ -77,6 +77,7 @@ typedef struct {
     int has_allocator;   /* runs.allocator exists (schema 6) */
     unsigned char has_metric[PIANO_M_N]; /* stats has metric m's column (spool/metrics.h) */
     int has_selection;   /* runs.selection exists (schema 13) */
+    int has_tag_runs;    /* the table tag_runs exists (schema 15; made by piano-db's first tag of a set before) */
 } pdb;
 
 typedef struct {
@@ -243,8 +244,7 @@ int pdb_set_pick(pdb *p, const pdb_opts *o, int first, runset *s);
 void runset_free(runset *s);
 /* "38 runs summed (3..40; 2 that recorded nothing left out)" into buf. */
 void pdb_set_describe(const runset *s, char *buf, size_t n);
-/* Whether the table tag_runs exists; how many runs tag name names in it. */
-int pdb_has_tag_runs(pdb *p);
+/* How many runs tag name names in tag_runs (0: none, or a tag of one run). */
 int64_t pdb_tag_runs_count(pdb *p, const char *name);
 /* tag NAME SET...: names several runs (runset.c). */
 int runset_tag(pdb *p, const pdb_opts *o, const char *name);

@@ -39,7 +39,7 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
         id = lookup_id(p, "SELECT id FROM runs WHERE key = ?", arg, 0);
     if (id < 0)
         id = lookup_id(p, "SELECT run FROM tags WHERE name = ?", arg, 0);
-    if (id < 0 && lookup_id(p, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'", "", 0) > 0) {
+    if (id < 0 && p->has_tag_runs) {
         /* a tag naming several runs (runset.c): report and diff sum them */
         int64_t n = lookup_id(p, "SELECT count(*) FROM tag_runs WHERE name = ?", arg, 0);
         if (n > 0)

@@ -51,7 +51,7 @@ int cmd_runs(pdb *p, const pdb_opts *o)
         "FROM runs r ORDER BY r.started_ns DESC, r.id DESC",
         p->has_inuse ? "r.heap_peak_bytes" : "NULL", p->has_selection ? "r.selection" : "NULL");
     sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_stmt *tq = pdb_prepare(p, pdb_has_tag_runs(p)
+    sqlite3_stmt *tq = pdb_prepare(p, p->has_tag_runs
         ? "SELECT name FROM tags WHERE run = ?1 UNION SELECT name FROM tag_runs WHERE run = ?1 ORDER BY name"
         : "SELECT name FROM tags WHERE run = ? ORDER BY name");
     emitter e;

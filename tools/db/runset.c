@@ -3,7 +3,7 @@
  *
  * A set is named by a list of run ids and ranges ("3..40,45"), by a tag that
  * names several runs (`tag NAME 3..40`, `tag NAME --command jq`: the table
- * tag_runs, made by the first such tag), or by report's --all-runs and
+ * tag_runs of the schema), or by report's --all-runs and
  * --command NAME. Runs that recorded nothing (a call, an allocation or a
  * frame) are left out of a set, and counted.
  *
@@ -41,17 +41,9 @@ void runset_free(runset *s)
     memset(s, 0, sizeof *s);
 }
 
-int pdb_has_tag_runs(pdb *p)
-{
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'tag_runs'");
-    int has = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
-    return has;
-}
-
 int64_t pdb_tag_runs_count(pdb *p, const char *name)
 {
-    if (!pdb_has_tag_runs(p))
+    if (!p->has_tag_runs)
         return 0;
     sqlite3_stmt *st = pdb_prepare(p, "SELECT count(*) FROM tag_runs WHERE name = ?");
     pdb_bind_text(st, 1, name);
@@ -546,11 +538,6 @@ int runset_tag(pdb *p, const pdb_opts *o, const char *name)
     }
     if (s.n == 0)
         pdb_die("tag: the runs named recorded nothing: '%s' not made", name);
-    exec_or_die(p, "CREATE TABLE IF NOT EXISTS tag_runs(\n"
-                       "  name TEXT NOT NULL,\n"
-                       "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n"
-                       "  PRIMARY KEY(name, run)\n"
-                       ") WITHOUT ROWID");
     exec_or_die(p, "BEGIN IMMEDIATE");
     /* A tag names one run (tags) or several (tag_runs): making it anew replaces either. */
     sqlite3_stmt *st = pdb_prepare(p, "DELETE FROM tags WHERE name = ?");

@@ -47,7 +47,7 @@ enum { NTAG = sizeof tag_cols / sizeof *tag_cols };
 static int list_tags(pdb *p, const pdb_opts *o)
 {
     /* A tag of several runs (tag_runs) is a row with its run count, and run null. */
-    sqlite3_stmt *st = pdb_prepare(p, pdb_has_tag_runs(p)
+    sqlite3_stmt *st = pdb_prepare(p, p->has_tag_runs
         ? "SELECT t.name, t.run, r.command, r.started_ns, 1 FROM tags t JOIN runs r ON r.id = t.run "
           "UNION ALL SELECT t.name, NULL, count(*) || ' runs', min(r.started_ns), count(*) FROM tag_runs t "
           "JOIN runs r ON r.id = t.run GROUP BY t.name ORDER BY 1"
@@ -85,7 +85,7 @@ int cmd_tag(pdb *p, const pdb_opts *o)
     sqlite3_bind_int64(st, 2, run);
     pdb_step(p, st);
     sqlite3_finalize(st);
-    if (pdb_has_tag_runs(p)) {   /* it named several runs: now one */
+    if (p->has_tag_runs) {   /* it named several runs: now one */
         st = pdb_prepare(p, "DELETE FROM tag_runs WHERE name = ?");
         pdb_bind_text(st, 1, name);
         pdb_step(p, st);
@@ -104,7 +104,7 @@ int cmd_untag(pdb *p, const pdb_opts *o)
     pdb_step(p, st);
     sqlite3_finalize(st);
     int changed = sqlite3_changes(p->db);
-    if (pdb_has_tag_runs(p)) {
+    if (p->has_tag_runs) {
         st = pdb_prepare(p, "DELETE FROM tag_runs WHERE name = ?");
         pdb_bind_text(st, 1, o->pos[0]);
         pdb_step(p, st);
