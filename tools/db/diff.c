@@ -55,78 +55,92 @@ static const char *verdict(const drow *d)
  * moves a total but not a call. p50: the change of the median per-call self
  * time, and Per call the significance test's verdict on per-call self time:
  * so a total that grew with the number of calls next to "faster" says so. */
-static const emit_col diff_cols[] = {
-    {.head = "Function", .type = COL_TEXT, .flags = COL_FIT_NAMES, .minw = 20},
-    {.key = "function", .type = COL_TEXT},
-    {.key = "file", .type = COL_TEXT},
-    {.key = "calls_a", .type = COL_INT},
-    {.key = "calls_b", .type = COL_INT},
-    {.key = "self_ns_a", .type = COL_INT},
-    {.key = "self_ns_b", .type = COL_INT},
-    {.head = "Before", .type = COL_NS, .minw = 11},
-    {.head = "After", .type = COL_NS, .minw = 11},
-    {.head = "Delta", .key = "delta_ns", .type = COL_DELTA_NS, .minw = 11},
-    {.key = "delta_pct", .type = COL_REAL, .fmt = "%.2f"},
-    {.head = "C.Delta", .type = COL_SIGNED, .minw = 9},
-    {.head = "p50", .type = COL_REAL, .fmt = "%+.1f%%", .minw = 9},
-    {.head = "Per call", .type = COL_TEXT, .minw = 11},
-    {.head = "Allocs", .type = COL_INT, .minw = 9},
-    {.head = "A.Delta", .type = COL_SIGNED, .minw = 9},
-    {.key = "allocs_a", .type = COL_INT},
-    {.key = "allocs_b", .type = COL_INT},
-    {.key = "alloc_bytes_a", .type = COL_INT},
-    {.key = "alloc_bytes_b", .type = COL_INT},
-    {.key = "cpu_ns_a", .type = COL_INT},   /* self CPU time: null where not measured */
-    {.key = "cpu_ns_b", .type = COL_INT},
-    {.type = COL_DELTA_NS, .minw = 11},    /* diff --cpu: CPU.Delta (diff_columns) */
-    {.key = "inuse_bytes_a", .type = COL_INT},   /* null: the function is not in that run, or */
-    {.key = "inuse_bytes_b", .type = COL_INT},   /* the run did not track heap in use */
-    {.key = "change", .type = COL_TEXT},
-    {.key = "significant", .type = COL_BOOL},
-    {.key = "p_value", .type = COL_REAL, .fmt = "%.3g"},
-    {.key = "median_a_ns", .type = COL_REAL, .fmt = "%.0f"},
-    {.key = "median_b_ns", .type = COL_REAL, .fmt = "%.0f"},
-};
-enum { NDIFF = sizeof diff_cols / sizeof *diff_cols, CPU_DELTA_COL = 22 };
-
-/* The columns; --cpu shows the change of the total self CPU time. */
-static const emit_col *diff_columns(int cpu)
+/* The figures diff shows of A and B (NAME_a and NAME_b in JSON and CSV,
+ * null where a run did not measure it): the metrics kept per snapshot (a
+ * window has them) that report sorts by (spool/metrics.h), in its order. */
+static int diff_pair(int m)
 {
-    static emit_col with_cpu[NDIFF];
-    if (!cpu)
-        return diff_cols;
-    memcpy(with_cpu, diff_cols, sizeof with_cpu);
-    with_cpu[CPU_DELTA_COL].head = "CPU.Delta";
-    return with_cpu;
+    return pdb_metrics[m].snap && pdb_metrics[m].sort;
 }
 
-static void diff_values(const drow *d, emit_val v[NDIFF])
+enum { NDIFF_MAX = 16 + 2 * PIANO_M_N };
+
+/* The columns (cols) and values of row d (v; d NULL: none), either NULL:
+ * Function, the pairs (self time's followed by the table's Before ... Per
+ * call, allocations' by Allocs and A.Delta, CPU time's by CPU.Delta: --cpu),
+ * the verdict's keys. --heap shows the bytes in use of each run. Returns
+ * how many. */
+static int diff_row(const drow *d, int cpu, int heap, emit_col *cols, emit_val *v)
 {
+    static char keys[PIANO_M_N][2][64];
     static const fnrow none;
-    const fnrow *a = d->a ? d->a : &none, *b = d->b ? d->b : &none, *any = d->a ? d->a : d->b;
-    int both = d->a && d->b, valid = d->sig.valid;
-    const char *change = !d->a ? "added" : !d->b ? "removed"
+    const fnrow *a = d && d->a ? d->a : &none, *b = d && d->b ? d->b : &none, *any = d ? (d->a ? d->a : d->b) : &none;
+    int both = d && d->a && d->b, valid = d && d->sig.valid, n = 0;
+    const char *change = !d ? "" : !d->a ? "added" : !d->b ? "removed"
                          : d->a->window || d->b->window ? "untested"   /* a window keeps no per-call times */
                          : d->sig.significant ? (d->sig.z > 0 ? "slower" : "faster") : "same";
-    emit_val t[NDIFF] = {
-        {.s = d->label}, {.s = any->name}, {.s = any->file},
-        {.i = a->calls}, {.i = b->calls}, {.i = a->self_ns}, {.i = b->self_ns},
-        {.i = a->self_ns, .null = !d->a}, {.i = b->self_ns, .null = !d->b}, {.i = d->delta},
-        {.d = a->self_ns > 0 ? (double)d->delta * 100.0 / (double)a->self_ns : 0, .null = a->self_ns <= 0},
-        {.i = b->calls - a->calls},
-        {.d = both && valid && d->sig.median_a_ns > 0 ? median_change_pct(d) : 0,
-         .null = !(both && valid && d->sig.median_a_ns > 0)},
-        {.s = verdict(d)}, {.i = b->allocs, .null = !d->b}, {.i = b->allocs - a->allocs},
-        {.i = a->allocs}, {.i = b->allocs}, {.i = a->alloc_bytes}, {.i = b->alloc_bytes},
-        {.i = a->cpu_ns, .null = !d->a || !a->cpu_known}, {.i = b->cpu_ns, .null = !d->b || !b->cpu_known},
-        {.i = (d->b ? b->cpu_ns : 0) - (d->a ? a->cpu_ns : 0),
-         .null = (d->a && !a->cpu_known) || (d->b && !b->cpu_known)},
-        {.i = a->inuse_bytes, .null = !a->inuse_known}, {.i = b->inuse_bytes, .null = !b->inuse_known},
-        {.s = change}, {.i = d->sig.significant},
-        {.d = d->sig.p_value, .null = !valid}, {.d = d->sig.median_a_ns, .null = !valid},
-        {.d = d->sig.median_b_ns, .null = !valid},
-    };
-    memcpy(v, t, sizeof t);
+#define COL(...) do { if (cols) cols[n] = (emit_col){__VA_ARGS__}; } while (0)
+#define VAL(...) do { if (v) v[n] = (emit_val){__VA_ARGS__}; n++; } while (0)
+    COL(.head = "Function", .type = COL_TEXT, .flags = COL_FIT_NAMES, .minw = 20);
+    VAL(.s = d ? d->label : "");
+    COL(.key = "function", .type = COL_TEXT);
+    VAL(.s = any->name);
+    COL(.key = "file", .type = COL_TEXT);
+    VAL(.s = any->file);
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (!diff_pair(m))
+            continue;
+        int in_use = heap && m == PIANO_M_inuse_bytes;
+        for (int s = 0; s < 2; s++) {
+            if (cols && !keys[m][s][0])
+                snprintf(keys[m][s], sizeof keys[m][s], "%s_%c", pdb_metrics[m].id, "ab"[s]);
+            if (in_use)
+                COL(.head = s ? "In use B" : "In use A", .key = keys[m][s], .type = COL_BYTES, .minw = 11);
+            else
+                COL(.key = keys[m][s], .type = COL_INT);
+            const fnrow *r = s ? b : a;
+            VAL(.i = *fnrow_metric((fnrow *)r, m), .null = !fnrow_known(r, m));
+        }
+        if (m == PIANO_M_self_ns) {
+            COL(.head = "Before", .type = COL_NS, .minw = 11);
+            VAL(.i = a->self_ns, .null = !d || !d->a);
+            COL(.head = "After", .type = COL_NS, .minw = 11);
+            VAL(.i = b->self_ns, .null = !d || !d->b);
+            COL(.head = "Delta", .key = "delta_ns", .type = COL_DELTA_NS, .minw = 11);
+            VAL(.i = d ? d->delta : 0);
+            COL(.key = "delta_pct", .type = COL_REAL, .fmt = "%.2f");
+            VAL(.d = a->self_ns > 0 && d ? (double)d->delta * 100.0 / (double)a->self_ns : 0, .null = a->self_ns <= 0);
+            COL(.head = "C.Delta", .type = COL_SIGNED, .minw = 9);
+            VAL(.i = b->calls - a->calls);
+            COL(.head = "p50", .type = COL_REAL, .fmt = "%+.1f%%", .minw = 9);
+            VAL(.d = both && valid && d->sig.median_a_ns > 0 ? median_change_pct(d) : 0,
+                .null = !(both && valid && d->sig.median_a_ns > 0));
+            COL(.head = "Per call", .type = COL_TEXT, .minw = 11);
+            VAL(.s = d ? verdict(d) : "");
+        } else if (m == PIANO_M_allocs) {
+            COL(.head = "Allocs", .type = COL_INT, .minw = 9);
+            VAL(.i = b->allocs, .null = !d || !d->b);
+            COL(.head = "A.Delta", .type = COL_SIGNED, .minw = 9);
+            VAL(.i = b->allocs - a->allocs);
+        } else if (m == PIANO_M_cpu_ns) {
+            COL(.head = cpu ? "CPU.Delta" : NULL, .type = COL_DELTA_NS, .minw = 11);
+            VAL(.i = (d && d->b ? b->cpu_ns : 0) - (d && d->a ? a->cpu_ns : 0),
+                .null = !d || (d->a && !a->cpu_known) || (d->b && !b->cpu_known));
+        }
+    }
+    COL(.key = "change", .type = COL_TEXT);
+    VAL(.s = change);
+    COL(.key = "significant", .type = COL_BOOL);
+    VAL(.i = d && d->sig.significant);
+    COL(.key = "p_value", .type = COL_REAL, .fmt = "%.3g");
+    VAL(.d = d ? d->sig.p_value : 0, .null = !valid);
+    COL(.key = "median_a_ns", .type = COL_REAL, .fmt = "%.0f");
+    VAL(.d = d ? d->sig.median_a_ns : 0, .null = !valid);
+    COL(.key = "median_b_ns", .type = COL_REAL, .fmt = "%.0f");
+    VAL(.d = d ? d->sig.median_b_ns : 0, .null = !valid);
+#undef COL
+#undef VAL
+    return n;
 }
 
 /* The rows of runs a and b's functions matched by (name, file), labelled,
@@ -308,18 +322,12 @@ int cmd_diff(pdb *p, const pdb_opts *o)
     emit_mode mode = emit_mode_of(o);
     emitter e;
     /* --heap: the table also shows the bytes in use at the end of each run. */
-    emit_col cols[NDIFF];
-    memcpy(cols, diff_columns(o->cpu), sizeof cols);
-    for (int c = 0; o->heap && c < NDIFF; c++)
-        if (cols[c].key && !strncmp(cols[c].key, "inuse_bytes_", 12)) {
-            cols[c].head = cols[c].key[12] == 'a' ? "In use A" : "In use B";
-            cols[c].type = COL_BYTES;
-            cols[c].minw = 11;
-        }
-    emit_begin(&e, f, mode, cols, NDIFF, p->color ? EMIT_COLOR : 0);
+    emit_col cols[NDIFF_MAX];
+    int ncols = diff_row(NULL, o->cpu, o->heap, cols, NULL);
+    emit_begin(&e, f, mode, cols, ncols, p->color ? EMIT_COLOR : 0);
     for (size_t k = 0; k < shown; k++) {
-        emit_val v[NDIFF];
-        diff_values(&rows[k], v);
+        emit_val v[NDIFF_MAX];
+        diff_row(&rows[k], o->cpu, o->heap, NULL, v);
         const drow *d = &rows[k];
         emit_row(&e, v, d->a && d->b && d->sig.significant ? (d->sig.z > 0 ? C_RED : C_GREEN) : NULL);
     }
