@@ -13,7 +13,9 @@ stub() {
   [ -f "$d/port" ] || fail "the stub did not start: $(cat "$d/stderr")"
   PORT=$(cat "$d/port")
 }
-trap '[ -n "${SPID:-}" ] && kill $SPID 2> /dev/null; touch stop' EXIT
+# on exit: the stub and the program stopped, the case's folder removed (run_case.sh's trap, replaced here)
+trap '[ -n "${SPID:-}" ] && kill $SPID 2> /dev/null; [ -n "${PROG:-}" ] && kill $PROG 2> /dev/null
+  cd / && { [ -n "${PIANO_KEEP:-}" ] || rm -rf "$work"; }' EXIT
 # reqs DIR: how many requests the stub received; reqs_ge DIR N: N or more
 reqs() { ls "$1" | grep -c '^req-.*\.json$'; }
 reqs_ge() { [ "$(reqs "$1")" -ge "$2" ]; }
@@ -28,7 +30,7 @@ wait_for() {
 # long ENV...: the program's long run in the background (pid in PROG), with ENV;
 # it runs until stop_long
 long() { rm -f stop; env "$@" ./prog long > long.out 2> long.err & PROG=$!; }
-stop_long() { touch stop; wait $PROG || fail "the program: exit $?"; }
+stop_long() { touch stop; wait $PROG || fail "the program: exit $?"; PROG=; }
 # sums_all DIR: DIR/req-N.sums for every request, a line "function type=value ..." per
 # sample (protoc-decoded), and DIR/req-N.time its time_nanos query parameter (one
 # python for all: the check stays quick under load)
