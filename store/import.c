@@ -428,9 +428,18 @@ static int has_child(struct job *j, int root_fd)
         child = 1;
     }
     sqlite3_finalize(st);
-    struct spool_listing d;
-    if (child || root_fd < 0 || spool_listing_open(root_fd, &d) != 0)
+    if (child || root_fd < 0)
         return child;
+    /* A descriptor of its own: a listing reads through its descriptor's
+     * position, and piano-db's recovery is listing root_fd (recover.c). */
+    int list_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct spool_listing d;
+    if (list_fd < 0)
+        return 0;
+    if (spool_listing_open(list_fd, &d) != 0) {
+        close(list_fd);
+        return 0;
+    }
     const char *name;
     while (!child && (name = spool_listing_next(&d)) != NULL) {
         const char *key = name[0] == '.' ? name + 1 : name;   /* a folder being made: .KEY */
@@ -439,6 +448,7 @@ static int has_child(struct job *j, int root_fd)
         child = spool_child(root_fd, name, j->run->key);
     }
     spool_listing_close(&d);
+    close(list_fd);
     return child;
 }
 
