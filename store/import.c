@@ -398,13 +398,67 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
+/* Whether spool folder `name` of the spool root holds a run forked from key
+ * (its header names key as its parent). A folder that cannot be read, or
+ * still being made without its header, does not. */
+static int spool_child(int root_fd, const char *name, const char *key)
+{
+    char err[256];
+    int dfd = spool_open_own_dir(root_fd, name, name, err, sizeof err);
+    if (dfd < 0)
+        return 0;
+    struct piano_spool_run child;
+    int is = spool_read_run(dfd, name, &child, err, sizeof err) == 0 && strcmp(child.parent_key, key) == 0;
+    close(dfd);
+    return is;
+}
+
+/* Whether a run forked from this one is stored, or is in the spool (live, or
+ * ended and not stored yet: nginx's workers, which run as another user, leave
+ * their runs there for root's piano-db, and a daemon's master exits before its
+ * workers' runs are stored). */
+static int has_child(struct job *j, int root_fd)
+{
+    sqlite3_stmt *st = NULL;
+    int child = 0;
+    if (sqlite3_prepare_v2(j->db, "SELECT 1 FROM runs WHERE parent_key = ?1 LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, j->run->key, -1, SQLITE_STATIC);
+        child = sqlite3_step(st) != SQLITE_DONE;   /* a row, or an error: keep it */
+    } else {
+        child = 1;
+    }
+    sqlite3_finalize(st);
+    if (child || root_fd < 0)
+        return child;
+    /* A descriptor of its own: a listing reads through its descriptor's
+     * position, and piano-db's recovery is listing root_fd (recover.c). */
+    int list_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct spool_listing d;
+    if (list_fd < 0)
+        return 0;
+    if (spool_listing_open(list_fd, &d) != 0) {
+        close(list_fd);
+        return 0;
+    }
+    const char *name;
+    while (!child && (name = spool_listing_next(&d)) != NULL) {
+        const char *key = name[0] == '.' ? name + 1 : name;   /* a folder being made: .KEY */
+        if (!key[0] || !strcmp(name, "..") || !strcmp(key, j->run->key))
+            continue;   /* (a file, the calibration cache, is no folder: spool_child) */
+        child = spool_child(root_fd, name, j->run->key);
+    }
+    spool_listing_close(&d);
+    close(list_fd);
+    return child;
+}
+
 /* Whether a complete run without a parent that recorded nothing of its own (no
  * instrumented call ran, nothing allocated in one: a configure script's test
  * program) is stored all the same: when PIANO_KEEP_EMPTY is set (not "0"),
  * when it lost calls or part of its spool could not be read, when it has
- * spans, or when a stored run was forked from it (a test driver whose
- * children did the work). Else it is skipped (issue 23). */
-static int keep_empty(struct job *j)
+ * spans, or when a run was forked from it (has_child: a test driver whose
+ * children did the work, a daemon's master). Else it is skipped (issue 23). */
+static int keep_empty(struct job *j, int root_fd)
 {
     const char *keep = getenv("PIANO_KEEP_EMPTY");
     if (keep && *keep && strcmp(keep, "0") != 0)
@@ -416,16 +470,7 @@ static int keep_empty(struct job *j)
     /* spans opened outside instrumented functions (import_spans stores them) */
     if (faccessat(j->dfd, PIANO_SPOOL_SPANS, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
         return 1;
-    sqlite3_stmt *st = NULL;
-    int child = 0;
-    if (sqlite3_prepare_v2(j->db, "SELECT 1 FROM runs WHERE parent_key = ?1 LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, j->run->key, -1, SQLITE_STATIC);
-        child = sqlite3_step(st) != SQLITE_DONE;   /* a row, or an error: keep it */
-    } else {
-        child = 1;
-    }
-    sqlite3_finalize(st);
-    return child;
+    return has_child(j, root_fd);
 }
 
 /* Imports the spool folder dfd (named `shown` in messages; root_fd its spool
@@ -474,9 +519,11 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
         goto nothing;
     if (prepare_statements(&j) || store_threads(&j))
         goto sql_error_rollback;
-    /* A forked child that did nothing of its own (exec) is no run; a live
-     * one is listed (a daemon's master waits in calls made before its fork). */
-    if (!j.recorded && !live && (run.parent_key[0] || !keep_empty(&j)))
+    /* A forked child that did nothing of its own (exec) is no run, unless a
+     * run was forked from it in turn (a daemon's master, forked by the program
+     * that daemonized, whose workers did the work); a live one is listed (a
+     * daemon's master waits in calls made before its fork). */
+    if (!j.recorded && !live && (run.parent_key[0] ? !has_child(&j, root_fd) : !keep_empty(&j, root_fd)))
         goto nothing;
     if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || import_spans(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;

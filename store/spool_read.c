@@ -623,6 +623,11 @@ int import_collect(struct job *j, int complete, char *err, size_t errn)
     /* The end of the run: its exit (or later, when other threads went on
      * while it was being stored), else the last moment it was seen alive. */
     j->end = complete && j->run->end_tick > j->end_tick ? j->run->end_tick : j->end_tick;
+    if (j->live) {   /* a live run is read as it is now: its calls in flight are timed to now */
+        uint64_t now = spool_clock_now(j->run->clock);
+        if (now > j->end)
+            j->end = now;
+    }
     return 0;
 out_of_memory:
     snprintf(err, errn, "out of memory");

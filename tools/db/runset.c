@@ -148,11 +148,15 @@ static void set_from_list(pdb *p, const char *spec, runset *s)
     s->what = xstrdup(spec);
 }
 
-/* The base name of a command's argv[0], as `runs` shows it (a new string). */
+/* The base name of a command's argv[0], as `runs` shows it (a new string);
+ * a daemon's title "PROGRAM: ROLE" ("nginx: worker process", written over
+ * argv[0] by setproctitle) names PROGRAM, without its colon. */
 static char *program_of(const char *cmd)
 {
     const char *sp = strchr(cmd, ' ');
     size_t n0 = sp ? (size_t)(sp - cmd) : strlen(cmd);
+    if (n0 > 1 && cmd[n0 - 1] == ':' && cmd[n0 - 2] != '/')
+        n0--;
     const char *base = cmd;
     for (const char *c = cmd; c < cmd + n0; c++)
         if (*c == '/' && c + 1 < cmd + n0)
