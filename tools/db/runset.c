@@ -388,6 +388,51 @@ static void row_add(fnrow *cur, const fnrow *r)
     cur->peak_inuse_bytes = cur->inuse_known ? sat_add(cur->peak_inuse_bytes, r->peak_inuse_bytes) : 0;
 }
 
+/* A forked child's calls inherited from its parent: the calls its parent was
+ * in at the fork, in flight in the child from its first tick. The import
+ * counts them in the child's run (1*, no self time: import_state.c), which a
+ * report of that run shows; in a set the call is the parent's (the run that
+ * made it), so the child's rows here lose that call and its unfinished mark,
+ * keeping their times. Known from what is stored: a run with a parent, its
+ * thread 0's unfinished calls from depth 1 on that all started at the same
+ * instant (the fork's tick), each a function its parent run called (the
+ * outermost one at the root of a calling context of the parent). */
+static void drop_inherited(pdb *p, const run_info *r, long thread, int by_line, fnset *f)
+{
+    if (!r->parent_key || !r->parent_key[0] || (thread >= 0 && thread != 0))
+        return;
+    sqlite3_stmt *st = pdb_prepare(p,
+        "SELECT u.depth, u.start_ns, f.name, f.file, f.line, "
+        "EXISTS (SELECT 1 FROM runs q JOIN contexts c ON c.run = q.id "
+        "JOIN functions g ON g.run = q.id AND g.id = c.fn WHERE q.key = ?2 "
+        "AND (u.depth > 1 OR c.parent IS NULL) AND g.name = f.name AND g.file = f.file AND g.line = f.line) "
+        "FROM unfinished u JOIN functions f ON f.run = u.run AND f.id = u.fn "
+        "WHERE u.run = ?1 AND u.thread = 0 ORDER BY u.depth");
+    sqlite3_bind_int64(st, 1, r->id);
+    pdb_bind_text(st, 2, r->parent_key);
+    int64_t depth = 1, start = -1;
+    while (pdb_step(p, st) == SQLITE_ROW) {
+        int64_t d = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+        if (d != depth || (start >= 0 && t != start) || !sqlite3_column_int(st, 5))
+            break;
+        start = t;
+        depth++;
+        const char *name = (const char *)sqlite3_column_text(st, 2), *file = (const char *)sqlite3_column_text(st, 3);
+        int64_t line = sqlite3_column_int64(st, 4);
+        for (size_t k = 0; k < f->n; k++) {
+            fnrow *v = &f->v[k];
+            if (strcmp(v->name, name) || strcmp(v->file, file) || (by_line && v->line != line))
+                continue;
+            if (v->calls > 0)
+                v->calls--;
+            if (v->unfinished > 0)
+                v->unfinished--;
+            break;
+        }
+    }
+    sqlite3_finalize(st);
+}
+
 void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
 {
     memset(out, 0, sizeof *out);
@@ -400,6 +445,7 @@ void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
         pdb_run_load(p, s->ids[i], &r);
         fnset f;
         pdb_load_functions(p, &r, thread, run_flags, &f);
+        drop_inherited(p, &r, thread, by_line, &f);
         if (n + f.n > cap) {
             cap = (n + f.n) * 2;
             e = xrealloc(e, cap * sizeof *e);
