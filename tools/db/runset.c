@@ -396,41 +396,87 @@ static void row_add(fnrow *cur, const fnrow *r)
  * keeping their times. Known from what is stored: a run with a parent, its
  * thread 0's unfinished calls from depth 1 on that all started at the same
  * instant (the fork's tick), each a function its parent run called (the
- * outermost one at the root of a calling context of the parent). */
-static void drop_inherited(pdb *p, const run_info *r, long thread, int by_line, fnset *f)
+ * outermost one at the root of a calling context of the parent).
+ * inherited_calls lists them, outermost first (n new entries: inh_free). */
+typedef struct {
+    char *name, *file;
+    int64_t line;
+} inh_fn;
+
+static size_t inherited_calls(pdb *p, int64_t run, long thread, inh_fn **out)
 {
-    if (!r->parent_key || !r->parent_key[0] || (thread >= 0 && thread != 0))
-        return;
+    *out = NULL;
+    if (thread >= 0 && thread != 0)
+        return 0;
     sqlite3_stmt *st = pdb_prepare(p,
         "SELECT u.depth, u.start_ns, f.name, f.file, f.line, "
         "EXISTS (SELECT 1 FROM runs q JOIN contexts c ON c.run = q.id "
-        "JOIN functions g ON g.run = q.id AND g.id = c.fn WHERE q.key = ?2 "
+        "JOIN functions g ON g.run = q.id AND g.id = c.fn "
+        "WHERE q.key = (SELECT r.parent_key FROM runs r WHERE r.id = ?1) "
         "AND (u.depth > 1 OR c.parent IS NULL) AND g.name = f.name AND g.file = f.file AND g.line = f.line) "
         "FROM unfinished u JOIN functions f ON f.run = u.run AND f.id = u.fn "
         "WHERE u.run = ?1 AND u.thread = 0 ORDER BY u.depth");
-    sqlite3_bind_int64(st, 1, r->id);
-    pdb_bind_text(st, 2, r->parent_key);
+    sqlite3_bind_int64(st, 1, run);
     int64_t depth = 1, start = -1;
+    size_t n = 0;
     while (pdb_step(p, st) == SQLITE_ROW) {
         int64_t d = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
         if (d != depth || (start >= 0 && t != start) || !sqlite3_column_int(st, 5))
             break;
         start = t;
         depth++;
-        const char *name = (const char *)sqlite3_column_text(st, 2), *file = (const char *)sqlite3_column_text(st, 3);
-        int64_t line = sqlite3_column_int64(st, 4);
-        for (size_t k = 0; k < f->n; k++) {
-            fnrow *v = &f->v[k];
-            if (strcmp(v->name, name) || strcmp(v->file, file) || (by_line && v->line != line))
-                continue;
-            if (v->calls > 0)
-                v->calls--;
-            if (v->unfinished > 0)
-                v->unfinished--;
-            break;
-        }
+        *out = xrealloc(*out, (n + 1) * sizeof **out);
+        (*out)[n++] = (inh_fn){xstrdup((const char *)sqlite3_column_text(st, 2)),
+                               xstrdup((const char *)sqlite3_column_text(st, 3)), sqlite3_column_int64(st, 4)};
     }
     sqlite3_finalize(st);
+    return n;
+}
+
+static void inh_free(inh_fn *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].file);
+    }
+    free(v);
+}
+
+static void drop_inherited(pdb *p, const run_info *r, long thread, int by_line, fnset *f)
+{
+    inh_fn *v;
+    size_t n = inherited_calls(p, r->id, thread, &v);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < f->n; k++) {
+            fnrow *w = &f->v[k];
+            if (strcmp(w->name, v[i].name) || strcmp(w->file, v[i].file) || (by_line && w->line != v[i].line))
+                continue;
+            if (w->calls > 0)
+                w->calls--;
+            if (w->unfinished > 0)
+                w->unfinished--;
+            break;
+        }
+    inh_free(v, n);
+}
+
+/* The same in a run's calling contexts: the inherited path's nodes lose a call. */
+static void drop_inherited_ctree(pdb *p, int64_t run, long thread, ctree *t)
+{
+    inh_fn *v;
+    size_t n = inherited_calls(p, run, thread, &v);
+    int node = 0;
+    for (size_t i = 0; i < n && node >= 0; i++) {
+        int key = -1;
+        for (int k = 0; k < t->keys.nkeys && key < 0; k++)
+            if (!strcmp(t->keys.names[k], v[i].name) && !strcmp(t->keys.files[k], v[i].file) &&
+                t->keys.lines[k] == v[i].line)
+                key = k;
+        node = key < 0 ? -1 : ctree_child(t, node, key);
+        if (node >= 0 && t->v[node].calls > 0)
+            t->v[node].calls--;
+    }
+    inh_free(v, n);
 }
 
 void pdb_set_load(pdb *p, const runset *s, long thread, int flags, fnset *out)
@@ -891,6 +937,7 @@ void pdb_set_ctree(pdb *p, const runset *s, long thread, ctree *t)
     for (size_t i = 0; i < s->n; i++) {
         ctree one;
         ctree_load(p, s->ids[i], thread, &one);
+        drop_inherited_ctree(p, s->ids[i], thread, &one);
         int *map = xmalloc((size_t)(one.keys.nkeys + 1) * sizeof *map);
         for (int k = 0; k < one.keys.nkeys; k++)
             map[k] = keyunion_get(&u, one.keys.names[k], one.keys.files[k], one.keys.lines[k]);
