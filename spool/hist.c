@@ -14,11 +14,9 @@ uint64_t piano_hist_value(unsigned b)
     return lo + width / 2;
 }
 
-int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len)
+/* The fixed records of schemas before 14: { uint16 bucket; uint64 count; } little-endian. */
+static int add_fixed(piano_hist *h, const unsigned char *p, size_t len, unsigned *lo, unsigned *hi)
 {
-    const unsigned char *p = blob;
-    if (len % PIANO_HIST_RECORD)
-        return -1;
     for (size_t i = 0; i < len; i += PIANO_HIST_RECORD) {
         unsigned b = (unsigned)p[i] | (unsigned)p[i + 1] << 8;
         uint64_t c = 0;
@@ -28,25 +26,96 @@ int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len)
             return -1;
         h->count[b] += c;
         h->total += c;
+        if (b < *lo)
+            *lo = b;
+        if (b > *hi)
+            *hi = b;
     }
     return 0;
+}
+
+/* An unsigned LEB128 varint at p[*at], below len: 0, or -1 if it is cut or longer than 64 bits. */
+static int varint(const unsigned char *p, size_t len, size_t *at, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; *at < len && shift < 64; shift += 7) {
+        unsigned char byte = p[(*at)++];
+        if (shift == 63 && byte > 1)
+            return -1;
+        x |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int piano_hist_add_blob_range(piano_hist *h, const void *blob, size_t len, unsigned *lo, unsigned *hi)
+{
+    const unsigned char *p = blob;
+    if (len % PIANO_HIST_RECORD == 0)
+        return add_fixed(h, p, len, lo, hi);
+    uint64_t next = 0;   /* the previous bucket + 1 */
+    for (size_t at = 0; at < len;) {
+        if (p[at] == 0 && at + 1 == len)
+            break;   /* the end mark of a length that would be a multiple of 10 */
+        uint64_t d, c;
+        if (varint(p, len, &at, &d) || varint(p, len, &at, &c) || d == 0 || d > PIANO_HIST_BUCKETS - next)
+            return -1;
+        unsigned b = (unsigned)(next + d - 1);
+        next = b + 1;
+        h->count[b] += c;
+        h->total += c;
+        if (b < *lo)
+            *lo = b;
+        if (b > *hi)
+            *hi = b;
+    }
+    return 0;
+}
+
+int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len)
+{
+    unsigned lo = PIANO_HIST_BUCKETS, hi = 0;
+    return piano_hist_add_blob_range(h, blob, len, &lo, &hi);
+}
+
+static size_t put_varint(unsigned char *out, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        out[n++] = (unsigned char)(v | 0x80);
+    out[n++] = (unsigned char)v;
+    return n;
+}
+
+void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (!counts[i])
+            continue;
+        unsigned b = first_bucket + i;
+        w->len += put_varint(w->out + w->len, b + 1 - w->next);
+        w->len += put_varint(w->out + w->len, counts[i]);
+        w->next = b + 1;
+    }
+}
+
+size_t piano_hist_end(piano_hist_writer *w)
+{
+    if (w->len && w->len % PIANO_HIST_RECORD == 0)
+        w->out[w->len++] = 0;
+    return w->len;
 }
 
 size_t piano_hist_encode(const uint64_t *counts, unsigned first_bucket, unsigned n,
                          unsigned char *out)
 {
-    size_t len = 0;
-    for (unsigned i = 0; i < n; i++) {
-        uint64_t c = counts[i];
-        if (!c)
-            continue;
-        unsigned b = first_bucket + i;
-        out[len++] = (unsigned char)(b & 0xff);
-        out[len++] = (unsigned char)(b >> 8);
-        for (int k = 0; k < 8; k++)
-            out[len++] = (unsigned char)(c >> (8 * k));
-    }
-    return len;
+    piano_hist_writer w;
+    piano_hist_begin(&w, out);
+    piano_hist_put(&w, counts, first_bucket, n);
+    return piano_hist_end(&w);
 }
 
 uint64_t piano_hist_quantile(const piano_hist *h, double q)

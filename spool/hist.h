@@ -20,7 +20,15 @@
  * k >= 1 the octave [2^(k+5), 2^(k+6)), up to the top bit, 63. */
 #define PIANO_HIST_PAGES (64 - PIANO_HIST_SUB_BITS + 1)
 #define PIANO_HIST_BUCKETS (PIANO_HIST_PAGES * PIANO_HIST_SUB)
-#define PIANO_HIST_RECORD 10               /* bytes per {uint16 bucket, uint64 count} in a blob */
+/* A histogram blob (stats.hist_self/hist_total, runs/threads.frame_hist, spans.hist_*) lists
+ * the non-zero buckets, ascending, each as two unsigned LEB128 varints: the bucket's distance
+ * from the previous one (the first's from -1, so always >= 1) and its count. When that makes
+ * a length that is a multiple of 10, one 0 byte ends the blob (a distance is never 0): a
+ * length that is a multiple of 10 is the fixed format of databases before schema 15, records
+ * { uint16 bucket; uint64 count; } little-endian, which is still read. The usual record is
+ * 2 bytes (one bucket further, a count below 128) where the fixed one took 10. */
+#define PIANO_HIST_RECORD 10               /* bytes per record of the fixed (old) format */
+#define PIANO_HIST_BLOB_MAX (PIANO_HIST_BUCKETS * 12 + 1)   /* the longest compact blob */
 
 /* Bucket of value v: with o = floor(log2(v | 64)), i.e. at least 6, the top
  * seven bits of v are m = v >> (o - 6), and b = 64 * (o - 6) + m. Values
@@ -41,12 +49,36 @@ typedef struct {
     uint64_t total;
 } piano_hist;
 
-/* Add a blob (as stored in stats.hist_*) into h. Returns 0, or -1 if the blob is malformed. */
+/* Add a blob (as stored in stats.hist_*, either format) into h. Returns 0, or -1 if the
+ * blob is malformed. */
 int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len);
 
-/* Encode the non-zero buckets of `counts` (PIANO_HIST_BUCKETS entries, or pages of
- * 64 via the runtime's own walker) into out, which holds at least
- * PIANO_HIST_BUCKETS * PIANO_HIST_RECORD bytes. Returns the blob's length. */
+/* Likewise, and widens [*lo, *hi] to the blob's lowest and highest bucket (when it has any). */
+int piano_hist_add_blob_range(piano_hist *h, const void *blob, size_t len, unsigned *lo, unsigned *hi);
+
+/* A blob written in pieces: piano_hist_begin, then piano_hist_put with runs of counts in
+ * ascending bucket order (e.g. the runtime's octave pages of 64), then piano_hist_end. */
+typedef struct {
+    unsigned char *out;   /* holds PIANO_HIST_BLOB_MAX bytes */
+    size_t len;
+    unsigned next;        /* the bucket a distance is counted from, plus 1 */
+} piano_hist_writer;
+
+static inline void piano_hist_begin(piano_hist_writer *w, unsigned char *out)
+{
+    w->out = out;
+    w->len = 0;
+    w->next = 0;
+}
+
+/* Adds the non-zero counts of buckets first_bucket .. first_bucket + n - 1. */
+void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n);
+
+/* Ends the blob; returns its length. */
+size_t piano_hist_end(piano_hist_writer *w);
+
+/* The blob of counts[0 .. n - 1] (buckets first_bucket ..) into out, which holds
+ * PIANO_HIST_BLOB_MAX bytes. Returns the blob's length. */
 size_t piano_hist_encode(const uint64_t *counts, unsigned first_bucket, unsigned n,
                          unsigned char *out);
 

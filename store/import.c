@@ -137,9 +137,7 @@ static int job_alloc(struct job *j)
     /* A blob holds at most one histogram's records or one frame's functions. */
     _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
                    "a frame's functions fit the blob");
-    const size_t blob = PIANO_CHUNK_SIZE > PIANO_HIST_BUCKETS * PIANO_HIST_RECORD
-                            ? PIANO_CHUNK_SIZE
-                            : PIANO_HIST_BUCKETS * PIANO_HIST_RECORD;
+    const size_t blob = PIANO_CHUNK_SIZE > PIANO_HIST_BLOB_MAX ? PIANO_CHUNK_SIZE : PIANO_HIST_BLOB_MAX;
     const size_t sizes[] = {
         table_size(PIANO_FN_CAP * sizeof *j->agg),
         table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes),
@@ -366,10 +364,7 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     }
     if (j->frames_all < j->frames_kept + j->frames_dropped)   /* records of threads whose state is lost */
         j->frames_all = j->frames_kept + j->frames_dropped;
-    size_t run_hist = 0;
-    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
-        run_hist += piano_hist_encode(j->frame_hist->count + o * PIANO_HIST_SUB, o * PIANO_HIST_SUB, PIANO_HIST_SUB,
-                                      j->blob + run_hist);
+    size_t run_hist = piano_hist_encode(j->frame_hist->count, 0, PIANO_HIST_OCTAVES * PIANO_HIST_SUB, j->blob);
     sqlite3_stmt *upd = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "UPDATE runs SET duration_ns=?, frames_dropped=?, samples_dropped=?, "

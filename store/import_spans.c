@@ -14,10 +14,7 @@
 /* The histogram blob of counts (ticks) into out: returns its length. */
 static size_t hist_blob(const uint64_t *counts, unsigned char *out)
 {
-    size_t len = 0;
-    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
-        len += piano_hist_encode(counts + o * PIANO_HIST_SUB, o * PIANO_HIST_SUB, PIANO_HIST_SUB, out + len);
-    return len;
+    return piano_hist_encode(counts, 0, PIANO_HIST_OCTAVES * PIANO_HIST_SUB, out);
 }
 
 #define SPAN_PARAM(...) ",?"
@@ -28,7 +25,7 @@ int import_spans(struct job *j)
     struct mapping m = { 0 };
     if (spool_map_at(j->dfd, PIANO_SPOOL_SPANS, PIANO_SPANS_FILE_SIZE, &m) != 0)
         return 0;   /* no spans */
-    unsigned char *blob = malloc(2 * (size_t)PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
+    unsigned char *blob = malloc(2 * (size_t)PIANO_HIST_BLOB_MAX);
     uint64_t *counts = malloc(2 * sizeof(uint64_t) * PIANO_HIST_BUCKETS);
     sqlite3_stmt *st = NULL;
     int rc = -1;

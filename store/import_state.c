@@ -120,7 +120,8 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
         dense[b]++;
         extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
     }
-    size_t len = 0;
+    piano_hist_writer w;
+    piano_hist_begin(&w, j->blob);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
         uint32_t p = __atomic_load_n(&fns[fn].page[o], __ATOMIC_RELAXED);
         int has_page = p && p < n_pages, has_extra = (extra_octaves >> o) & 1;
@@ -133,9 +134,9 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
             counts[b] += extra[b];
         if (has_extra)
             memset(extra, 0, PIANO_HIST_SUB * sizeof *extra);
-        len += piano_hist_encode(counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB, j->blob + len);
+        piano_hist_put(&w, counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB);
     }
-    return len;
+    return piano_hist_end(&w);
 }
 
 /* Copies thread t's contexts (n_nodes of the tree, and the per-function
@@ -359,7 +360,8 @@ size_t import_thread_frames(struct job *j, const struct thread_in *t)
     if (!t->has_state)
         return 0;
     uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;
-    size_t len = 0;
+    piano_hist_writer w;
+    piano_hist_begin(&w, j->blob);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
         uint32_t pg = t->hdr.frame_pages[o];
         if (!pg || pg >= n_pages)
@@ -370,7 +372,7 @@ size_t import_thread_frames(struct job *j, const struct thread_in *t)
             j->frame_hist->count[o * PIANO_HIST_SUB + b] += counts[b];
             j->frame_hist->total += counts[b];
         }
-        len += piano_hist_encode(counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB, j->blob + len);
+        piano_hist_put(&w, counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB);
     }
-    return len;
+    return piano_hist_end(&w);
 }

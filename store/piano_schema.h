@@ -7,12 +7,16 @@
  * are local to their run.
  *
  * Histogram blobs (stats.hist_self, stats.hist_total) are sparse log-linear
- * histograms of per-call times in clock ticks (see spool/hist.h): a packed array
- * of records { uint16 bucket; uint64 count; } little-endian, 10 bytes each,
- * buckets ascending. Multiply a bucket's value by runs.ns_per_tick for ns.
+ * histograms of per-call times in clock ticks: their non-zero buckets, ascending,
+ * each as two varints (its distance from the previous bucket and its count), the
+ * format spool/hist.h describes and spool/hist.c alone writes and reads. Schema 14
+ * and before stored fixed 10-byte records { uint16 bucket; uint64 count; }; such
+ * blobs stay as they are and are still read (their length tells them apart).
+ * Multiply a bucket's value by runs.ns_per_tick for ns.
  *
- * Frame histograms (runs.frame_hist, threads.frame_hist) have the same records:
- * the total times of every completed frame of the run (or thread), kept or not.
+ * Frame histograms (runs.frame_hist, threads.frame_hist) and span histograms
+ * (spans.hist_wall, spans.hist_busy) have the same format: the total times of
+ * every completed frame of the run (or thread), kept or not.
  *
  * Frame blobs (frames.fns): per function that ran in the frame, its id and its
  * self time in ns, each an unsigned LEB128 varint (rt/fns_blob.h). Schema 2
@@ -34,8 +38,9 @@
 #include "span_spool.h"   /* the span figures kept per snapshot (PIANO_SPAN_FIGURES) */
 
 /* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), 15
- * (tag_runs), and one per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (15 + PIANO_METRICS_SCHEMA)
+ * (tag_runs), 16 (compact histogram blobs: older tools cannot read them; the
+ * upgrade rewrites nothing), and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (16 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them

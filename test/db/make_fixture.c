@@ -114,7 +114,7 @@ static void thread(int run, int t, int tid, const char *name)
 
 /* A histogram blob of `n` values (ticks), each with its count. */
 typedef struct {
-    unsigned char bytes[PIANO_HIST_BUCKETS * PIANO_HIST_RECORD];
+    unsigned char bytes[PIANO_HIST_BLOB_MAX];
     size_t len;
 } blob;
 
@@ -360,7 +360,7 @@ static void huge(long long kept)
     thread(1, 0, 3000, "main");
     stat1(1, 0, 0, all, all * 1000, all * 16000000, 0, 0, 1000, 16000000);
     uint64_t *counts = calloc(PIANO_HIST_BUCKETS, sizeof *counts);
-    unsigned char *blob = malloc(PIANO_HIST_BUCKETS * PIANO_HIST_RECORD);
+    unsigned char *blob = malloc(PIANO_HIST_BLOB_MAX);
     counts[piano_hist_bucket(16000000)] = (uint64_t)(all - spikes);
     counts[piano_hist_bucket(40000000)] = (uint64_t)spikes;
     size_t len = piano_hist_encode(counts, 0, PIANO_HIST_BUCKETS, blob);

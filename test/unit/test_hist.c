@@ -80,18 +80,57 @@ static void blob_round_trip(void **state)
     counts[0] = 5;
     counts[70] = 1ull << 40;
     counts[127] = 3;
-    unsigned char blob[128 * PIANO_HIST_RECORD];
+    unsigned char blob[PIANO_HIST_BLOB_MAX];
     size_t len = piano_hist_encode(counts, 640, 128, blob);
-    assert_int_equal(len, 3 * PIANO_HIST_RECORD);
+    /* 641 = 0x81 0x05, 5; 70 on, 2^40 in 6 bytes; 57 on, 3 */
+    static const unsigned char want[] = { 0x81, 0x05, 0x05, 70, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 57, 3 };
+    assert_int_equal(len, sizeof want);
+    assert_memory_equal(blob, want, sizeof want);
     piano_hist *h = calloc(1, sizeof *h);
-    assert_int_equal(piano_hist_add_blob(h, blob, len), 0);
+    unsigned lo = PIANO_HIST_BUCKETS, hi = 0;
+    assert_int_equal(piano_hist_add_blob_range(h, blob, len, &lo, &hi), 0);
+    assert_int_equal(lo, 640);
+    assert_int_equal(hi, 767);
     assert_int_equal(h->count[640], 5);
     assert_int_equal(h->count[710], 1ull << 40);
     assert_int_equal(h->count[767], 3);
     assert_int_equal(h->total, 8 + (1ull << 40));
-    assert_int_equal(piano_hist_add_blob(h, blob, len - 1), -1);
+    assert_int_equal(piano_hist_add_blob(h, blob, len - 1), -1);   /* a bucket without its count */
+    unsigned char bad[] = { 0x00, 0x01, 0x01 };                    /* a distance of 0 */
+    assert_int_equal(piano_hist_add_blob(h, bad, sizeof bad), -1);
+    unsigned char past[] = { 0xc1, 0x1d, 0x01 };                   /* bucket 3776: past the last */
+    assert_int_equal(piano_hist_add_blob(h, past, sizeof past), -1);
+    unsigned char longer[] = { 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02 };   /* 2^64 */
+    assert_int_equal(piano_hist_add_blob(h, longer, sizeof longer), -1);
+    free(h);
+}
+
+/* A blob whose length is a multiple of 10 gets an end mark (0), so it is not taken
+ * for the fixed records of schema 13 and before; and those are still read. */
+static void blob_formats(void **state)
+{
+    (void)state;
+    uint64_t counts[5] = { 1, 1, 1, 1, 1 };   /* five records of 2 bytes: 10 */
+    unsigned char blob[PIANO_HIST_BLOB_MAX];
+    size_t len = piano_hist_encode(counts, 0, 5, blob);
+    assert_int_equal(len, 11);
+    assert_int_equal(blob[10], 0);
+    piano_hist *h = calloc(1, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, blob, len), 0);
+    assert_int_equal(h->total, 5);
+    assert_int_equal(h->count[4], 1);
+    /* fixed records: bucket 700 x 3, bucket 5 x 2^33 */
+    unsigned char fixed[2 * PIANO_HIST_RECORD] = { 0xbc, 0x02, 3, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 2 };
+    memset(h, 0, sizeof *h);
+    unsigned lo = PIANO_HIST_BUCKETS, hi = 0;
+    assert_int_equal(piano_hist_add_blob_range(h, fixed, sizeof fixed, &lo, &hi), 0);
+    assert_int_equal(h->count[700], 3);
+    assert_int_equal(h->count[5], 1ull << 33);
+    assert_int_equal(lo, 5);
+    assert_int_equal(hi, 700);
     unsigned char bad[PIANO_HIST_RECORD] = { 0xff, 0xff };
     assert_int_equal(piano_hist_add_blob(h, bad, sizeof bad), -1);
+    assert_int_equal(piano_hist_encode(counts, 0, 0, blob), 0);   /* empty: empty */
     free(h);
 }
 
@@ -108,6 +147,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bucket_value_within_one_percent),
         cmocka_unit_test(buckets_are_monotone),
+        cmocka_unit_test(blob_formats),
         cmocka_unit_test(quantiles_within_one_percent),
         cmocka_unit_test(blob_round_trip),
         cmocka_unit_test(empty_histogram_quantile_is_zero),

@@ -232,17 +232,9 @@ void pdb_load_rows(pdb *p, const run_info *r, sqlite3_stmt *st, int flags, fnset
         for (int h = 0; h < 2; h++) {
             const void *blob = sqlite3_column_blob(st, LOAD_HIST + h);
             size_t len = (size_t)sqlite3_column_bytes(st, LOAD_HIST + h);
-            if (blob && piano_hist_add_blob(h ? m.total : m.self, blob, len) != 0)
+            if (blob && piano_hist_add_blob_range(h ? m.total : m.self, blob, len, &m.lo[h], &m.hi[h]) != 0)
                 pdb_die("run %lld: malformed histogram for %s in %s", (long long)r->id, name,
                         p->path);
-            for (size_t at = 0; blob && at + 1 < len; at += PIANO_HIST_RECORD) {   /* valid: checked above */
-                const unsigned char *rec = (const unsigned char *)blob + at;
-                unsigned b = (unsigned)rec[0] | (unsigned)rec[1] << 8;
-                if (b < m.lo[h])
-                    m.lo[h] = b;
-                if (b > m.hi[h])
-                    m.hi[h] = b;
-            }
         }
     }
     if (cur)
