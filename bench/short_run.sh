@@ -9,8 +9,17 @@
 #   JQ_SRC=dir   jq's source (a git checkout); default: cloned from JQ_GIT
 #   JQ_GIT=url   default https://github.com/jqlang/jq (commit JQ_REV, default 579e6f76)
 #   WORK=dir     where jq is built (default /tmp/piano-short-run)
-# Needs autoconf automake libtool libonig-dev (apt-get install -y ...).
+# Needs autoconf automake libtool libonig-dev, perf and sqlite3: installs those missing with
+# apt-get -y (as root, or through sudo).
 set -euo pipefail
+missing=()
+for p in autoconf automake libtool libonig-dev sqlite3 bc; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get install -y "${missing[@]}" >/dev/null
+fi
 build=$(cd "${1:?usage: short_run.sh BUILD_DIR [RUNS]}" && pwd)
 runs=${2:-30}
 work=${WORK:-/tmp/piano-short-run}
