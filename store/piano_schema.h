@@ -353,4 +353,8 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 #define PIANO_SCHEMA_TAG_RUNS_SINCE 15
 #define PIANO_SCHEMA_MIGRATE_TAG_RUNS PIANO_SCHEMA_TAG_RUNS
 
+/* From version 15 to 16: compact histogram blobs (spool/hist.h). Nothing is
+ * rewritten: blobs of the fixed format stay and are read as they are; the
+ * version keeps older tools, which cannot read the new blobs, out. */
+
 #endif
