@@ -24,7 +24,7 @@
  * the non-zero buckets, ascending, each as two unsigned LEB128 varints: the bucket's distance
  * from the previous one (the first's from -1, so always >= 1) and its count. When that makes
  * a length that is a multiple of 10, one 0 byte ends the blob (a distance is never 0): a
- * length that is a multiple of 10 is the fixed format of databases before schema 15, records
+ * length that is a multiple of 10 is the fixed format of databases before schema 16, records
  * { uint16 bucket; uint64 count; } little-endian, which is still read. The usual record is
  * 2 bytes (one bucket further, a count below 128) where the fixed one took 10. */
 #define PIANO_HIST_RECORD 10               /* bytes per record of the fixed (old) format */

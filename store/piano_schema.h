@@ -9,7 +9,7 @@
  * Histogram blobs (stats.hist_self, stats.hist_total) are sparse log-linear
  * histograms of per-call times in clock ticks: their non-zero buckets, ascending,
  * each as two varints (its distance from the previous bucket and its count), the
- * format spool/hist.h describes and spool/hist.c alone writes and reads. Schema 14
+ * format spool/hist.h describes and spool/hist.c alone writes and reads. Schema 15
  * and before stored fixed 10-byte records { uint16 bucket; uint64 count; }; such
  * blobs stay as they are and are still read (their length tells them apart).
  * Multiply a bucket's value by runs.ns_per_tick for ns.

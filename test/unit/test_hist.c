@@ -106,7 +106,7 @@ static void blob_round_trip(void **state)
 }
 
 /* A blob whose length is a multiple of 10 gets an end mark (0), so it is not taken
- * for the fixed records of schema 14 and before; and those are still read. */
+ * for the fixed records of schema 15 and before; and those are still read. */
 static void blob_formats(void **state)
 {
     (void)state;
