@@ -117,9 +117,9 @@ def startup(p, tmp, variants, rounds):
     return {v: med(res[v]) for v in variants}, {v: med(cpu[v]) for v in variants}, got
 
 
-def compile_time(p, rounds, today):
-    src = p('compile_5000.c')
-    sh([sys.executable, os.path.join(HERE, 'gen.py'), 'compile', '5000', src])
+def compile_time(p, rounds, today, n):
+    src = p('compile_%d.c' % n)
+    sh([sys.executable, os.path.join(HERE, 'gen.py'), 'compile', str(n), src])
     variants = ['clang', 'piano'] + (['today'] if today else [])
     res = {v: [] for v in variants}
     for i in range(rounds):
@@ -141,9 +141,19 @@ def main():
     ap.add_argument('--skip-compile', action='store_true')
     ap.add_argument('--no-build', action='store_true', help='reuse the binaries of the last run')
     ap.add_argument('--only-startup', action='store_true', help='only row (h) (and compile time unless skipped)')
+    ap.add_argument('--only-compile', action='store_true', help='only the compile time (no binaries built or run)')
+    ap.add_argument('--compile-fns', type=int, default=5000, help='functions of the compiled TU (default 5000)')
+    ap.add_argument('--compile-rounds', type=int, default=3, help='rounds of the compile time (default 3)')
     ap.add_argument('--out', default=os.path.join(bench.BUILD, 'bench-select'))
     a = ap.parse_args()
     today = bool(TODAY)
+    if a.only_compile:
+        p = build(a.out, today, False)
+        C = compile_time(p, a.compile_rounds, today, a.compile_fns)
+        print('compile time, %d functions, PIANO_FNS=*, median of %d rounds: clang %.2f s, piano %.2f s (%+.1f%%)%s' % (
+            a.compile_fns, a.compile_rounds, C['clang'], C['piano'], 100 * (C['piano'] / C['clang'] - 1),
+            (', today %.2f s (%+.1f%%)' % (C['today'], 100 * (C['today'] / C['clang'] - 1))) if today else ''))
+        return
     p = build(a.out, today, not a.no_build)
     tmp = tempfile.mkdtemp(prefix='piano-select.')
     variants = ['plain', 'piano', 'unsel', 'disable'] + (['today'] if today else []) + ['floor']
@@ -159,7 +169,7 @@ def main():
     log('select: (h) start-up, 10,000 functions')
     sv = ['plain', 'piano', 'narrow', 'compiled_narrow'] + (['today'] if today else [])
     H, HC, got = startup(p, tmp, sv, a.rounds)
-    C = None if a.skip_compile else compile_time(p, 3, today)
+    C = None if a.skip_compile else compile_time(p, a.compile_rounds, today, a.compile_fns)
     shutil.rmtree(tmp, ignore_errors=True)
 
     print('%-22s %8s %8s %8s %8s %8s %8s %12s %12s' % ('workload', 'plain', 'piano', 'unsel', 'disable',
@@ -187,8 +197,8 @@ def main():
         print('    piano (all 10,000) vs today: %+.2f ms (CPU %+.2f ms)' % (H['piano'] - H['today'],
                                                                        HC['piano'] - HC['today']))
     if C:
-        print('compile time, 5,000 functions, PIANO_FNS=*: clang %.2f s, piano %.2f s (%+.1f%%)%s' % (
-            C['clang'], C['piano'], 100 * (C['piano'] / C['clang'] - 1),
+        print('compile time, %d functions, PIANO_FNS=*: clang %.2f s, piano %.2f s (%+.1f%%)%s' % (
+            a.compile_fns, C['clang'], C['piano'], 100 * (C['piano'] / C['clang'] - 1),
             (', today %.2f s (%+.1f%%)' % (C['today'], 100 * (C['today'] / C['clang'] - 1))) if today else ''))
 
 

@@ -343,34 +343,43 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 
 // ---- Guard, constructor ----------------------------------------------------------
 
+// The named metadata a module carries while its hook calls are not guarded
+// yet (between PianoPass at the pipeline's start and PianoGuardPass at its end).
+constexpr const char *UnguardedMD = "piano.unguarded";
+
 // Each hook call is made only while its function's byte (the module's array
-// __piano_on_bytes, the site's `on`) is set: 1 as compiled, cleared by the runtime when the run-time PIANO_FNS does not
-// select the function or the run is off (PIANO_DISABLE). An unselected or
-// disabled call then costs a load and a predictable branch per hook (under
-// 1 ns per call) instead of two calls. Guards are added once the escape
-// enumerator is done with the function: splitting blocks under it would make
-// it visit the moved returns again. Each guard loads the byte itself (atomic,
-// volatile: never merged into one value, so the optimizer has no reason to
-// clone a body into on and off copies). Exits load it again rather than keep
-// the entry's value in a register across the body: the runtime only ever
-// clears it, while registering the site from the entry's own hook (which then
-// records nothing), so an entry that recorded sees its exits' hooks run.
+// __piano_on_bytes, the site's `on`) is set: 1 as compiled, cleared by the
+// runtime when the run-time PIANO_FNS does not select the function or the run
+// is off (PIANO_DISABLE). An unselected or disabled call then costs a load and
+// a predictable branch per hook instead of two calls. Guards are added once
+// the escape enumerator is done with the function (splitting blocks under it
+// would make it visit the moved returns again), and, when the pass runs at the
+// start of the pipeline, only at its end (PianoGuardPass): the optimizer then
+// works on straight-line calls, not on four more blocks per function (the
+// guards cost +21% of compile time at -O2 when they were placed at the start,
+// bench/README.md "Run-time selection"). Each guard loads the byte itself
+// (atomic, volatile: never merged into one value). Exits load it again rather
+// than keep the entry's value in a register across the body: the runtime only
+// ever clears it, while registering the site from the entry's own hook (which
+// then records nothing), so an entry that recorded sees its exits' hooks run.
+void guardHookCall(CallInst *CI, Value *OnPtr, MDNode *Likely) {
+  Type *I8 = Type::getInt8Ty(CI->getContext());
+  IRBuilder<> B(CI);
+  LoadInst *Flag = B.CreateLoad(I8, OnPtr, /*isVolatile=*/true, "piano_on");
+  Flag->setAtomic(AtomicOrdering::Monotonic);
+  Flag->setAlignment(Align(1));
+  Instruction *Then = SplitBlockAndInsertIfThen(
+      B.CreateICmpNE(Flag, ConstantInt::get(I8, 0)), CI,
+      /*Unreachable=*/false, Likely);
+  CI->moveBefore(*Then->getParent(), Then->getIterator());
+}
+
 void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls,
                 const DenseMap<Constant *, Constant *> &Bytes) {
-  LLVMContext &Ctx = M.getContext();
-  Type *I8 = Type::getInt8Ty(Ctx);
-  MDNode *Likely = MDBuilder(Ctx).createBranchWeights(1000, 1);
-  for (CallInst *CI : HookCalls) {
-    Constant *OnPtr = Bytes.lookup(cast<Constant>(CI->getArgOperand(0)));
-    IRBuilder<> B(CI);
-    LoadInst *Flag = B.CreateLoad(I8, OnPtr, /*isVolatile=*/true, "piano_on");
-    Flag->setAtomic(AtomicOrdering::Monotonic);
-    Flag->setAlignment(Align(1));
-    Instruction *Then = SplitBlockAndInsertIfThen(
-        B.CreateICmpNE(Flag, ConstantInt::get(I8, 0)), CI,
-        /*Unreachable=*/false, Likely);
-    CI->moveBefore(*Then->getParent(), Then->getIterator());
-  }
+  MDNode *Likely = MDBuilder(M.getContext()).createBranchWeights(1000, 1);
+  for (CallInst *CI : HookCalls)
+    guardHookCall(CI, Bytes.lookup(cast<Constant>(CI->getArgOperand(0))),
+                  Likely);
 }
 
 // Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION).
@@ -394,14 +403,64 @@ void addModuleCtor(Module &M, FunctionCallee Register, GlobalVariable *List,
 
 } // namespace
 
-void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns) {
+void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns,
+                         bool GuardLater) {
   SiteTable Sites = createSites(M, Fns);
   Hooks H = declareHooks(M);
   HookPlacer Placer(M, H);
   for (size_t I = 0; I < Fns.size(); ++I)
     Placer.instrument(*Fns[I].F, Sites.Sites[I]);
-  guardHooks(M, Placer.hookCalls(), Sites.Bytes);
+  if (GuardLater)
+    M.getOrInsertNamedMetadata(UnguardedMD);
+  else
+    guardHooks(M, Placer.hookCalls(), Sites.Bytes);
   addModuleCtor(M, H.Register, Sites.List, Fns.size());
+}
+
+bool guardModule(Module &M) {
+  NamedMDNode *Pending = M.getNamedMetadata(UnguardedMD);
+  if (!Pending)
+    return false;
+  M.eraseNamedMetadata(Pending);
+  // The hook calls as the optimizer left them (moved, merged, inlined into
+  // other functions): each names its site, whose field `on` is its byte
+  // (null: a call whose site the optimizer made a phi or select of sites,
+  // which reads the site's `on` at run time).
+  std::vector<std::pair<CallInst *, Constant *>> Calls;
+  for (const char *Name : {"__piano_enter", "__piano_exit"}) {
+    Function *Hook = M.getFunction(Name);
+    if (!Hook)
+      continue;
+    for (User *U : Hook->users()) {
+      auto *CI = dyn_cast<CallInst>(U);
+      if (!CI || CI->getCalledOperand() != Hook || CI->arg_size() != 1)
+        continue;
+      auto *Site = dyn_cast<GlobalVariable>(
+          CI->getArgOperand(0)->stripPointerCasts());
+      auto *Init = Site && Site->hasInitializer()
+                       ? dyn_cast<ConstantStruct>(Site->getInitializer())
+                       : nullptr;
+      Calls.emplace_back(CI, Init && Init->getNumOperands() == NumSiteFields
+                                 ? Init->getOperand(SiteOn)
+                                 : nullptr);
+    }
+  }
+  MDNode *Likely = MDBuilder(M.getContext()).createBranchWeights(1000, 1);
+  StructType *SiteTy = siteType(M.getContext());
+  for (auto &C : Calls) {
+    Value *OnPtr = C.second;
+    if (!OnPtr) {
+      IRBuilder<> B(C.first);
+      Value *Site = C.first->getArgOperand(0);
+#if LLVM_VERSION_MAJOR < 17
+      Site = B.CreatePointerCast(Site, SiteTy->getPointerTo());
+#endif
+      OnPtr = B.CreateLoad(voidPtrTy(M.getContext()),
+                           B.CreateStructGEP(SiteTy, Site, SiteOn), "piano_on_ptr");
+    }
+    guardHookCall(C.first, OnPtr, Likely);
+  }
+  return !Calls.empty();
 }
 
 } // namespace piano

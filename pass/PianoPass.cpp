@@ -58,7 +58,7 @@ bool PianoPass::instrumentModule(Module &M) {
     reportFns(M, "left out", S.Small,
               " smaller than PIANO_MIN_SIZE=" + Twine(Opts.MinSize));
   if (!S.Fns.empty())
-    instrumentFunctions(M, S.Fns);
+    instrumentFunctions(M, S.Fns, GuardLater);
   if (Opts.Verbose)
     reportFns(M, "instrumented", S.Fns, "");
   return !S.Fns.empty();

@@ -37,7 +37,10 @@ public:
   // Stage: where in the pipeline it runs ("before inlining", "after
   // inlining"; "" when a pipeline names it: opt -passes=piano), recorded with
   // the selection (.piano.sel) because it changes what a pattern selects.
-  explicit PianoPass(const char *Stage = "") : Stage(Stage) {}
+  // GuardLater: leave the hook calls unguarded for PianoGuardPass, run at
+  // the end of the same pipeline.
+  explicit PianoPass(const char *Stage = "", bool GuardLater = false)
+      : Stage(Stage), GuardLater(GuardLater) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
     return instrumentModule(M) ? llvm::PreservedAnalyses::none()
                                : llvm::PreservedAnalyses::all();
@@ -47,6 +50,20 @@ public:
 private:
   bool instrumentModule(llvm::Module &M);
   const char *Stage;
+  bool GuardLater;
+};
+
+bool guardModule(llvm::Module &M); // Instrument.cpp, below
+
+// The guards of the hook calls PianoPass placed with GuardLater (at the end
+// of the pipeline whose start PianoPass ran at).
+class PianoGuardPass : public llvm::PassInfoMixin<PianoGuardPass> {
+public:
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
+    return guardModule(M) ? llvm::PreservedAnalyses::none()
+                          : llvm::PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
 };
 
 // ---- Shared by the parts ---------------------------------------------------
@@ -131,9 +148,14 @@ void writeSummary(const llvm::Module &M, const Options &Opts,
 // ---- Instrument.cpp: the IR of rt/piano_abi.h ------------------------------
 
 // Gives every function of Fns its site and its enter / exit hooks (each
-// guarded by the site's byte `on`), and the module the constructor that
-// registers the sites.
-void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns);
+// guarded by the site's byte `on`, or, with GuardLater, marked to be guarded
+// by guardModule), and the module the constructor that registers the sites.
+void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns,
+                         bool GuardLater);
+
+// Guards the hook calls of a module instrumented with GuardLater; true when
+// it changed the module.
+bool guardModule(llvm::Module &M);
 
 } // namespace piano
 

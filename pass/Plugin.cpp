@@ -110,9 +110,15 @@ void registerCallbacks(PassBuilder &PB) {
           MPM.addPass(PianoPass("after inlining"));
         });
   } else {
+    // The guards are added at the end of the same pipeline (Instrument.cpp,
+    // guardModule: compile time).
     PB.registerPipelineStartEPCallback(
         [](ModulePassManager &MPM, OptimizationLevel) {
-          MPM.addPass(PianoPass("before inlining"));
+          MPM.addPass(PianoPass("before inlining", /*GuardLater=*/true));
+        });
+    PB.registerOptimizerLastEPCallback(
+        [](ModulePassManager &MPM, OptimizationLevel, auto...) {
+          MPM.addPass(piano::PianoGuardPass());
         });
   }
   PB.registerPipelineParsingCallback(
