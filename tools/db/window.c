@@ -102,6 +102,18 @@ static void at_end(const pdb *p, char *sql, size_t n)
 
 /* Prepares "WITH a AS (the figures at the window's start), b AS (at its
  * end) <select>", bound: select reads a and b. */
+/* A window query's statement: ?1 the run, ?2 the window's start, ?3 its end
+ * (unbound when the window runs to the run's end). */
+static sqlite3_stmt *window_prepare(pdb *p, const run_info *r, const pdb_window *w, const char *sql)
+{
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int64(st, 2, w->a_ns);
+    if (!w->b_end)
+        sqlite3_bind_int64(st, 3, w->b_ns);
+    return st;
+}
+
 static sqlite3_stmt *window_query(pdb *p, const run_info *r, const pdb_window *w, const char *select)
 {
     char sql[4096], a_sql[1024], b_sql[1024];
@@ -111,12 +123,7 @@ static sqlite3_stmt *window_query(pdb *p, const run_info *r, const pdb_window *w
     else
         at_snapshot(b_sql, sizeof b_sql, "?3");
     snprintf(sql, sizeof sql, "WITH a AS (%s), b AS (%s) %s", a_sql, b_sql, select);
-    sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_bind_int64(st, 1, r->id);
-    sqlite3_bind_int64(st, 2, w->a_ns);
-    if (!w->b_end)
-        sqlite3_bind_int64(st, 3, w->b_ns);
-    return st;
+    return window_prepare(p, r, w, sql);
 }
 
 void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, fnset *out)
@@ -223,10 +230,5 @@ sqlite3_stmt *pdb_window_spans(pdb *p, const run_info *r, const pdb_window *w)
     snprintf(sql + len, sizeof sql - len,
              " FROM b LEFT JOIN a ON a.name = b.name LEFT JOIN spans sp ON sp.run = ?1 AND sp.name = b.name"
              " WHERE b.count > coalesce(a.count, 0) ORDER BY %d DESC, b.name", 3 + PIANO_SPAN_F_wall);
-    sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_bind_int64(st, 1, r->id);
-    sqlite3_bind_int64(st, 2, w->a_ns);
-    if (!w->b_end)
-        sqlite3_bind_int64(st, 3, w->b_ns);
-    return st;
+    return window_prepare(p, r, w, sql);
 }
