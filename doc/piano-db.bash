@@ -39,7 +39,7 @@ _piano_db()
         report) opts+=" --json --csv --sort --top --all --threads --thread --frames --spikes --uncorrected --cpu --heap --from --to --group --all-runs --command --spans" ;;
         runs) opts+=" --json --csv --group" ;;
         tag) opts+=" --json --all-runs --command" ;;
-        snapshots) opts+=" --json" ;;
+        snapshots) opts+=" --json --spans" ;;
         diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap --group --spans" ;;
         gc) opts+=" --keep" ;;
         flamegraph) opts+=" -o --output --thread --diff --metric --group" ;;

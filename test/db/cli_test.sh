@@ -441,6 +441,22 @@ EOF
 expect snapshots_none_json "$P" snapshots --db "$S" 2 --json <<'EOF'
 []
 EOF
+# the span names per snapshot (span_snapshots): those that changed, cumulative
+expect snapshots_spans "$P" snapshots --db "$S" 1 --spans <<'EOF'
+Time      Span        Count       Wall       Busy       Idle
+------------------------------------------------------------
+1.000s    req             4   400.00ms    40.00ms   360.00ms
+2.000s    req             6   700.00ms    60.00ms   640.00ms
+
+3 snapshots; figures are cumulative from the run's start, of the spans closed by then; a span is listed at the snapshots in which its figures changed
+EOF
+expect snapshots_spans_json "$P" snapshots --db "$S" 1 --spans --json <<'EOF'
+[
+  {"t_ns": 1000000000, "spans": {"req": {"count": 4, "wall_ns": 400000000, "busy_ns": 40000000, "idle_ns": 360000000}}},
+  {"t_ns": 2000000000, "spans": {"req": {"count": 6, "wall_ns": 700000000, "busy_ns": 60000000, "idle_ns": 640000000}}},
+  {"t_ns": 2500000000, "spans": {"req": {"count": 6, "wall_ns": 700000000, "busy_ns": 60000000, "idle_ns": 640000000}}}
+]
+EOF
 expect window_between "$P" report --db "$S" 1 --from 1 --to 2 <<'EOF'
 run 1, window 1.000 s (snapshot) .. 2.000 s (snapshot)
 Function            Calls       Self        p50        p99   Allocs      Bytes

@@ -90,7 +90,7 @@ static const char *help_report =
     "alloc_bytes, functions: {name: self_ns}, spike}]. Not overhead-corrected.\n";
 
 static const char *help_snapshots =
-    "usage: piano-db snapshots [RUN|TAG] [--db FILE] [--json]\n"
+    "usage: piano-db snapshots [RUN|TAG] [--db FILE] [--json] [--spans]\n"
     "\n"
     "The snapshots of a run that ran with PIANO_INTERVAL=SECS (a live run's so far): per\n"
     "snapshot, the functions whose figures changed in it, with their figures then, counted\n"
@@ -102,7 +102,11 @@ static const char *help_snapshots =
     "  --db FILE   the database\n"
     "  --json      array of {t_ns, functions: {name: {calls, self_ns, allocs, alloc_bytes}}}, one\n"
     "              element per snapshot with every function's figures so far (t_ns: since the\n"
-    "              run's start)\n";
+    "              run's start)\n"
+    "  --spans     the span names instead (doc/spans.md): per snapshot, those whose figures\n"
+    "              changed, with their count, wall, busy and idle time then, of the spans closed\n"
+    "              by then (a span counts at its close); --json: {t_ns, spans: {name: {count,\n"
+    "              wall_ns, busy_ns, idle_ns}}}\n";
 
 static const char *help_runs =
     "usage: piano-db runs [--db FILE] [--json|--csv] [--group command|parent]\n"
@@ -426,7 +430,7 @@ static const command commands[] = {
      &help_report, 0},
     {"runs", "", "the stored runs (--group command|parent: counted per program or parent)", cmd_runs,
      " db json csv group ", &help_runs, 0},
-    {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json ",
+    {"snapshots", "[RUN|TAG]", "a run's figures over time (PIANO_INTERVAL)", cmd_snapshots, " db json spans ",
      &help_snapshots, 0},
     {"tag", "[NAME [RUN|SET...]]", "name a run or a set of runs; alone, list the tags", cmd_tag,
      " db json all-runs command ", &help_tag, 2},

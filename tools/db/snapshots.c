@@ -3,8 +3,10 @@
  * (PIANO_INTERVAL). The table lists, per snapshot, the functions whose
  * figures changed in it, with their figures then (cumulative from the
  * start); --json gives every function's cumulative figures at each snapshot.
+ * --spans does the same for the span names (span_snapshots, doc/spans.md).
  */
 #include "piano_db.h"
+#include "span_spool.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +77,101 @@ static const emit_col snap_cols[] = {
 enum { NCOLS = sizeof snap_cols / sizeof *snap_cols };
 _Static_assert(NCOLS == 2 + NSNAP, "a column per figure a snapshot keeps");
 
+/* --spans: per snapshot, the span names whose figures changed in it, with
+ * their figures then (cumulative; a span counts at its close); --json every
+ * span name's figures so far at each snapshot. */
+static const emit_col snap_span_cols[] = {
+    {.head = "Time", .type = COL_TEXT, .minw = 8},
+    {.head = "Span", .type = COL_TEXT, .flags = COL_LEFT, .minw = 12},
+    {.head = "Count", .type = COL_INT, .minw = 5},
+    {.head = "Wall", .type = COL_NS, .minw = 11},
+    {.head = "Busy", .type = COL_NS, .minw = 11},
+    {.head = "Idle", .type = COL_NS, .minw = 11},
+};
+enum { NSPANCOLS = sizeof snap_span_cols / sizeof *snap_span_cols };
+
+struct span_so_far { char *name; int64_t count, wall_ns, busy_ns; };
+
+static void json_span_snapshot(const struct span_so_far *sp, size_t n, int64_t t_ns, int first)
+{
+    printf("%s\n  {\"t_ns\": %lld, \"spans\": {", first ? "" : ",", (long long)t_ns);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", stdout);
+        json_str(stdout, sp[i].name);
+        printf(": {\"count\": %lld, \"wall_ns\": %lld, \"busy_ns\": %lld, \"idle_ns\": %lld}",
+               (long long)sp[i].count, (long long)sp[i].wall_ns, (long long)sp[i].busy_ns,
+               (long long)(sp[i].wall_ns > sp[i].busy_ns ? sp[i].wall_ns - sp[i].busy_ns : 0));
+    }
+    fputs("}}", stdout);
+}
+
+static int snapshots_spans(pdb *p, const pdb_opts *o, int64_t id, int64_t n)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT t.t_ns, s.name, s.%s, s.%s, s.%s FROM snapshot_times t LEFT JOIN span_snapshots s"
+             " ON s.run = t.run AND s.t_ns = t.t_ns WHERE t.run = ? ORDER BY t.t_ns, s.name",
+             piano_span_figure_column(PIANO_SPAN_F_count), piano_span_figure_column(PIANO_SPAN_F_wall),
+             piano_span_figure_column(PIANO_SPAN_F_busy));
+    sqlite3_stmt *st = pdb_prepare(p, sql);
+    sqlite3_bind_int64(st, 1, id);
+    struct span_so_far *sp = NULL;   /* by name, in the order first seen (names sorted per snapshot) */
+    size_t nsp = 0, cap = 0, rows = 0;
+    emitter e;
+    if (o->json)
+        fputc('[', stdout);
+    else
+        emit_begin(&e, stdout, EMIT_TABLE, snap_span_cols, NSPANCOLS, 0);
+    int first = 1;
+    char when[32];
+    int rc = pdb_step(p, st);
+    while (rc == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(st, 0);
+        for (; rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == t; rc = pdb_step(p, st)) {
+            if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+                continue;   /* no span changed in this snapshot */
+            const char *name = (const char *)sqlite3_column_text(st, 1);
+            size_t i = 0;
+            while (i < nsp && strcmp(sp[i].name, name) != 0)
+                i++;
+            if (i == nsp) {
+                if (nsp == cap)
+                    sp = xrealloc(sp, (cap = cap ? 2 * cap : 16) * sizeof *sp);
+                sp[nsp++] = (struct span_so_far){.name = xstrdup(name)};
+            }
+            sp[i].count = sqlite3_column_int64(st, 2);
+            sp[i].wall_ns = sqlite3_column_int64(st, 3);
+            sp[i].busy_ns = sqlite3_column_int64(st, 4);
+            rows++;
+            if (!o->json) {
+                snprintf(when, sizeof when, "%.3fs", (double)t / 1e9);
+                emit_val row[NSPANCOLS] = {{.s = when}, {.s = sp[i].name}, {.i = sp[i].count}, {.i = sp[i].wall_ns},
+                                           {.i = sp[i].busy_ns},
+                                           {.i = sp[i].wall_ns > sp[i].busy_ns ? sp[i].wall_ns - sp[i].busy_ns : 0}};
+                emit_row(&e, row, NULL);
+            }
+        }
+        if (o->json) {
+            json_span_snapshot(sp, nsp, t, first);
+            first = 0;
+        }
+    }
+    sqlite3_finalize(st);
+    if (o->json) {
+        fputs("\n]\n", stdout);
+    } else {
+        emit_end(&e, NULL);
+        printf("\n%lld snapshots; %s\n", (long long)n,
+               rows ? "figures are cumulative from the run's start, of the spans closed by then; a span is "
+                      "listed at the snapshots in which its figures changed"
+                    : "no span closed in them (include/piano/span.h, doc/spans.md)");
+    }
+    for (size_t i = 0; i < nsp; i++)
+        free(sp[i].name);
+    free(sp);
+    return 0;
+}
+
 int cmd_snapshots(pdb *p, const pdb_opts *o)
 {
     if (o->csv)
@@ -89,6 +186,8 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
             printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
         return 0;
     }
+    if (o->spans)
+        return snapshots_spans(p, o, id, n);
     /* The figures the run measured (spool/metrics.h's `when`). */
     run_info r;
     pdb_run_load(p, id, &r);
