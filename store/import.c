@@ -393,19 +393,88 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     return step == SQLITE_DONE ? 0 : -1;
 }
 
-/* Whether spool folder `name` of the spool root holds a run forked from key
- * (its header names key as its parent). A folder that cannot be read, or
- * still being made without its header, does not. */
-static int spool_child(int root_fd, const char *name, const char *key)
+static int parent_order(const void *a, const void *b)
 {
-    char err[256];
-    int dfd = spool_open_own_dir(root_fd, name, name, err, sizeof err);
-    if (dfd < 0)
-        return 0;
-    struct piano_spool_run child;
-    int is = spool_read_run(dfd, name, &child, err, sizeof err) == 0 && strcmp(child.parent_key, key) == 0;
-    close(dfd);
-    return is;
+    return strcmp(((const struct spool_parent *)a)->parent_key, ((const struct spool_parent *)b)->parent_key);
+}
+
+int spool_parents_read(int root_fd, struct spool_parents *p)
+{
+    p->of = NULL;
+    p->n = 0;
+    /* A descriptor of its own: a listing reads through its descriptor's
+     * position, and piano-db's recovery is listing root_fd (recover.c). */
+    int list_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct spool_listing d;
+    if (list_fd < 0)
+        return -1;
+    if (spool_listing_open(list_fd, &d) != 0) {
+        close(list_fd);
+        return -1;
+    }
+    size_t cap = 0;
+    int rc = 0;
+    const char *name;
+    while ((name = spool_listing_next(&d)) != NULL) {
+        const char *key = name[0] == '.' ? name + 1 : name;   /* a folder being made: .KEY */
+        if (!key[0] || !strcmp(name, "..") || strlen(name) > NAME_MAX)
+            continue;   /* (a file, the calibration cache, is no folder: it has no header) */
+        char err[256];
+        int dfd = spool_open_own_dir(root_fd, name, name, err, sizeof err);
+        if (dfd < 0)
+            continue;
+        struct piano_spool_run run;
+        int named = spool_read_run(dfd, name, &run, err, sizeof err) == 0 && run.parent_key[0];
+        close(dfd);
+        if (!named)
+            continue;
+        if (p->n == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            struct spool_parent *grown = realloc(p->of, ncap * sizeof *grown);
+            if (!grown) {
+                rc = -1;
+                break;
+            }
+            p->of = grown;
+            cap = ncap;
+        }
+        snprintf(p->of[p->n].parent_key, sizeof p->of[p->n].parent_key, "%s", run.parent_key);
+        snprintf(p->of[p->n].name, sizeof p->of[p->n].name, "%s", name);
+        p->n++;
+    }
+    spool_listing_close(&d);
+    close(list_fd);
+    if (rc) {
+        spool_parents_free(p);
+        return -1;
+    }
+    qsort(p->of, p->n, sizeof *p->of, parent_order);
+    return 0;
+}
+
+void spool_parents_free(struct spool_parents *p)
+{
+    free(p->of);
+    p->of = NULL;
+    p->n = 0;
+}
+
+/* Whether a folder of the spool root forked from key is still there (stored
+ * and removed since, it is in `runs`; skipped as empty, it is not a child). */
+static int known_child(int root_fd, const struct spool_parents *p, const char *key)
+{
+    size_t lo = 0, hi = p->n;
+    while (lo < hi) {   /* the first entry not below key */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(p->of[mid].parent_key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < p->n && !strcmp(p->of[lo].parent_key, key); lo++)
+        if (faccessat(root_fd, p->of[lo].name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+            return 1;
+    return 0;
 }
 
 /* Whether a run forked from this one is stored, or is in the spool (live, or
@@ -425,25 +494,13 @@ static int has_child(struct job *j, int root_fd)
     sqlite3_finalize(st);
     if (child || root_fd < 0)
         return child;
-    /* A descriptor of its own: a listing reads through its descriptor's
-     * position, and piano-db's recovery is listing root_fd (recover.c). */
-    int list_fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    struct spool_listing d;
-    if (list_fd < 0)
-        return 0;
-    if (spool_listing_open(list_fd, &d) != 0) {
-        close(list_fd);
-        return 0;
-    }
-    const char *name;
-    while (!child && (name = spool_listing_next(&d)) != NULL) {
-        const char *key = name[0] == '.' ? name + 1 : name;   /* a folder being made: .KEY */
-        if (!key[0] || !strcmp(name, "..") || !strcmp(key, j->run->key))
-            continue;   /* (a file, the calibration cache, is no folder: spool_child) */
-        child = spool_child(root_fd, name, j->run->key);
-    }
-    spool_listing_close(&d);
-    close(list_fd);
+    if (j->parents)
+        return known_child(root_fd, j->parents, j->run->key);
+    struct spool_parents here;
+    if (spool_parents_read(root_fd, &here) != 0)
+        return 1;   /* unknown: keep it */
+    child = known_child(root_fd, &here, j->run->key);
+    spool_parents_free(&here);
     return child;
 }
 
@@ -475,7 +532,7 @@ static int keep_empty(struct job *j, int root_fd)
  * -1 with a reason in err; IMPORT_NO_RUN when there is no run header. On 1,
  * note gets what could not be read ("" when everything could). */
 static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
-                      const struct piano_import_mem *mem, int no_frames, char *err, size_t errn, char *note_out,
+                      const struct piano_import_mem *mem, const struct spool_parents *parents, int no_frames, char *err, size_t errn, char *note_out,
                       size_t noten)
 {
     struct piano_spool_run run;
@@ -487,7 +544,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     complete = !live && (complete || run.status == 1);
     double npt = spool_calibrate(&run, complete, root_fd);
 
-    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .npt = npt, .live = live,
+    struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .parents = parents, .npt = npt, .live = live,
                      .parts = live ? parts : PIANO_LIVE_ALL };
     int rc = -1;
     if (job_alloc(&j)) {
@@ -547,13 +604,14 @@ out:
 /* import_dir; when the disk is too full for the run's frames, again without
  * them: its figures are stored and its frames counted as dropped. */
 int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
-                      const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten)
+                      const struct piano_import_mem *mem, const struct spool_parents *parents, char *err,
+                      size_t errn, char *note_out, size_t noten)
 {
-    int r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, 0, err, errn, note_out, noten);
+    int r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 0, err, errn, note_out, noten);
     if (r == IMPORT_FULL) {
         char first[512];
         snprintf(first, sizeof first, "%s", err);
-        r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, 1, err, errn, note_out, noten);
+        r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 1, err, errn, note_out, noten);
         if (r == 1 && !note_out[0])
             snprintf(note_out, noten, "the disk is too full for its frames (%s): they are counted as dropped",
                      first);
@@ -589,7 +647,7 @@ int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const str
         return -1;
     }
     char note_buf[IMPORT_NOTE_MAX];
-    int r = import_run_folder(db, root_fd, dfd, dir, complete, PIANO_LIVE_ALL, mem, err, errn, note_buf,
+    int r = import_run_folder(db, root_fd, dfd, dir, complete, PIANO_LIVE_ALL, mem, NULL, err, errn, note_buf,
                               sizeof note_buf);
     if (r == IMPORT_NO_RUN) {
         snprintf(err, errn, "%s/" PIANO_SPOOL_RUN " is missing", dir);

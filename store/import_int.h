@@ -219,6 +219,7 @@ struct job {
     const char *shown;        /* its name, for messages */
     const struct piano_spool_run *run;
     const struct piano_import_mem *mem;   /* states held in memory, or NULL */
+    const struct spool_parents *parents;  /* the spool root's, or NULL */
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
@@ -309,7 +310,23 @@ int import_prepare_unfinished(struct job *j);   /* import.c: made at the first c
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */
 #define IMPORT_LIVE 2       /* import_run_folder's `complete` for a live process's run */
+/* The spool root's folders and the parent each names, read once for a whole
+ * recovery: without it, each run that recorded nothing reads every folder's
+ * header to learn whether a run was forked from it (has_child), quadratic on
+ * a spool of thousands of killed runs. */
+struct spool_parent {
+    char parent_key[64];
+    char name[NAME_MAX + 1];   /* the folder, checked again at use: it may be gone */
+};
+struct spool_parents {
+    struct spool_parent *of;   /* sorted by parent_key */
+    size_t n;
+};
+int spool_parents_read(int root_fd, struct spool_parents *p);   /* 0, or -1: p empty, scan instead */
+void spool_parents_free(struct spool_parents *p);
+/* parents: the root's, or NULL (has_child lists the root itself). */
 int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
-                      const struct piano_import_mem *mem, char *err, size_t errn, char *note_out, size_t noten);
+                      const struct piano_import_mem *mem, const struct spool_parents *parents, char *err,
+                      size_t errn, char *note_out, size_t noten);
 
 #endif

@@ -70,8 +70,8 @@ static int probe_lock(int dfd, int *live)
 /* Recovers the run folder `name` of the spool root root_fd (dir: its path,
  * for messages) unless a live process holds it. Appends to err what was
  * refused, kept or skipped, and sets *failed then. Returns the runs stored. */
-static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, unsigned parts, int *failed,
-                          char *err, size_t errn)
+static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *parents, const char *name,
+                          const char *dir, unsigned parts, int *failed, char *err, size_t errn)
 {
     (void)parts;
     char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
@@ -87,7 +87,7 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
         close(dfd);
         return 0;
     }
-    int r = import_run_folder(db, root_fd, dfd, dir, 0, PIANO_LIVE_ALL, NULL, why, sizeof why, note_buf,
+    int r = import_run_folder(db, root_fd, dfd, dir, 0, PIANO_LIVE_ALL, NULL, parents, why, sizeof why, note_buf,
                               sizeof note_buf);
     int imported = 0;
     if (r == IMPORT_NO_RUN && only_leftovers(dfd)) {
@@ -121,16 +121,17 @@ static int recover_folder(sqlite3 *db, int root_fd, const char *name, const char
 /* Imports run folder `name` if a live process holds its lock (the live
  * run as it is now, the parts asked for); leaves it as it is. Returns the
  * runs imported. */
-static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *dir, unsigned parts, int *failed,
-                       char *err, size_t errn)
+static int live_folder(sqlite3 *db, int root_fd, const struct spool_parents *parents, const char *name,
+                       const char *dir, unsigned parts, int *failed, char *err, size_t errn)
 {
+    (void)parents;   /* a live run is listed, whatever it recorded */
     char why[IMPORT_LINE_MAX], note_buf[IMPORT_NOTE_MAX];
     int dfd = spool_open_own_dir(root_fd, name, dir, why, sizeof why);
     if (dfd < 0)
         return 0;   /* said by the recovery, which ran first */
     int live, lock = probe_lock(dfd, &live), r = 0;
     if (live) {
-        r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, parts, NULL, why, sizeof why, note_buf,
+        r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, parts, NULL, NULL, why, sizeof why, note_buf,
                               sizeof note_buf);
         if (r == IMPORT_NO_RUN) {
             r = 0;   /* being made: its header comes with its folder's name */
@@ -146,9 +147,11 @@ static int live_folder(sqlite3 *db, int root_fd, const char *name, const char *d
 }
 
 /* Calls one_folder on each run folder of the spool next to db_path; says
- * which entries are symbolic links when say_links (once: the recovery). */
+ * which entries are symbolic links when say_links (once: the recovery, which
+ * reads the folders' parents first). */
 static int each_folder(sqlite3 *db, const char *db_path,
-                       int (*one_folder)(sqlite3 *, int, const char *, const char *, unsigned, int *, char *, size_t),
+                       int (*one_folder)(sqlite3 *, int, const struct spool_parents *, const char *, const char *,
+                                         unsigned, int *, char *, size_t),
                        unsigned parts, int say_links, char *err, size_t errn)
 {
     char root[IMPORT_PATH_MAX];
@@ -166,6 +169,8 @@ static int each_folder(sqlite3 *db, const char *db_path,
         close(root_fd);
         return -1;
     }
+    struct spool_parents parents = { 0 };
+    int have_parents = say_links && spool_parents_read(root_fd, &parents) == 0;
     const size_t damaged_len = sizeof PIANO_SPOOL_DAMAGED - 1;
     int imported = 0, failed = 0;
     const char *name;
@@ -185,10 +190,11 @@ static int each_folder(sqlite3 *db, const char *db_path,
                 failed = 1;
             }
         } else if (S_ISDIR(st.st_mode)) {   /* else the calibration cache */
-            imported += one_folder(db, root_fd, name, dir, parts, &failed, err, errn);
+            imported += one_folder(db, root_fd, have_parents ? &parents : NULL, name, dir, parts, &failed, err, errn);
         }
     }
     spool_listing_close(&d);
+    spool_parents_free(&parents);
     close(root_fd);
     return failed ? -1 : imported;
 }
