@@ -428,7 +428,7 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (UNLIKELY(fn - 1u >= PIANO_FN_SKIP - 1u)) {   /* 0 or PIANO_FN_SKIP */
         if (!fn)
-            fn = register_site(site, NULL);
+            fn = register_site(site, NULL, 0);
         if (fn == PIANO_FN_SKIP) {   /* not selected at run time: its byte is clear now */
             hook_end(ts, d);
             return 0;

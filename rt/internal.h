@@ -175,7 +175,9 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner);
 void refresh_name(struct piano_thread *ts, int self);
 void state_release(struct piano_thread *ts);
 struct fn_batch;
-uint32_t register_site(struct piano_site *site, struct fn_batch *batch);
+/* as_compiled: a site of a module built by another piano, whose layout past
+ * id, line, name and file is unknown: recorded whatever the run-time PIANO_FNS. */
+uint32_t register_site(struct piano_site *site, struct fn_batch *batch, int as_compiled);
 /* Writes the run-time PIANO_FNS into a run header (make_spool). */
 void run_selection(struct piano_spool_run *run);
 

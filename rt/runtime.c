@@ -402,7 +402,7 @@ static int site_selected(const struct piano_site *site)
     return piano_select_match_fn(g.sel, match, site->file ? site->file : "", system) != PIANO_SEL_NO;
 }
 
-uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
+uint32_t register_site(struct piano_site *site, struct fn_batch *batch, int as_compiled)
 {
     if (atomic_load(&g.state) != 2)
         piano_start();
@@ -410,7 +410,7 @@ uint32_t register_site(struct piano_site *site, struct fn_batch *batch)
     if (id)
         return id;
     int saved = errno;
-    if (!site_selected(site)) {
+    if (!as_compiled && !site_selected(site)) {
         /* Its byte is cleared by __piano_register, which knows the site's
          * ABI (this may be a lazy registration): never set again. Until then
          * its hooks find PIANO_FN_SKIP and return. */
@@ -447,13 +447,19 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
     if (atomic_load(&g.state) != 2)
         piano_start();
     if (abi_version != PIANO_ABI_VERSION) {
-        /* The hooks' argument is the same in every version; only this list
-         * changed. Leave it alone: sites register when first called. */
+        /* The hooks' argument is the same in every version, and its first
+         * four fields; what follows them is not (ABI 2 had no byte and no
+         * match name). Registered now as compiled: a lazy registration at
+         * its first call would read the site as this version's. */
         if (!warned) {
             warned = 1;
-            say("piano: a module was built by another piano (runtime ABI %s, this one %s); rebuild it",
-                abi_version > PIANO_ABI_VERSION ? "newer" : "older", "differs");
+            say("piano: a module was built by %s piano (ABI %u, this runtime's %u): it records every "
+                "function compiled in, whatever PIANO_FNS says at run time; rebuild it",
+                abi_version > PIANO_ABI_VERSION ? "a newer" : "an older", abi_version, PIANO_ABI_VERSION);
         }
+        for (uint32_t i = 0; piano_on() && i < count; i++)
+            if (!__atomic_load_n(&sites[i]->id, __ATOMIC_ACQUIRE))
+                register_site(sites[i], NULL, 1);
         return piano_on();
     }
     if (!piano_on()) {
@@ -469,7 +475,7 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         for (uint32_t i = 0; i < count; i++) {
             uint32_t id = __atomic_load_n(&sites[i]->id, __ATOMIC_ACQUIRE);
             if (!id)
-                id = register_site(sites[i], batch);
+                id = register_site(sites[i], batch, 0);
             if (id == PIANO_FN_SKIP)   /* also one registered lazily, before this */
                 __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
         }

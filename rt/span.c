@@ -157,7 +157,7 @@ static uint32_t key_make(const char *name, size_t n, uint64_t h, uint32_t base)
     e->site.name = e->name;
     e->site.file = PIANO_SPAN_FILE;
     e->site.line = 0;
-    register_site(&e->site, NULL);
+    register_site(&e->site, NULL, 0);
     rec_make(k);
     __atomic_store_n(&n_keys, k + 1, __ATOMIC_RELEASE);   /* read by the snapshot thread (spans_snap_read) */
     const uint32_t mask = 2 * PIANO_SPAN_CAP - 1;
