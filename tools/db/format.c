@@ -918,13 +918,19 @@ static void table_fit(table *t)
     int fc = t->fit_col;
     if (fc < 0 || fc >= t->ncols || !t->nrows)
         return;
-    size_t others = 0;
-    for (int c = 0; c < t->ncols; c++)
-        if (c != fc)
-            others += col_width(t, c);
-    size_t width = term_width(), gap = 2;
+    size_t others = 0, width = term_width(), gap = 2, floor = 16;
+    for (int pass = 0; pass < 2; pass++) {
+        others = 0;
+        for (int c = 0; c < t->ncols; c++)
+            if (c != fc)
+                others += col_width(t, c);
+        /* Too narrow for the figures' usual widths and a readable name: the
+         * figures take only what their cells need. */
+        if (!t->minw || others + gap + 30 <= width)
+            break;
+        t->minw = NULL;
+    }
     size_t room = width > others + gap ? width - others - gap : 0;
-    size_t floor = t->fit_mode == FIT_COMMAND ? 16 : 30;
     if (room < floor)
         room = floor;
     char **cells = xmalloc(t->nrows * sizeof *cells);
