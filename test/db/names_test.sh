@@ -48,41 +48,41 @@ SQL
 # At 80 columns the figures take only what their cells need (not their usual
 # widths) and leave the names the rest: rows that read the same there are told
 # apart by a cut that keeps the function's own name (JSON keeps the full
-# names). A label with its file (a name seen twice) is not cut: it still widens
-# the table (ZSTD_highbit32 below).
+# names). A label with its file (a name seen twice) loses the middle of its
+# path, whose head tells the rows apart (ZSTD_highbit32 below).
 expect report_80 env COLUMNS=80 "$P" report --db "$D" 1 <<'EOF'
-Function                                         Calls     Self     p50     p99  Allocs  Bytes
-----------------------------------------------------------------------------------------------
-ZSTD_com…ict_generic_noDict_alpha                   10  12.00ms  0.00ns  0.00ns       0     0B
-ZSTD_com…Dict_generic_noDict_beta                   10  11.00ms  0.00ns  0.00ns       0     0B
-leveld…Insert(char const* const&)                   10  10.00ms  0.00ns  0.00ns       0     0B
-leveldb::SkipList<…>::Insert(…)                     10   9.00ms  0.00ns  0.00ns       0     0B
-level…FindGreaterOrEqual(…) const                   10   8.00ms  0.00ns  0.00ns       0     0B
-ZSTD_highbit32 (compress/zstd_compress.c:120)       10   7.00ms  0.00ns  0.00ns       0     0B
-ZSTD_highbit32 (decompress/zstd_compress.c:120)     10   6.00ms  0.00ns  0.00ns       0     0B
-ZSTD_highbit32 (bits.h:30)                          10   5.00ms  0.00ns  0.00ns       0     0B
-leveldb::DB…::WriteLevel0Table(…)                   10   4.00ms  0.00ns  0.00ns       0     0B
-leveldb::DBImpl::Write(…)                           10   3.00ms  0.00ns  0.00ns       0     0B
-Foo<int>::run()                                     10   2.00ms  0.00ns  0.00ns       0     0B
-Foo<long>::run()                                    10   1.00ms  0.00ns  0.00ns       0     0B
+Function                           Calls     Self     p50     p99  Allocs  Bytes
+--------------------------------------------------------------------------------
+ZSTD_com…ict_generic_noDict_alpha     10  12.00ms  0.00ns  0.00ns       0     0B
+ZSTD_com…Dict_generic_noDict_beta     10  11.00ms  0.00ns  0.00ns       0     0B
+leveld…Insert(char const* const&)     10  10.00ms  0.00ns  0.00ns       0     0B
+leveldb::SkipList<…>::Insert(…)       10   9.00ms  0.00ns  0.00ns       0     0B
+level…FindGreaterOrEqual(…) const     10   8.00ms  0.00ns  0.00ns       0     0B
+ZSTD_highbit32 (compres…ss.c:120)     10   7.00ms  0.00ns  0.00ns       0     0B
+ZSTD_highbit32 (decompr…ss.c:120)     10   6.00ms  0.00ns  0.00ns       0     0B
+ZSTD_highbit32 (bits.h:30)            10   5.00ms  0.00ns  0.00ns       0     0B
+leveldb::DB…::WriteLevel0Table(…)     10   4.00ms  0.00ns  0.00ns       0     0B
+leveldb::DBImpl::Write(…)             10   3.00ms  0.00ns  0.00ns       0     0B
+Foo<int>::run()                       10   2.00ms  0.00ns  0.00ns       0     0B
+Foo<long>::run()                      10   1.00ms  0.00ns  0.00ns       0     0B
 
 2 frames
 EOF
 expect report_100 env COLUMNS=100 "$P" report --db "$D" 1 <<'EOF'
-Function                                         Calls       Self        p50        p99   Allocs      Bytes
------------------------------------------------------------------------------------------------------------
-ZSTD_comp…t_extDict_generic_noDict_alpha            10    12.00ms     0.00ns     0.00ns        0         0B
-ZSTD_comp…st_extDict_generic_noDict_beta            10    11.00ms     0.00ns     0.00ns        0         0B
-leveldb::Sk…::Insert(char const* const&)            10    10.00ms     0.00ns     0.00ns        0         0B
-leveldb::SkipList<…>::Insert(…)                     10     9.00ms     0.00ns     0.00ns        0         0B
-leveldb::S…::FindGreaterOrEqual(…) const            10     8.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (compress/zstd_compress.c:120)       10     7.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (decompress/zstd_compress.c:120)     10     6.00ms     0.00ns     0.00ns        0         0B
-ZSTD_highbit32 (bits.h:30)                          10     5.00ms     0.00ns     0.00ns        0         0B
-leveldb::DBImpl::WriteLevel0Table(…)                10     4.00ms     0.00ns     0.00ns        0         0B
-leveldb::DBImpl::Write(…)                           10     3.00ms     0.00ns     0.00ns        0         0B
-Foo<int>::run()                                     10     2.00ms     0.00ns     0.00ns        0         0B
-Foo<long>::run()                                    10     1.00ms     0.00ns     0.00ns        0         0B
+Function                                  Calls       Self        p50        p99   Allocs      Bytes
+----------------------------------------------------------------------------------------------------
+ZSTD_comp…t_extDict_generic_noDict_alpha     10    12.00ms     0.00ns     0.00ns        0         0B
+ZSTD_comp…st_extDict_generic_noDict_beta     10    11.00ms     0.00ns     0.00ns        0         0B
+leveldb::Sk…::Insert(char const* const&)     10    10.00ms     0.00ns     0.00ns        0         0B
+leveldb::SkipList<…>::Insert(…)              10     9.00ms     0.00ns     0.00ns        0         0B
+leveldb::S…::FindGreaterOrEqual(…) const     10     8.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (compress/zs…press.c:120)     10     7.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (decompress/…press.c:120)     10     6.00ms     0.00ns     0.00ns        0         0B
+ZSTD_highbit32 (bits.h:30)                   10     5.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::WriteLevel0Table(…)         10     4.00ms     0.00ns     0.00ns        0         0B
+leveldb::DBImpl::Write(…)                    10     3.00ms     0.00ns     0.00ns        0         0B
+Foo<int>::run()                              10     2.00ms     0.00ns     0.00ns        0         0B
+Foo<long>::run()                             10     1.00ms     0.00ns     0.00ns        0         0B
 
 2 frames
 EOF
@@ -121,6 +121,11 @@ Run    Tags  PID  Parent  Command                       Started  Duration  Statu
 2      -       2       -  db_bench          2023-11-14 22:15:00   unknown  recovered       0
 1      -       1       -  redis-server ...  2023-11-14 22:13:20     2.00s  complete        2
 EOF
+# From 80 columns on, every line of a report fits (issue 23).
+for cols in 80 100 120 160; do
+    w=$(COLUMNS=$cols "$P" report --db "$D" 1 --all | LC_ALL=C.UTF-8 wc -L)
+    [ "$w" -le "$cols" ] || fail "COLUMNS=$cols: report is $w wide"
+done
 # Every row and header reads differently, whatever the width.
 for cols in 40 60 80 100 160 400; do
     COLUMNS=$cols "$P" report --db "$D" 1 --all | sed -n '3,14p' | sed 's/  *[0-9][0-9]* .*//' | sort | uniq -d > "$W/dups"

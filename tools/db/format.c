@@ -317,6 +317,24 @@ static size_t label_suffix(const char *s)
     return (size_t)(last - s);
 }
 
+/* The first n display characters of s, cut to w in their middle: a
+ * short head and the longer tail. */
+static char *cut_middle_plain(const char *s, size_t n, size_t w)
+{
+    if (w >= n) {
+        size_t nb = utf8_offset(s, n);
+        char *out = xmalloc(nb + 1);
+        memcpy(out, s, nb);
+        out[nb] = 0;
+        return out;
+    }
+    size_t head = (w - 1) / 4, tail = w - 1 - head;
+    size_t hb = utf8_offset(s, head), tb = utf8_offset(s, n - tail), nb = utf8_offset(s, n);
+    char *out = xmalloc(nb + 4);
+    sprintf(out, "%.*s" ELLIPSIS "%.*s", (int)hb, s, (int)(nb - tb), s + tb);
+    return out;
+}
+
 /* s cut to w display characters, the middle left out: a short head (the
  * namespace, a prefix) and the longer tail (the function's own name) stay,
  * and a label's " (file:line)" is kept whole. */
@@ -326,8 +344,31 @@ static char *cut_middle(const char *s, size_t w)
     if (sw <= w)
         return xstrdup(s);
     size_t sfx = label_suffix(s), sfxw = utf8_width(s + sfx);
-    /* a name keeps at least 24 characters: its file alone is not worth a name cut to nothing */
-    size_t nw = sw - sfxw, room = w > sfxw + 24 ? w - sfxw : 24;
+    size_t nw = sw - sfxw;
+    if (sfx < strlen(s) && w >= 8) {
+        /* A label wider than w: the name keeps half of w or what the file
+         * leaves it, the file the middle of its path: " (src/…le.c:12)". */
+        size_t nk = sfxw < w && w - sfxw > w / 2 ? w - sfxw : w / 2;
+        if (nk > nw)
+            nk = nw;
+        size_t sk = w - nk;   /* " (" "…" tail ")": the tail gets sk - 4 */
+        char *name = cut_middle_plain(s, nw, nk);
+        char *out = xmalloc(strlen(name) + strlen(s + sfx) + 8);
+        if (sfxw <= sk) {
+            sprintf(out, "%s%s", name, s + sfx);
+        } else {
+            /* the path's middle goes: its head tells the rows apart (paths_short
+             * keeps the shortest tail that does), its end has the line */
+            const char *p = s + sfx + 2;
+            size_t pw = sfxw - 3, keep = sk > 4 ? sk - 4 : 0;   /* the path:line's width, what stays of it */
+            size_t head = keep / 2, hb = utf8_offset(p, head), tb = utf8_offset(p, pw - (keep - head));
+            sprintf(out, "%s (%.*s" ELLIPSIS "%s", name, (int)hb, p, p + tb);
+        }
+        free(name);
+        return out;
+    }
+    /* a name keeps at least 24 characters */
+    size_t room = w > sfxw + 24 ? w - sfxw : 24;
     if (nw <= room)
         return xstrdup(s);
     size_t head = (room - 1) / 4, tail = room - 1 - head;
