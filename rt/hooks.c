@@ -140,25 +140,14 @@ static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32
     ts->frame_off0 = ts->off_ns;
 }
 
-static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
+/* Writes the record of the frame numbered n that ended at tick t, kept as
+ * `kept` (PIANO_KEPT_*). Apart from frame_close: a frame that is not kept
+ * (past the budget: most of a long run's) then takes no callee-saved
+ * registers and none of the record's work. */
+static __attribute__((noinline)) void frame_write(struct piano_thread *ts, uint64_t t0, uint64_t t, uint64_t n,
+                                                  uint32_t kept)
 {
     size_t need = PIANO_FRAME_HEAD_MAX + (size_t)ts->n_touched * PIANO_FRAME_FN_MAX + PIANO_PV_SLACK;
-    ts->frame_depth = 0;
-    ts->last_tick = t;
-    uint64_t n = ++ts->frames_all;
-    frame_hist_add(ts, t - t0);
-    uint32_t kept = PIANO_KEPT_BUDGET;
-    if (LIKELY(ts->keep_left)) {
-        ts->keep_left--;
-    } else if ((t - t0 <= ts->spike_ticks && (n & (FRAME_SPIKE_REFRESH - 1)) && (n & ((1ull << ts->sample_shift) - 1))) ||
-               !(kept = frame_keep(ts, t - t0))) {
-        /* Past the budget, neither a spike candidate nor in the sample (budget.c). */
-        ts->epoch++;   /* counted, not kept */
-        ts->n_touched = 0;
-        return;
-    } else {
-        kept--;
-    }
     if (need > PIANO_CHUNK_SIZE - sizeof(struct piano_chunk_hdr)) {
         ts->frames_dropped++;
         return;
@@ -198,6 +187,30 @@ static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint6
     ts->frames++;
     ts->epoch++;   /* later calls outside a frame must not count towards this one */
     ts->n_touched = 0;
+}
+
+/* Closes the thread's frame, opened at tick t0, at tick t: counted and in the
+ * frame histogram (exact, kept or not); its record written if the budget
+ * keeps it (budget.c). */
+static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
+{
+    ts->frame_depth = 0;
+    ts->last_tick = t;
+    uint64_t n = ++ts->frames_all;
+    frame_hist_add(ts, t - t0);
+    uint32_t kept = PIANO_KEPT_BUDGET;
+    if (LIKELY(ts->keep_left)) {
+        ts->keep_left--;
+    } else if ((t - t0 <= ts->spike_ticks && (n & (FRAME_SPIKE_REFRESH - 1)) && (n & ((1ull << ts->sample_shift) - 1))) ||
+               !(kept = frame_keep(ts, t - t0))) {
+        /* Past the budget, neither a spike candidate nor in the sample (budget.c). */
+        ts->epoch++;   /* counted, not kept */
+        ts->n_touched = 0;
+        return;
+    } else {
+        kept--;
+    }
+    frame_write(ts, t0, t, n, kept);
 }
 
 /* ---------------------------------------------------------------- the hooks */
