@@ -338,6 +338,7 @@ void atfork_child(void)
         g.run.fork_tick = piano_now();
         save_run_header();
         reset_counts(self, g.run.fork_tick);
+        contexts_forked(g.run.fork_tick);
         self->next = NULL;
         g.threads = self;
     }
