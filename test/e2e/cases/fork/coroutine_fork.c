@@ -1,9 +1,10 @@
-// PIANO_FNS: =main,resume,gen,co_fork,child_work,parent_wait,co_thread,thread_work,thread_leaf,spin
+// PIANO_FNS: =main,resume,gen,co_fork,child_work,parent_wait,co_thread,thread_work,thread_gen,thread_leaf,spin
 // CFLAGS: -pthread
 // fork and pthread_create from inside a coroutine (swapcontext), while the
 // calls of main's context are parked: the child resumes main's context, whose
 // parked calls come back and end in the child; the new thread records its
-// own calls, outermost, none of the coroutine's nor main's under them.
+// own calls, outermost, none of the coroutine's nor main's under them; a
+// coroutine it leaves suspended ends with it.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +25,19 @@ void spin(double ms) {
     while (now_ms() < end) sink++;
 }
 void thread_leaf(void) { sink++; }
+static ucontext_t thread_main, thread_co;
+void thread_gen(void) {
+    thread_leaf();
+    swapcontext(&thread_co, &thread_main);   /* never resumed: ends with the thread */
+}
 void *thread_work(void *arg) {
     thread_leaf();
     spin(30);
+    getcontext(&thread_co);
+    thread_co.uc_stack.ss_sp = malloc(64 << 10);
+    thread_co.uc_stack.ss_size = 64 << 10;
+    makecontext(&thread_co, thread_gen, 0);
+    swapcontext(&thread_main, &thread_co);
     thread_leaf();
     return arg;
 }
