@@ -55,7 +55,11 @@ static __thread struct park *park __attribute__((tls_model("initial-exec")));
 /* The thread's latest leave of a context: its number and tick. A context
  * resumed by another's switch is charged the switch (its swapcontext, a call
  * it made, returning): its clocks go on from that tick. */
-static __thread uint64_t leaves, left_at __attribute__((tls_model("initial-exec")));
+static __thread uint64_t leaves __attribute__((tls_model("initial-exec")));
+static __thread uint64_t left_at __attribute__((tls_model("initial-exec")));
+/* This thread is in one of the functions below: a signal handler's switch
+ * meanwhile changes nothing (it would find the records half made). */
+static __thread int switching __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's state when its shadow stack may be changed: not in a
  * signal handler that interrupted a hook, not in piano itself, not past the
@@ -63,7 +67,7 @@ static __thread uint64_t leaves, left_at __attribute__((tls_model("initial-exec"
 static struct piano_thread *usable_state(void)
 {
     struct piano_thread *ts = piano_tls;
-    if (!ts || ts->busy || ts->signal_of || ts->depth > PIANO_STACK_CAP)
+    if (!ts || ts->busy || ts->signal_of || ts->depth > PIANO_STACK_CAP || switching)
         return NULL;
     return ts;
 }
@@ -197,6 +201,8 @@ uint64_t contexts_leave(const void *ucp, int by_swap)
     struct piano_thread *ts = usable_state();
     if (!ts)
         return 0;
+    switching = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     uint64_t t = piano_now();
     uint32_t d = ts->depth;
     leaves++;
@@ -219,6 +225,8 @@ uint64_t contexts_leave(const void *ucp, int by_swap)
             top = close_above(ts, top, top - 1, t);
         hook_end(ts, top);
     }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    switching = 0;
     return token;
 }
 
@@ -226,24 +234,28 @@ uint64_t contexts_leave(const void *ucp, int by_swap)
  * returned): they come back on top. */
 void contexts_back(uint64_t token)
 {
-    struct piano_thread *ts = usable_state();
     uint32_t k = (uint32_t)token - 1;
     if (!token || !park || k >= PARK_MAX)
         return;
-    struct parked *r = &park->rec[k];
-    if (!r->serial || r->gen != (uint32_t)(token >> 32))
-        return;   /* dropped meanwhile (too many parked) */
+    struct piano_thread *ts = usable_state();
     if (!ts)
         return;
-    uint64_t t = piano_now();
-    /* Another context left for this one since it was parked (not a
-     * makecontext'd function returning through uc_link, unseen): from then. */
-    if (leaves != r->leave && left_at >= r->t && left_at <= t)
-        t = left_at;
-    uint32_t d = ts->depth;
-    hook_begin(ts, d);
-    d = restore(ts, r, d, t);
-    hook_end(ts, d);
+    switching = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    struct parked *r = &park->rec[k];
+    if (r->serial && r->gen == (uint32_t)(token >> 32)) {   /* else dropped meanwhile (too many parked) */
+        uint64_t t = piano_now();
+        /* Another context left for this one since it was parked (not a
+         * makecontext'd function returning through uc_link, unseen): from then. */
+        if (leaves != r->leave && left_at >= r->t && left_at <= t)
+            t = left_at;
+        uint32_t d = ts->depth;
+        hook_begin(ts, d);
+        d = restore(ts, r, d, t);
+        hook_end(ts, d);
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    switching = 0;
 }
 
 /* The thread ends: the calls of its parked contexts end too (timed to where

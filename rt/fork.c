@@ -206,6 +206,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
         stack[i].child = 0;
     }
     ts->pend_fn = 0;   /* the parent stores its own last sample */
+    ts->frame_paused = 0;   /* the frame's call, in flight, starts at the fork too */
     ts->heap_peak = 0;
     ts->heap_gen = 0;
     ts->allocs = ts->alloc_bytes = ts->frees = ts->free_bytes = 0;

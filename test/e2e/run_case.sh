@@ -112,6 +112,13 @@ fns_per_frame() { db report --frames --json --all | jq -r '[.[].functions | leng
 callers() { q "SELECT coalesce(p.name, '-') FROM contexts c JOIN functions f ON f.run=c.run AND f.id=c.fn
   LEFT JOIN contexts pc ON pc.run=c.run AND pc.thread=c.thread AND pc.id=c.parent
   LEFT JOIN functions p ON p.run=c.run AND p.id=pc.fn WHERE c.run=${2:-$(run)} AND f.name='$1' ORDER BY 1" | tr '\n' ' ' | sed 's/ $//'; }
+# under FUNCTION CALLER [RUN]: inclusive ms of FUNCTION's calls made by CALLER (its contexts there)
+under() { q "SELECT coalesce(sum(c.total_ns), 0) / 1000000 FROM contexts c JOIN functions f ON f.run=c.run AND f.id=c.fn
+  JOIN contexts pc ON pc.run=c.run AND pc.thread=c.thread AND pc.id=c.parent
+  JOIN functions p ON p.run=c.run AND p.id=pc.fn WHERE c.run=${3:-$(run)} AND f.name='$1' AND p.name='$2'"; }
+# ms FUNCTION [RUN]: inclusive ms of FUNCTION, summed over threads
+ms() { q "SELECT coalesce(sum(s.total_ns), 0) / 1000000 FROM stats s JOIN functions f ON f.run=s.run AND f.id=s.fn
+  WHERE s.run=${2:-$(run)} AND f.name='$1'"; }
 # sane_times [RUN]: no time is negative or longer than the run; self within inclusive
 # (SANE_CONTEXTS=0: not for the contexts table)
 sane_times() {
@@ -129,7 +136,7 @@ sane_times() {
 # unfinished [RUN]: the names of the calls in flight at the end, by thread and depth
 unfinished() { q "SELECT f.name FROM unfinished u JOIN functions f ON f.run=u.run AND f.id=u.fn
   WHERE u.run=${1:-$(run)} ORDER BY u.thread, u.depth" | tr '\n' ' ' | sed 's/ $//'; }
-export -f q run fig expect expect_range fail db callers sane_times unfinished 2>/dev/null
+export -f q run fig expect expect_range fail db callers under ms sane_times unfinished 2>/dev/null
 [ -f "$dir/$name.check" ] || fail "no $name.check"
 # shellcheck source=/dev/null
 . "$dir/$name.check"

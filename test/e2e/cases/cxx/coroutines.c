@@ -2,8 +2,8 @@
 // A generator pattern on swapcontext: main resumes three coroutines in turn,
 // each on its own stack, with instrumented calls in flight on every context
 // at each switch (nested on both sides). The light one runs 1 ms per resume,
-// the two heavy ones 10 ms: a suspended call is not charged the time the
-// other contexts run (doc/architecture.md "Jumps"). The light one also
+// the two heavy ones 20 ms: a suspended call is not charged the time the
+// other contexts run (doc/architecture.md "Execution contexts"). The light one also
 // longjmps, after a switch, out of a call that yielded. Counts exact.
 #include <setjmp.h>
 #include <stdio.h>
@@ -34,7 +34,7 @@ void light_step(void) {
     spin(1);
     if (!setjmp(jb)) thrower();
 }
-void heavy_step(void) { spin(10); yield(); }
+void heavy_step(void) { spin(20); yield(); }
 void gen_light(void) {
     for (int i = 0; i < STEPS; i++) light_step();   /* each step yields once, inside thrower */
 }

@@ -20,8 +20,8 @@ void spin(double ms) {
     double end = now_ms() + ms;
     while (now_ms() < end) sink++;
 }
-void first(void) { spin(20); }     /* returns into co2 */
-void second(void) { spin(20); }    /* returns into main_ctx */
+void first(void) { spin(50); }     /* returns into co2 */
+void second(void) { spin(50); }    /* returns into main_ctx */
 void run_chain(void) { swapcontext(&main_ctx, &co1); }
 void abandoned(void) {
     spin(5);
@@ -45,7 +45,7 @@ int main(void) {
     void *stack3 = malloc(256 << 10);
     make(&co3, stack3, &main_ctx, quitter);
     run_quitter();
-    spin(60);   /* while quitter's calls are left */
+    spin(150);   /* while quitter's calls are left */
     make(&co3, stack3, &main_ctx, reuser);   /* the same stack, a new context */
     run_reuser();
     printf("%d\n", sink > 0);

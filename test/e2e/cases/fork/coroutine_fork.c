@@ -32,7 +32,7 @@ void thread_gen(void) {
 }
 void *thread_work(void *arg) {
     thread_leaf();
-    spin(30);
+    spin(100);
     getcontext(&thread_co);
     thread_co.uc_stack.ss_sp = malloc(64 << 10);
     thread_co.uc_stack.ss_size = 64 << 10;
