@@ -146,6 +146,7 @@ static void piano_finish(void)
     struct quiet q;
     quiet_begin(&q);
     struct piano_thread *self = piano_tls;
+    contexts_finish(self);   /* its parked contexts' calls are in flight at the end too */
     if (self)
         self->busy = 1;
     g.run.end_tick = piano_now();

@@ -206,6 +206,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
         stack[i].child = 0;
     }
     ts->pend_fn = 0;   /* the parent stores its own last sample */
+    ts->frame_paused = 0;   /* the frame's call, in flight, starts at the fork too */
     ts->heap_peak = 0;
     ts->heap_gen = 0;
     ts->allocs = ts->alloc_bytes = ts->frees = ts->free_bytes = 0;
@@ -338,6 +339,7 @@ void atfork_child(void)
         g.run.fork_tick = piano_now();
         save_run_header();
         reset_counts(self, g.run.fork_tick);
+        contexts_forked(g.run.fork_tick);
         self->next = NULL;
         g.threads = self;
     }

@@ -195,6 +195,10 @@ static __attribute__((noinline)) void frame_write(struct piano_thread *ts, uint6
 static __attribute__((noinline)) void frame_close(struct piano_thread *ts, uint64_t t0, uint64_t t)
 {
     ts->frame_depth = 0;
+    if (UNLIKELY(ts->frame_paused)) {   /* its call was parked (contexts.c): the frame holds that time */
+        t0 -= ts->frame_paused;
+        ts->frame_paused = 0;
+    }
     ts->last_tick = t;
     uint64_t n = ++ts->frames_all;
     frame_hist_add(ts, t - t0);
@@ -249,22 +253,6 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
         frame_close(ts, t0, t);
 }
 
-/* A hook's updates of ts are bracketed by the in-hook bit of its depth
- * (spool.h): a signal handler that runs meanwhile sees it and records its
- * calls in another state. The store of the new depth, last, commits the
- * update. Compiler fences only: a handler runs on this thread. */
-static inline __attribute__((always_inline)) void hook_begin(struct piano_thread *ts, uint32_t d)
-{
-    __atomic_store_n(&ts->depth, d | PIANO_DEPTH_IN_HOOK, __ATOMIC_RELAXED);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-static inline __attribute__((always_inline)) void hook_end(struct piano_thread *ts, uint32_t d)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&ts->depth, d, __ATOMIC_RELAXED);
-}
-
 /* Stack positions a and b belong to the same stack: both on the thread's own
  * stack or both elsewhere (a signal stack, a coroutine's). Only then does an
  * address order say which call is deeper. */
@@ -294,7 +282,7 @@ static __attribute__((noinline)) uint32_t drop_abandoned(struct piano_thread *ts
 
 /* Closes the calls in slots keep+1..top of ts, all ending at tick t.
  * Returns the new top. */
-static uint32_t close_above(struct piano_thread *ts, uint32_t top, uint32_t keep, uint64_t t)
+uint32_t close_above(struct piano_thread *ts, uint32_t top, uint32_t keep, uint64_t t)
 {
     struct piano_slot *stack = PIANO_STACK(ts);
     for (; top > keep; top--)
@@ -331,7 +319,7 @@ static void close_below_top(struct piano_thread *ts, struct piano_slot *stack, u
     stack[d] = s;
     if (ts->frame_depth == k)
         ts->frame_depth = d;
-    else if (ts->frame_depth > k)
+    else if (ts->frame_depth > k && ts->frame_depth <= d)   /* not PIANO_FRAME_PARKED */
         ts->frame_depth--;
     /* close_slot charges the slot below the top as the caller: charge the real one. */
     uint64_t total = t - s.t0;

@@ -184,6 +184,34 @@ void run_selection(struct piano_spool_run *run);
 /* ---------------------------------------------------------------- hooks.c */
 
 void close_all(struct piano_thread *ts, uint64_t t);
+uint32_t close_above(struct piano_thread *ts, uint32_t top, uint32_t keep, uint64_t t);
+
+/* A hook's updates of ts are bracketed by the in-hook bit of its depth
+ * (spool.h): a signal handler that runs meanwhile sees it and records its
+ * calls in another state. The store of the new depth, last, commits the
+ * update. Compiler fences only: a handler runs on this thread. */
+static inline __attribute__((always_inline)) void hook_begin(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_store_n(&ts->depth, d | PIANO_DEPTH_IN_HOOK, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline __attribute__((always_inline)) void hook_end(struct piano_thread *ts, uint32_t d)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&ts->depth, d, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- contexts.c */
+
+/* frame_depth while the call that opened the frame is parked with its
+ * execution context: no frame opens, none closes (contexts.c). */
+#define PIANO_FRAME_PARKED UINT32_MAX
+uint64_t contexts_leave(const void *ucp, int by_swap);
+void contexts_back(uint64_t token);
+void contexts_thread_end(struct piano_thread *ts);
+void contexts_finish(struct piano_thread *ts);
+void contexts_forked(uint64_t now);
 
 /* ---------------------------------------------------------------- budget.c */
 

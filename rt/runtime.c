@@ -204,6 +204,7 @@ static void thread_ended(void *arg)
         refresh_name(ts, 1);
         if (ts->sig)
             state_end(ts->sig, keep);
+        contexts_thread_end(ts);   /* its parked contexts' calls end before its running ones */
         state_end(ts, keep);
         if (keep)
             heap_kept_trim();

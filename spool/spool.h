@@ -128,7 +128,8 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint32_t anon;           /* state in anonymous memory, written to the file at the end */
     uint32_t hash_mask;      /* slots of the context hash in use, minus 1 (at least PIANO_HASH_MIN - 1) */
     uint64_t allocs, alloc_bytes, frees, free_bytes; /* running totals of the thread */
-    uint64_t frame_t0, frame_allocs, frame_alloc_bytes, frame_frees, frame_free_bytes;
+    uint64_t frame_paused;   /* runtime only: ticks the current frame's call was parked (rt/contexts.c) */
+    uint64_t frame_allocs, frame_alloc_bytes, frame_frees, frame_free_bytes;
     uint64_t frames, frames_dropped;
     uint64_t last_tick;      /* latest frame end or exit: bounds a crashed run's duration */
     uint64_t pend_self, pend_total; /* the latest call's sample, not yet in the histograms */

@@ -107,12 +107,22 @@ other_user() {
 as_other() { setpriv --reuid=65534 --regid=65534 --clear-groups env LD_LIBRARY_PATH="$work/other" "$@"; }
 # fns_per_frame: "min,max" of the functions named per frame (every one kept) of the latest run, read by piano-db
 fns_per_frame() { db report --frames --json --all | jq -r '[.[].functions | length] | "\(min),\(max)"'; }
+# callers FUNCTION [RUN]: the callers of FUNCTION's contexts, by name, sorted, one per
+# context, space-separated ('-': an outermost call)
+callers() { q "SELECT coalesce(p.name, '-') FROM contexts c JOIN functions f ON f.run=c.run AND f.id=c.fn
+  LEFT JOIN contexts pc ON pc.run=c.run AND pc.thread=c.thread AND pc.id=c.parent
+  LEFT JOIN functions p ON p.run=c.run AND p.id=pc.fn WHERE c.run=${2:-$(run)} AND f.name='$1' ORDER BY 1" | tr '\n' ' ' | sed 's/ $//'; }
+# under FUNCTION CALLER [RUN]: inclusive ms of FUNCTION's calls made by CALLER (its contexts there)
+under() { q "SELECT coalesce(sum(c.total_ns), 0) / 1000000 FROM contexts c JOIN functions f ON f.run=c.run AND f.id=c.fn
+  JOIN contexts pc ON pc.run=c.run AND pc.thread=c.thread AND pc.id=c.parent
+  JOIN functions p ON p.run=c.run AND p.id=pc.fn WHERE c.run=${3:-$(run)} AND f.name='$1' AND p.name='$2'"; }
+# ms FUNCTION [RUN]: inclusive ms of FUNCTION, summed over threads
+ms() { q "SELECT coalesce(sum(s.total_ns), 0) / 1000000 FROM stats s JOIN functions f ON f.run=s.run AND f.id=s.fn
+  WHERE s.run=${2:-$(run)} AND f.name='$1'"; }
 # sane_times [RUN]: no time is negative or longer than the run; self within inclusive
-# (SANE_CONTEXTS=0: not for the contexts table; SANE_WITHIN_RUN=0: inclusive
-# times may exceed the run, as with coroutines: doc/architecture.md)
+# (SANE_CONTEXTS=0: not for the contexts table)
 sane_times() {
   local r=${1:-$(run)} stats_long="s.total_ns > r.duration_ns" ctx_long="c.total_ns > r.duration_ns + 1"
-  [ "${SANE_WITHIN_RUN:-1}" = 1 ] || stats_long=0 ctx_long=0
   expect "run $r has a duration" "$(q "SELECT duration_ns > 0 FROM runs WHERE id=$r")" 1
   expect "run $r: stats times within the run" "$(q "SELECT count(*) FROM stats s JOIN runs r ON r.id=s.run
     WHERE s.run=$r AND (s.self_ns < 0 OR s.total_ns < 0 OR s.self_ns > s.total_ns OR $stats_long)")" 0
@@ -126,7 +136,7 @@ sane_times() {
 # unfinished [RUN]: the names of the calls in flight at the end, by thread and depth
 unfinished() { q "SELECT f.name FROM unfinished u JOIN functions f ON f.run=u.run AND f.id=u.fn
   WHERE u.run=${1:-$(run)} ORDER BY u.thread, u.depth" | tr '\n' ' ' | sed 's/ $//'; }
-export -f q run fig expect expect_range fail db sane_times unfinished 2>/dev/null
+export -f q run fig expect expect_range fail db callers under ms sane_times unfinished 2>/dev/null
 [ -f "$dir/$name.check" ] || fail "no $name.check"
 # shellcheck source=/dev/null
 . "$dir/$name.check"
