@@ -52,6 +52,38 @@ static void fork_take_release(void)
 
 /* Lists the states (and their signal handlers' states) of list, but the
  * forking thread's own, into fork_take.drop (room for them counted). */
+/* The parts of the forking thread's state the child needs: state_parts but
+ * the histogram pages, which the child starts without (reset_counts): they
+ * are most of a long-running thread's state (5 of 9 MB in a redis server
+ * with every function instrumented), copied here while the program's fork
+ * waits. The child's states file is new, so what is not written there reads
+ * as zeros. */
+static void fork_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS])
+{
+    state_parts(ts, parts);
+    for (int i = 0; i < PIANO_STATE_PARTS; i++)
+        if (parts[i].off == PIANO_OFF_PAGES)
+            parts[i].len = 0;
+}
+
+/* A part of the state that holds calling contexts (nodes). Of each, the
+ * child needs only where it is in the tree (parent, function): it zeroes the
+ * rest (reset_counts). The copy keeps those 8 of its 128 bytes. */
+struct node_link {
+    uint32_t parent, fn;
+};
+
+static int is_nodes(const struct piano_ended_part *part)
+{
+    return part->off >= PIANO_OFF_NODES && part->off < PIANO_OFF_FNS;
+}
+
+/* The bytes a part takes in the copy. */
+static size_t copy_len(const struct piano_ended_part *part)
+{
+    return is_nodes(part) ? part->len / sizeof(struct piano_node) * sizeof(struct node_link) : part->len;
+}
+
 static void list_states(struct piano_thread *list, const struct piano_thread *self, size_t room)
 {
     for (struct piano_thread *t = list; t; t = t->next) {
@@ -88,16 +120,27 @@ void atfork_prepare(void)
         fork_take.self_anon = (int)ts->anon;
         /* An anonymous state is the child's own copy after the fork. */
         if (!ts->anon) {
-            state_parts(ts, fork_take.parts);
+            fork_parts(ts, fork_take.parts);
             size_t len = 0;
             for (int i = 0; i < PIANO_STATE_PARTS; i++)
-                len += fork_take.parts[i].len;
-            void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                len += copy_len(&fork_take.parts[i]);
+            /* Populated: a page fault apiece costs more than the copy. */
+            void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
             if (p != MAP_FAILED) {
                 unsigned char *at = p;
                 for (int i = 0; i < PIANO_STATE_PARTS; i++) {
-                    memcpy(at, (const char *)ts + fork_take.parts[i].off, fork_take.parts[i].len);
-                    at += fork_take.parts[i].len;
+                    const struct piano_ended_part *part = &fork_take.parts[i];
+                    const char *from = (const char *)ts + part->off;
+                    if (is_nodes(part)) {
+                        for (size_t j = 0; j < part->len / sizeof(struct piano_node); j++) {
+                            const struct piano_node *n = (const struct piano_node *)from + j;
+                            struct node_link link = { n->parent, n->fn };
+                            memcpy(at + j * sizeof link, &link, sizeof link);
+                        }
+                    } else {
+                        memcpy(at, from, part->len);
+                    }
+                    at += copy_len(part);
                 }
                 fork_take.copy = p;
                 fork_take.len = len;
@@ -181,7 +224,7 @@ static void copy_fns(int fd)
 
 /* Zeroes what a thread has recorded while keeping its calls in flight, which
  * go on in the child from the moment of the fork. */
-static void reset_counts(struct piano_thread *ts, uint64_t now)
+static void reset_counts(struct piano_thread *ts, uint64_t now, int anon)
 {
     uint32_t nfn = atomic_load(&g.next_fn);
     if (nfn > PIANO_FN_CAP)
@@ -197,7 +240,10 @@ static void reset_counts(struct piano_thread *ts, uint64_t now)
         fns[i].frame_self = 0;
         memset(fns[i].page, 0, sizeof fns[i].page);
     }
-    memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t));
+    /* A state in the child's own file has no pages (fork_parts): zeros
+     * already, untouched here. An anonymous one is the parent's, copied. */
+    if (anon)
+        memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t));
     ts->n_pages = 1;
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t depth = piano_depth(ts->depth);
@@ -237,11 +283,17 @@ static int clone_state(struct piano_thread *ts)
         const unsigned char *at = fork_take.copy;
         for (int i = 0; ok && i < PIANO_STATE_PARTS; i++) {
             const struct piano_ended_part *part = &fork_take.parts[i];
-            ok = !part->len || write_all(fd, at, part->len, (off_t)(piano_slot_offset(0) + part->off)) == 0;
-            at += part->len;
+            /* The contexts are laid out once mapped (below). */
+            ok = !part->len || is_nodes(part) ||
+                 write_all(fd, at, part->len, (off_t)(piano_slot_offset(0) + part->off)) == 0;
+            at += copy_len(part);
         }
     } else if (ok) {
-        ok = write_state(fd, ts, piano_slot_offset(0)) == 0;   /* no copy (no memory): as it is now */
+        struct piano_ended_part parts[PIANO_STATE_PARTS];   /* no copy (no memory): as it is now */
+        fork_parts(ts, parts);
+        for (int i = 0; ok && i < PIANO_STATE_PARTS; i++)
+            ok = !parts[i].len ||
+                 write_all(fd, (const char *)ts + parts[i].off, parts[i].len, (off_t)(piano_slot_offset(0) + parts[i].off)) == 0;
     }
     void *p = ok ? mmap(ts, PIANO_SLOT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd,
                         (off_t)piano_slot_offset(0))
@@ -250,6 +302,22 @@ static int clone_state(struct piano_thread *ts)
     if (p == MAP_FAILED)
         return -1;
     madvise(p, PIANO_SLOT_SIZE, MADV_RANDOM);   /* as map_thread's */
+    if (fork_take.copy) {   /* each context's place in the tree; its figures stay zeros */
+        const unsigned char *at = fork_take.copy;
+        for (int i = 0; i < PIANO_STATE_PARTS; i++) {
+            const struct piano_ended_part *part = &fork_take.parts[i];
+            if (is_nodes(part)) {
+                struct piano_node *n = (struct piano_node *)((char *)ts + part->off);
+                for (size_t j = 0; j < part->len / sizeof *n; j++) {
+                    struct node_link link;
+                    memcpy(&link, at + j * sizeof link, sizeof link);
+                    n[j].parent = link.parent;
+                    n[j].fn = link.fn;
+                }
+            }
+            at += copy_len(part);
+        }
+    }
     return 0;
 }
 
@@ -338,7 +406,7 @@ void atfork_child(void)
         self->chunk_room = 0;   /* ... reserved in the child's states when it does */
         g.run.fork_tick = piano_now();
         save_run_header();
-        reset_counts(self, g.run.fork_tick);
+        reset_counts(self, g.run.fork_tick, self_anon);
         contexts_forked(g.run.fork_tick);
         self->next = NULL;
         g.threads = self;
