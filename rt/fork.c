@@ -238,7 +238,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now, int anon)
     struct piano_fnrec *fns = PIANO_FNS(ts);
     for (uint32_t i = 0; i < nfn; i++) {
         fns[i].frame_self = 0;
-        memset(fns[i].page, 0, sizeof fns[i].page);
+        fns[i].table = 0;   /* the tables are in the pages, zeroed below */
     }
     /* A state in the child's own file has no pages (fork_parts): zeros
      * already, untouched here. An anonymous one is the parent's, copied. */

@@ -84,15 +84,26 @@ found:
     return n;
 }
 
-static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, struct piano_fnrec *fr,
-                                                   unsigned octave)
+static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, uint16_t *table, unsigned index)
 {
     if (ts->n_pages >= PIANO_PAGE_CAP) {
         ts->hist_dropped++;
         return 0;
     }
     uint32_t p = ts->n_pages++;
-    fr->page[octave] = (uint16_t)p;
+    table[index] = (uint16_t)p;
+    return p;
+}
+
+/* A function's first sample on this thread: its page table, from the pool
+ * (0 when the pool is spent: its samples are lost, and counted). */
+static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, struct piano_fnrec *fr)
+{
+    if (ts->n_pages + PIANO_TABLE_PAGES > PIANO_PAGE_CAP)
+        return 0;
+    uint32_t p = ts->n_pages;
+    ts->n_pages += PIANO_TABLE_PAGES;
+    fr->table = p;
     return p;
 }
 
@@ -100,14 +111,20 @@ static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, str
 static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
 {
     unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
-    uint32_t ps = fr->page[bs >> PIANO_HIST_SUB_BITS];
+    uint32_t tb = fr->table;
+    if (UNLIKELY(!tb) && !(tb = hist_table(ts, fr))) {
+        ts->hist_dropped += 2;
+        return;
+    }
+    uint16_t *table = (uint16_t *)(PIANO_PAGES(ts) + (size_t)tb * PIANO_PAGE_WORDS);
+    uint32_t ps = table[bs >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!ps))
-        ps = hist_page(ts, fr, bs >> PIANO_HIST_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_HIST_SUB_MASK) * 2]++;
-    uint32_t pt = fr->page[bt >> PIANO_HIST_SUB_BITS];
+        ps = hist_page(ts, table, bs >> PIANO_PAGE_SUB_BITS);
+    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2]++;
+    uint32_t pt = table[bt >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!pt))
-        pt = hist_page(ts, fr, bt >> PIANO_HIST_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_HIST_SUB_MASK) * 2 + 1]++;
+        pt = hist_page(ts, table, bt >> PIANO_PAGE_SUB_BITS);
+    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1]++;
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -119,10 +136,11 @@ static inline void frame_hist_add(struct piano_thread *ts, uint64_t total)
 {
     unsigned b = piano_hist_bucket(total);
     uint32_t pg = ts->frame_pages[b >> PIANO_HIST_SUB_BITS];
-    if (UNLIKELY(!pg)) {
-        if (ts->n_pages >= PIANO_PAGE_CAP)
+    if (UNLIKELY(!pg)) {   /* an octave's pages, consecutive: 64 buckets */
+        if (ts->n_pages + PIANO_OCTAVE_PAGES > PIANO_PAGE_CAP)
             return;
-        pg = ts->n_pages++;
+        pg = ts->n_pages;
+        ts->n_pages += PIANO_OCTAVE_PAGES;
         ts->frame_pages[b >> PIANO_HIST_SUB_BITS] = (uint16_t)pg;
     }
     PIANO_PAGES(ts)[(size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1]++;

@@ -290,7 +290,7 @@ void slots_forget(const struct piano_thread *keep)
  * slot, and a reader reads none above the top but the one above it, whose
  * stale entry tick is older than the next thread's own. */
 #define REUSE_NODES_MAX 64u
-#define REUSE_PAGES_MAX 32u
+#define REUSE_PAGES_MAX 96u   /* of 256 bytes, page tables included */
 #define REUSE_BUF_MAX (64u << 10)
 /* header, shadow stack, contexts, a range per histogram page, frame buffer, a
  * function record per function of a context (the root's excepted) */
@@ -334,7 +334,7 @@ static int slot_reuse_state(struct piano_thread *ts)
     parts[np++] = (struct piano_ended_part){ PIANO_OFF_STACK, 2 * sizeof(struct piano_slot) };
     parts[np++] = (struct piano_ended_part){ PIANO_OFF_NODES, (uint64_t)n_nodes * sizeof(struct piano_node) };
     /* A histogram page's counters in use: its buckets between the first and
-     * the last it counted (a function's calls take alike times), not 1 KiB. */
+     * the last it counted (a function's calls take alike times), not 256 bytes. */
     const uint64_t *pages = PIANO_PAGES(ts);
     for (uint32_t p = 0; p < n_pages; p++) {
         const uint64_t *w = pages + (size_t)p * PIANO_PAGE_WORDS;

@@ -36,14 +36,29 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 18  /* 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 19  /* 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
 #define PIANO_NODE_CAP (1u << 16)    /* calling contexts per thread; beyond, a per-function orphan node */
 #define PIANO_CTX_DEPTH 256          /* deeper calls share their ancestor's context at this depth */
-#define PIANO_PAGE_CAP (1u << 15)    /* histogram octave pages per thread (indices fit uint16_t) */
-#define PIANO_PAGE_WORDS (2 * PIANO_HIST_SUB) /* counters per page: 64 buckets x {self, total} */
+#define PIANO_PAGE_CAP (1u << 16)    /* histogram pages per thread (indices 1..65535 fit uint16_t): 16 MiB */
+/* A histogram page holds 16 buckets (a quarter of an octave), 256 bytes: a
+ * short run's calls spread over few buckets of an octave, so pages of a whole
+ * octave (1 KiB) left most of the memory pages a run touched zero, and a first
+ * touch of a page is a fault (jq's short run: 242 pages of 4 KiB -> 123;
+ * bench/README.md). */
+#define PIANO_PAGE_SUB_BITS 4
+#define PIANO_PAGE_BUCKETS (1u << PIANO_PAGE_SUB_BITS)  /* buckets per page: 16 */
+#define PIANO_PAGE_SUB_MASK (PIANO_PAGE_BUCKETS - 1)    /* a bucket's place in its page */
+#define PIANO_PAGE_WORDS (2 * PIANO_PAGE_BUCKETS) /* counters per page: 16 buckets x {self, total} */
+#define PIANO_FN_PAGES (PIANO_HIST_BUCKETS >> PIANO_PAGE_SUB_BITS) /* pages of a function's histograms: 236 */
+/* The frame histogram takes an octave's pages at once, consecutive: its
+ * page of octave o is pages frame_pages[o] .. + PIANO_OCTAVE_PAGES - 1, read
+ * as one run of 64 buckets. */
+#define PIANO_OCTAVE_PAGES (PIANO_HIST_SUB >> PIANO_PAGE_SUB_BITS)
+/* Pages of a function's page table (piano_fnrec.table): 472 bytes in 2. */
+#define PIANO_TABLE_PAGES ((PIANO_FN_PAGES * 2 + PIANO_PAGE_WORDS * 8 - 1) / (PIANO_PAGE_WORDS * 8))
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
 #define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
                                       * it doubles to stay under half full */
@@ -94,21 +109,27 @@ static inline uint64_t piano_node_freed(const struct piano_node *n, int bytes)
                  : n->own_frees + __atomic_load_n(&n->owned_frees, __ATOMIC_RELAXED);
 }
 
-/* 64-byte aligned (192 bytes): the fields above the page indices and the
- * pages of the first 16 octaves (times below ~2^21 ticks) share one cache line,
- * the only line of it most calls touch. */
-struct __attribute__((aligned(64))) piano_fnrec {   /* one function, on one thread */
+/* 32 bytes, 32-byte aligned: two to a cache line, none across two. A
+ * function's histogram pages are found through its page table, which takes
+ * PIANO_TABLE_PAGES pages of the histogram pool, made at its first sample:
+ * the records of the functions a run registers but never calls stay small
+ * (jq's short run calls 216 of 560; a table of 472 bytes in each record
+ * touched 75 memory pages, as tables 27). */
+struct __attribute__((aligned(32))) piano_fnrec {   /* one function, on one thread */
     uint32_t last_parent, last_node;   /* cache of the last context lookup */
     uint32_t epoch;                    /* frame in which frame_self was last reset */
-    uint32_t pad;
+    /* First of the PIANO_TABLE_PAGES histogram pages of its page table, 0 =
+     * none yet: uint16_t[PIANO_FN_PAGES], the page of each 16 buckets
+     * (entry b >> PIANO_PAGE_SUB_BITS for bucket b), 0 = none yet. A page
+     * holds both histograms of its 16 buckets, interleaved: [bucket][self,
+     * total], so a call whose self and total times are alike (a leaf) touches
+     * one line. */
+    uint32_t table;
     uint64_t frame_self;               /* self ticks in the current frame */
     /* A function's inclusive time (a recursive one counted at its outermost
      * activation) is not kept per call: the import sums it from the contexts. */
-    /* Histogram page of each octave, 0 = none yet. A page holds both
-     * histograms of the octave's 64 buckets, interleaved: [bucket][self, total],
-     * so a call whose self and total times are alike (a leaf) touches one line. */
-    uint16_t page[PIANO_HIST_OCTAVES];
 };
+_Static_assert(sizeof(struct piano_fnrec) == 32, "a function record is half a cache line");
 
 
 struct piano_thread {        /* header of a thread's slot in states; padded to 4096 bytes */
@@ -163,8 +184,9 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     uint32_t sample_shift;   /* the sample keeps frame n when n % 2^sample_shift == 0 (the latest seen) */
     uint32_t chunk_room;     /* process-local: bytes of the frame buffer (header included) whose
                               * blocks are reserved; records stay below it */
-    uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* histogram page of each octave of frame totals (their
-                                                * 'total' words; 0 = none): the distribution is exact */
+    uint16_t frame_pages[PIANO_HIST_OCTAVES];  /* first of the PIANO_OCTAVE_PAGES histogram pages of each
+                                                * octave of frame totals (their 'total' words; 0 = none):
+                                                * the distribution is exact */
     /* CPU time (PIANO_CPU, rt/cpu.c). The thread's off-CPU ns only grow while
      * it is switched out: a hook that sees the perf page's lock changed (the
      * thread was scheduled in since the anchor) reads the thread's CPU clock
@@ -521,7 +543,7 @@ static inline uint64_t piano_slot_offset(uint32_t n)
  * (a write cut short by a full disk is skipped: the reader looks for the next
  * magic); a thread found both here and in a slot is taken from here. */
 #define PIANO_ENDED_MAGIC 0x646e65206f6e6170ull   /* "pano end" */
-#define PIANO_ENDED_PARTS_MAX 128u
+#define PIANO_ENDED_PARTS_MAX 192u
 struct piano_ended_hdr {
     uint64_t magic;
     uint32_t size;           /* bytes of the record, this header included: a multiple of 8 */

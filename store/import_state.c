@@ -95,10 +95,10 @@ static int by_sample_fn(const void *a, const void *b)
 /* The counters of histogram k (0 self, 1 total) in page p of thread t's state:
  * a page interleaves the two, [bucket][self, total] (spool.h). Read relaxed:
  * a live thread may be adding to them. */
-static void page_counts(const struct thread_in *t, uint32_t p, int k, uint64_t counts[PIANO_HIST_SUB])
-{
+static void page_counts(const struct thread_in *t, uint32_t p, int k, uint64_t *counts, unsigned n)
+{   /* n buckets from page p's first: n / PIANO_PAGE_BUCKETS consecutive pages */
     const uint64_t *page = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) + (size_t)p * PIANO_PAGE_WORDS;
-    for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
+    for (unsigned b = 0; b < n; b++)
         counts[b] = __atomic_load_n(&page[b * 2 + (unsigned)k], __ATOMIC_RELAXED);
 }
 
@@ -120,16 +120,29 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
         dense[b]++;
         extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
     }
+    /* The function's page table (spool.h), if it has one whole. */
+    uint32_t tb = __atomic_load_n(&fns[fn].table, __ATOMIC_RELAXED);
+    const uint16_t *table = tb && tb + PIANO_TABLE_PAGES <= n_pages
+                                ? (const uint16_t *)(const void *)(t->state + PIANO_OFF_PAGES +
+                                                                   (size_t)tb * PIANO_PAGE_WORDS * sizeof(uint64_t))
+                                : NULL;
     piano_hist_writer w;
     piano_hist_begin(&w, j->blob);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
-        uint32_t p = __atomic_load_n(&fns[fn].page[o], __ATOMIC_RELAXED);
-        int has_page = p && p < n_pages, has_extra = (extra_octaves >> o) & 1;
+        uint32_t p[PIANO_OCTAVE_PAGES];   /* the octave's pages of 16 buckets */
+        int has_page = 0, has_extra = (extra_octaves >> o) & 1;
+        for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++) {
+            p[q] = table ? __atomic_load_n(&table[o * PIANO_OCTAVE_PAGES + q], __ATOMIC_RELAXED) : 0;
+            if (p[q] >= n_pages)
+                p[q] = 0;
+            has_page |= p[q] != 0;
+        }
         if (!has_page && !has_extra)
             continue;
         uint64_t counts[PIANO_HIST_SUB] = { 0 }, *extra = dense + o * PIANO_HIST_SUB;
-        if (has_page)
-            page_counts(t, p, k, counts);
+        for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++)
+            if (p[q])
+                page_counts(t, p[q], k, counts + q * PIANO_PAGE_BUCKETS, PIANO_PAGE_BUCKETS);
         for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
             counts[b] += extra[b];
         if (has_extra)
@@ -364,10 +377,10 @@ size_t import_thread_frames(struct job *j, const struct thread_in *t)
     piano_hist_begin(&w, j->blob);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
         uint32_t pg = t->hdr.frame_pages[o];
-        if (!pg || pg >= n_pages)
+        if (!pg || pg + PIANO_OCTAVE_PAGES > n_pages)
             continue;
         uint64_t counts[PIANO_HIST_SUB];
-        page_counts(t, pg, 1, counts);   /* frame totals: the pages' 'total' words */
+        page_counts(t, pg, 1, counts, PIANO_HIST_SUB);   /* frame totals: the pages' 'total' words */
         for (unsigned b = 0; b < PIANO_HIST_SUB; b++) {
             j->frame_hist->count[o * PIANO_HIST_SUB + b] += counts[b];
             j->frame_hist->total += counts[b];
