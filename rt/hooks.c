@@ -104,6 +104,10 @@ static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, st
     uint32_t p = ts->n_pages;
     ts->n_pages += PIANO_TABLE_PAGES;
     fr->table = p;
+    /* Written before it is read: a read first of a page of the file is a
+     * fault, and the write after it another. */
+    for (uint32_t i = 0; i < PIANO_TABLE_PAGES; i++)
+        ((volatile uint64_t *)PIANO_PAGES(ts))[(size_t)(p + i) * PIANO_PAGE_WORDS] = 0;
     return p;
 }
 

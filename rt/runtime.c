@@ -468,11 +468,18 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         for (uint32_t i = 0; i < count; i++)
             __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
     } else {
-        /* Not on the stack: a dlopen may run this on a thread with a small one. */
-        struct fn_batch *batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE,
-                                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (batch == MAP_FAILED)
-            batch = NULL;   /* one append per function */
+        /* Not on the stack: a dlopen may run this on a thread with a small one.
+         * One mapping serves module after module (a program of many modules
+         * registers each in turn): a new one's first pages were faults again,
+         * 20-40 us each on a VM (jq's 24 modules: 25 faults, bench/README.md);
+         * a module registering meanwhile on another thread maps its own. */
+        static struct fn_batch *_Atomic spare_batch;
+        struct fn_batch *batch = atomic_exchange(&spare_batch, NULL);
+        if (!batch) {
+            batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (batch == MAP_FAILED)
+                batch = NULL;   /* one append per function */
+        }
         for (uint32_t i = 0; i < count; i++) {
             uint32_t id = __atomic_load_n(&sites[i]->id, __ATOMIC_ACQUIRE);
             if (!id)
@@ -482,7 +489,9 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         }
         if (batch) {
             batch_flush(batch);   /* before any of these functions can run */
-            munmap(batch, sizeof *batch);
+            struct fn_batch *none = NULL;
+            if (!atomic_compare_exchange_strong(&spare_batch, &none, batch))
+                munmap(batch, sizeof *batch);
         }
     }
     return piano_on();
