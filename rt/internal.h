@@ -314,6 +314,8 @@ int snap_active(void);
 void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);
+int snap_reuse_ok(void);
+void snap_start_pause(void);
 void snap_hand_over(struct piano_thread *ts);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);

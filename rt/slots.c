@@ -285,7 +285,8 @@ void slots_forget(const struct piano_thread *keep)
  * pages and frame bytes, its context hash still in the header's page, no
  * signal handlers' state. While snapshots are taken, the thread's figures
  * are handed to the snapshot thread as its slot is freed (snap_hand_over),
- * which reads slots by number. The shadow stack's slots
+ * which reads slots by number; not reused before that thread's buffers
+ * exist (snap_reuse_ok: its figures would be counted nowhere). The shadow stack's slots
  * past the header's page are not zeroed: a call writes every field of its
  * slot, and a reader reads none above the top but the one above it, whose
  * stale entry tick is older than the next thread's own. */
@@ -326,7 +327,8 @@ static int slot_reuse_state(struct piano_thread *ts)
     if (reuse_off || ts->anon || ts->sig || ts->signal_of || !in_group(ts, slot) ||
         ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
         n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
-        buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX)
+        buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX ||
+        !snap_reuse_ok())
         return 0;
     struct piano_ended_part parts[PIANO_ENDED_PARTS_MAX];
     uint32_t np = 0;
