@@ -108,10 +108,18 @@ ZSTD_…eneric_noDict_beta     10  11.00ms  0.00ns  0.00ns       0     0B
 2 frames
 EOF
 expect frames_80 env COLUMNS=80 "$P" report --db "$D" 1 --frames <<'EOF'
-Frame        Total  leve…WriteLevel0Table(…)  leveldb::DBIm…::Write(…)  Foo<int>::run()  Foo<long>::run()   Allocs      Bytes
------------------------------------------------------------------------------------------------------------------------------
-1           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
-2           1.00us                  100.00ns                   50.00ns          20.00ns           10.00ns        0         0B
+Frame        Total  leveldb::DBImpl::WriteLevel0Table(…)   Allocs      Bytes
+----------------------------------------------------------------------------
+1           1.00us                              100.00ns        0         0B
+2           1.00us                              100.00ns        0         0B
+
+2 frames | 0 spikes (>2x median)
+EOF
+expect frames_120 env COLUMNS=120 "$P" report --db "$D" 1 --frames <<'EOF'
+Frame        Total  leve…WriteLevel0Table(…)  leveldb::DBIm…::Write(…)  Foo<int>::run()   Allocs      Bytes
+-----------------------------------------------------------------------------------------------------------
+1           1.00us                  100.00ns                   50.00ns          20.00ns        0         0B
+2           1.00us                  100.00ns                   50.00ns          20.00ns        0         0B
 
 2 frames | 0 spikes (>2x median)
 EOF
@@ -125,6 +133,11 @@ EOF
 for cols in 80 100 120 160; do
     w=$(COLUMNS=$cols "$P" report --db "$D" 1 --all | LC_ALL=C.UTF-8 wc -L)
     [ "$w" -le "$cols" ] || fail "COLUMNS=$cols: report is $w wide"
+    # --frames: as many leading functions as fit (the spike mark counted)
+    for cpu in "" --cpu; do
+        w=$(COLUMNS=$cols "$P" report --db "$D" 1 --frames $cpu | sed -n 1p | LC_ALL=C.UTF-8 wc -L)
+        [ $((w + 4)) -le "$cols" ] || fail "COLUMNS=$cols: report --frames $cpu is $w wide"
+    done
 done
 # Every row and header reads differently, whatever the width.
 for cols in 40 60 80 100 160 400; do

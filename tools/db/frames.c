@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define LEAD_MAX 6
+#define LEAD_MINW 18 /* a leading function's column: a name of 16 and its gap */
 
 /* The bounded view of report --frames: the first frames, then every spike after them. */
 #define FIRST_SHOWN 100
@@ -48,7 +49,8 @@ static void plan_frames(pdb *p, const pdb_opts *o, const run_info *r, frames_pla
 
 /* The leading functions of the frames shown and the table's geometry. */
 typedef struct {
-    int nlead;
+    int nlead;            /* CSV's columns */
+    int nshown;           /* the table's: of them, as many as fit its width */
     int key[LEAD_MAX];    /* their function keys, most self time first */
     int *col_of_key;      /* function key -> its column, -1: none */
     char **head;          /* their table headers, shortened to fit */
@@ -74,7 +76,7 @@ static int cmp_lead(const void *x, const void *y)
 
 /* Pass 1: per-function sums over the frames shown; the leading functions
  * and the widths, fixed before streaming. */
-static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_plan *pl, frames_lead *ld)
+static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_plan *pl, int cpu, frames_lead *ld)
 {
     memset(ld, 0, sizeof *ld);
     int64_t *sums = xcalloc((size_t)k->nkeys, sizeof *sums), maxseq = 0;
@@ -115,16 +117,26 @@ static void find_leads(pdb *p, const fkeys *k, const run_info *r, const frames_p
     char seqbuf[32];
     int seqw = snprintf(seqbuf, sizeof seqbuf, "%lld", (long long)maxseq);
     ld->wframe = seqw > 5 ? seqw + 2 : 7;
-    /* shortened where nothing is lost, never two alike (names_fit) */
-    size_t fixed = (size_t)ld->wframe + (ld->many_threads ? 8 : 0) + 11 + 20, tw = term_width();
-    size_t each = ld->nlead && tw > fixed ? (tw - fixed) / (size_t)ld->nlead : 0;
-    ld->head = names_fit((const char *const *)full, (size_t)ld->nlead, each > 26 ? each - 2 : 24);
+    /* As many leading functions as fit the width beside the fixed columns
+     * (Frame, Thread, Total, CPU, Allocs, Bytes, the spike mark), each given
+     * at least LEAD_MINW; at least one. Their headers are shortened where
+     * nothing is lost, never two alike (names_fit). */
+    size_t fixed = (size_t)ld->wframe + (ld->many_threads ? 8 : 0) + 11 + (cpu ? 11 : 0) + 9 + 11 + 4;
+    size_t tw = term_width(), room = tw > fixed ? tw - fixed : 0;
+    for (ld->nshown = ld->nlead;; ld->nshown--) {
+        size_t each = ld->nshown ? room / (size_t)ld->nshown : 0, width = fixed;
+        ld->head = names_fit((const char *const *)full, (size_t)ld->nshown, each > LEAD_MINW ? each - 2 : LEAD_MINW - 2);
+        for (int i = 0; i < ld->nshown; i++) {
+            size_t w = utf8_width(ld->head[i]) + 2;
+            ld->wlead[i] = w > 11 ? (int)w : 11;
+            width += (size_t)ld->wlead[i];
+        }
+        if (width <= tw || ld->nshown <= 1)
+            break;
+        names_free(ld->head, (size_t)ld->nshown);
+    }
     for (int i = 0; i < ld->nlead; i++)
         free(full[i]);
-    for (int i = 0; i < ld->nlead; i++) {
-        size_t w = utf8_width(ld->head[i]) + 2;
-        ld->wlead[i] = w > 11 ? (int)w : 11;
-    }
 }
 
 /* The columns of a frame's row: tables show the leading functions between
@@ -139,7 +151,7 @@ static int frame_columns(emit_col *cols, const frames_lead *ld, const fkeys *k, 
     cols[n++] = (emit_col){.head = "Total", .key = "total_ns", .type = COL_NS, .minw = 11};
     cols[n++] = (emit_col){.head = cpu ? "CPU" : NULL, .key = "cpu_ns", .type = COL_NS, .minw = 11};
     for (int i = 0; i < ld->nlead; i++)
-        cols[n++] = (emit_col){.head = ld->head[i], .type = COL_NS, .minw = ld->wlead[i]};
+        cols[n++] = (emit_col){.head = i < ld->nshown ? ld->head[i] : NULL, .type = COL_NS, .minw = ld->wlead[i]};
     cols[n++] = (emit_col){.head = "Allocs", .key = "allocs", .type = COL_INT, .minw = 9};
     cols[n++] = (emit_col){.head = "Bytes", .key = "alloc_bytes", .type = COL_BYTES, .minw = 11};
     cols[n++] = (emit_col){.key = "functions", .type = COL_MAP, .flags = COL_NOCSV};
@@ -253,10 +265,10 @@ int cmd_frames(pdb *p, const pdb_opts *o, const run_info *r)
     frames_plan pl;
     plan_frames(p, o, r, &pl);
     frames_lead ld;
-    find_leads(p, &k, r, &pl, &ld);
+    find_leads(p, &k, r, &pl, o->cpu, &ld);
     size_t printed = stream_frames(p, o, &k, r, &pl, &ld);
     frames_footer(o, r, &pl, &ld, printed);
-    names_free(ld.head, (size_t)ld.nlead);
+    names_free(ld.head, (size_t)ld.nshown);
     free(ld.col_of_key);
     fkeys_free(&k);
     return 0;
