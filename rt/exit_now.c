@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include <dlfcn.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,14 +24,8 @@ static void (*real_exit_now)(int), (*real_Exit)(int);
 /* At load, never in the signal handler or child that calls them. */
 __attribute__((constructor)) static void resolve_exits(void)
 {
-    struct piano_thread *ts = piano_tls;   /* dlsym may allocate: not the program's allocation */
-    uint32_t busy = ts ? ts->busy : 0;
-    if (ts)
-        ts->busy = 1;
-    real_exit_now = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-    real_Exit = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
-    if (ts)
-        ts->busy = busy;
+    real_exit_now = (void (*)(int))piano_next_symbol("_exit");
+    real_Exit = (void (*)(int))piano_next_symbol("_Exit");
 }
 
 static void note_title(void)

@@ -19,7 +19,6 @@
  */
 #define _GNU_SOURCE
 #include "runtime.h"
-#include <dlfcn.h>
 #include <stdint.h>
 
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -43,23 +42,16 @@ static void resolve(void)
 {
     if (__atomic_load_n(&piano_real___sigsetjmp, __ATOMIC_ACQUIRE))
         return;
-    /* dlsym may allocate: not the program's allocation. Each lookup gives the
-     * same answer in every thread: a race only repeats it. */
-    struct piano_thread *ts = piano_tls;
-    uint32_t busy = ts ? ts->busy : 0;
-    if (ts)
-        ts->busy = 1;
-    real_longjmp = (void (*)(void *, int))dlsym(RTLD_NEXT, "longjmp");
-    real__longjmp = (void (*)(void *, int))dlsym(RTLD_NEXT, "_longjmp");
-    real_siglongjmp = (void (*)(void *, int))dlsym(RTLD_NEXT, "siglongjmp");
-    real___longjmp_chk = (void (*)(void *, int))dlsym(RTLD_NEXT, "__longjmp_chk");
-    piano_real__setjmp = dlsym(RTLD_NEXT, "_setjmp");
-    piano_real_setjmp = dlsym(RTLD_NEXT, "setjmp");
+    /* Each lookup gives the same answer in every thread: a race only repeats it. */
+    real_longjmp = (void (*)(void *, int))piano_next_symbol("longjmp");
+    real__longjmp = (void (*)(void *, int))piano_next_symbol("_longjmp");
+    real_siglongjmp = (void (*)(void *, int))piano_next_symbol("siglongjmp");
+    real___longjmp_chk = (void (*)(void *, int))piano_next_symbol("__longjmp_chk");
+    piano_real__setjmp = piano_next_symbol("_setjmp");
+    piano_real_setjmp = piano_next_symbol("setjmp");
     if (!real___longjmp_chk)
         real___longjmp_chk = real_longjmp;
-    __atomic_store_n(&piano_real___sigsetjmp, dlsym(RTLD_NEXT, "__sigsetjmp"), __ATOMIC_RELEASE);
-    if (ts)
-        ts->busy = busy;
+    __atomic_store_n(&piano_real___sigsetjmp, piano_next_symbol("__sigsetjmp"), __ATOMIC_RELEASE);
 }
 
 /* At load: not in the signal handler a siglongjmp may come from. */

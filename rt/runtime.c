@@ -18,6 +18,7 @@
 #include "db_path.h"
 #include "select.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -495,4 +496,16 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         }
     }
     return piano_on();
+}
+
+void *piano_next_symbol(const char *name)
+{
+    struct piano_thread *ts = piano_tls;
+    uint32_t busy = ts ? ts->busy : 0;
+    if (ts)
+        ts->busy = 1;
+    void *f = dlsym(RTLD_NEXT, name);
+    if (ts)
+        ts->busy = busy;
+    return f;
 }

@@ -28,6 +28,9 @@ extern __thread struct piano_thread *piano_tls __attribute__((tls_model("initial
 /* A longjmp goes back to where the thread's shadow stack had `depth` calls:
  * the calls above end now (jumps.c). */
 void piano_jumped_to(uint32_t depth);
+/* The C library's own `name` (the next definition after this library's
+ * interposer), or NULL; dlsym's own allocations are not the program's. */
+void *piano_next_symbol(const char *name);
 
 /* Heap in use (heap.c), when g_heap_on (PIANO_HEAP=1). */
 extern int g_heap_on __attribute__((visibility("hidden")));

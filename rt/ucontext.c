@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include <dlfcn.h>
 #include <ucontext.h>
 
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -21,15 +20,8 @@ static void resolve(void)
 {
     if (__atomic_load_n(&real_setcontext, __ATOMIC_ACQUIRE))
         return;
-    /* dlsym may allocate: not the program's allocation (as jumps.c). */
-    struct piano_thread *ts = piano_tls;
-    uint32_t busy = ts ? ts->busy : 0;
-    if (ts)
-        ts->busy = 1;
-    real_swapcontext = (int (*)(ucontext_t *, const ucontext_t *))dlsym(RTLD_NEXT, "swapcontext");
-    __atomic_store_n(&real_setcontext, (int (*)(const ucontext_t *))dlsym(RTLD_NEXT, "setcontext"), __ATOMIC_RELEASE);
-    if (ts)
-        ts->busy = busy;
+    real_swapcontext = (int (*)(ucontext_t *, const ucontext_t *))piano_next_symbol("swapcontext");
+    __atomic_store_n(&real_setcontext, (int (*)(const ucontext_t *))piano_next_symbol("setcontext"), __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void resolve_early(void) { resolve(); }

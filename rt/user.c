@@ -28,7 +28,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -163,7 +162,7 @@ typedef int (*id3_fn)(unsigned, unsigned, unsigned);
 #define REAL(name, t)                                                                                        \
     static t real;                                                                                           \
     if (!real)                                                                                               \
-        real = (t)dlsym(RTLD_NEXT, name);                                                                    \
+        real = (t)piano_next_symbol(name);                                                                   \
     if (!real) {                                                                                             \
         errno = ENOSYS;                                                                                      \
         return -1;                                                                                           \
