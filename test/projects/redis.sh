@@ -3,7 +3,8 @@
 # (not in ctest: builds take 6-18 min each on 2 cores). Builds redis plain and with
 # BINDIR/piano-cc (PIANO_FNS='*', MALLOC=${MALLOC:-jemalloc}), runs a server of each with
 # redis-benchmark and BGSAVE, checks that piano's `call` counts equal the sum of INFO
-# commandstats' calls and that the BGSAVE child is a run linked to the server, then runs the
+# commandstats' calls and that the BGSAVE child is a run linked to the server, under its own
+# title (redis-rdb-bgsave), then runs the
 # same test units on both and compares the passing test names. Ports 27000-27999.
 set -eu
 BINDIR=$(cd "$1" && pwd) GIT=$2 WORK=${3:-/tmp/redis-piano}
@@ -36,6 +37,10 @@ echo "commandstats calls $calls (+ info, shutdown), piano's call: $piano_calls"
 children=$(db runs --json | jq "[.[] | select(.parent == $server)] | length")
 echo "runs linked to the server (BGSAVE children): $children"
 [ "$children" = 1 ] || { echo "FAIL: BGSAVE child run"; exit 1; }
+# it ends with _exit, under the title it set (rt/exit_now.c), not its server's
+title=$(db runs --json | jq -r "[.[] | select(.parent == $server)][0].command")
+echo "the BGSAVE child's title: $title"
+case $title in redis-rdb-bgsave*) ;; *) echo "FAIL: BGSAVE child's title"; exit 1 ;; esac
 singles=(); for u in $UNITS; do singles+=(--single "$u"); done
 port=27000
 for v in plain piano; do
