@@ -217,7 +217,10 @@ def main():
     ap.add_argument('--cpu-modes', action='store_true',
                     help='only the per-call rows (a), (c), (d) 1 thread, for each CPU-time mode: PIANO_CPU unset '
                          'and =1 (and, with BENCH_BASE_LIB=DIR, the same binaries on the runtime in DIR)')
-    ap.add_argument('--only-heap', action='store_true', help='only row (g), heap tracking')
+    ap.add_argument('--only-heap', action='store_true', help='only row (g), heap tracking (and, with '
+                    'BENCH_BASE_LIB=DIR, the same binary on the runtime in DIR)')
+    ap.add_argument('--heap-frames', metavar='MODE', help='PIANO_FRAMES of row (g)\'s piano runs (default all; '
+                    'off: allocation hooks without storing every call\'s frame)')
     ap.add_argument('--live-reads', action='store_true',
                     help='only the reading commands on a live run of 10,000,000 frames and 10,101 contexts')
     a = ap.parse_args()
@@ -245,7 +248,7 @@ def main():
     heap_pairs = 500000 if q else 2000000
     if a.only_heap:
         log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
-        R['heap'] = heap_tracking(r, rounds, heap_pairs)
+        R['heap'] = heap_tracking(r, rounds, heap_pairs, a.heap_frames)
         shutil.rmtree(tmp, ignore_errors=True)
         heap_report(R['heap'])
         return
@@ -289,7 +292,7 @@ def main():
         threads[t] = alternate(r, 'threads', sz, rounds, cost='cpu_ns')
 
     log('bench: (g) heap tracking, %d malloc/free pairs per thread' % heap_pairs)
-    R['heap'] = heap_tracking(r, rounds, heap_pairs)
+    R['heap'] = heap_tracking(r, rounds, heap_pairs, a.heap_frames)
     R['short'] = short_threads(r, rounds, 300, tmp)
     R['shortproc'] = short_process(r, 4 if q else 10, tmp)
     R['storing'] = storing(r, work['frames'], keep, nframes, tmp)
@@ -357,18 +360,24 @@ def machine(b):
             'uftrace': sh([UFTRACE, '--version']).stdout.split('\n')[0] if UFTRACE else None}
 
 
-def heap_tracking(r, rounds, pairs):
+def heap_tracking(r, rounds, pairs, frames=None):
     """(g) malloc/free pairs of mixed sizes in an instrumented function, 1 and 4
     threads: plain, piano (allocation counts only), piano with PIANO_HEAP=1
-    (heap in use). ns of thread CPU per pair, medians of alternating rounds."""
+    (heap in use); with BENCH_BASE_LIB=DIR also both on the runtime in DIR (base,
+    base_heap: the same binary). frames: PIANO_FRAMES of the piano runs (all
+    unless given). ns of thread CPU per pair, medians of alternating rounds."""
     out = {}
+    base = ['base', 'base_heap'] if os.environ.get('BENCH_BASE_LIB') else []
     for t in (1, 4):
-        res = {'plain': [], 'piano': [], 'heap': []}
+        res = {v: [] for v in ['plain', 'piano', 'heap'] + base}
         for i in range(rounds):
             for v in res:
-                cmd, env = r.cmd_env('heap', 'plain' if v == 'plain' else 'piano', [str(t), str(pairs)])
-                if v == 'heap':
+                variant = 'plain' if v == 'plain' else 'base' if v.startswith('base') else 'piano'
+                cmd, env = r.cmd_env('heap', variant, [str(t), str(pairs)])
+                if v.endswith('heap'):
                     env['PIANO_HEAP'] = '1'
+                if frames and variant != 'plain':
+                    env['PIANO_FRAMES'] = frames
                 f = run_prog(cmd, env)
                 r.cleanup()
                 res[v].append(f['cpu_ns'] / f['calls'])
@@ -714,6 +723,11 @@ def heap_report(H):
         pp = h['per_pair']
         p('    %d thread%s: plain %.1f, piano %.1f (counts only), PIANO_HEAP=1 %.1f: tracking adds %.1f ns, %+.1f%% over piano' % (
             t, 's' if t > 1 else ' ', pp['plain'], pp['piano'], pp['heap'], pp['heap'] - pp['piano'], h['tracking_pct']))
+        if 'base' in pp:
+            p('             the runtime in BENCH_BASE_LIB, same binary: piano %.1f, PIANO_HEAP=1 %.1f: tracking adds %.1f ns, '
+              '%+.1f%% over its piano; PIANO_HEAP=1 this runtime / base: %.3f' % (
+                  pp['base'], pp['base_heap'], pp['base_heap'] - pp['base'],
+                  100 * (pp['base_heap'] - pp['base']) / pp['base'], pp['heap'] / pp['base_heap']))
 
 
 def verdict(ok):

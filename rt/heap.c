@@ -22,13 +22,14 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include <sched.h>
+#include <errno.h>
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #define HEAP_SHARDS 64
-#define HEAP_SHARD_MIN 1024u   /* entries of a shard's first table */
+#define HEAP_SHARD_MIN 64u     /* entries of a shard's first table */
 
 struct heap_entry {
     uintptr_t key;            /* 0: empty */
@@ -76,23 +77,52 @@ static inline uint64_t slot_of(uint64_t h, uint32_t mask)
     return (h >> 26) & mask;
 }
 
+/* A shard's lock: 0 free, 1 held, 2 held and a thread may be waiting. A
+ * waiter spins a little (a holder keeps it for a few dozen instructions),
+ * then sleeps on a futex until the holder lets go: a holder preempted in its
+ * few instructions (more threads than cores) makes the others sleep, not spin
+ * or yield through whole time slices. Futexes only when threads meet on a
+ * shard; errno kept (malloc and free change it only as the libc's do). */
+#define SHARD_SPINS 100
+
+static __attribute__((noinline)) void shard_lock_wait(struct heap_shard *s)
+{
+    for (int i = 0; i < SHARD_SPINS; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        uint32_t free_ = 0;
+        if (atomic_load_explicit(&s->lock, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(&s->lock, &free_, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+    }
+    int saved = errno;
+    /* Held as "maybe waited for" from here on: the release wakes one. */
+    while (atomic_exchange_explicit(&s->lock, 2, memory_order_acquire) != 0)
+        syscall(SYS_futex, &s->lock, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    errno = saved;
+}
+
 static inline void shard_lock(struct heap_shard *s)
 {
-    for (unsigned spins = 0; atomic_exchange_explicit(&s->lock, 1, memory_order_acquire); spins++) {
-        while (atomic_load_explicit(&s->lock, memory_order_relaxed)) {
-            if (++spins > 1000)
-                sched_yield();   /* its holder was preempted */
-#if defined(__x86_64__) || defined(__i386__)
-            else
-                __builtin_ia32_pause();
-#endif
-        }
-    }
+    uint32_t free_ = 0;
+    if (UNLIKELY(!atomic_compare_exchange_strong_explicit(&s->lock, &free_, 1, memory_order_acquire,
+                                                          memory_order_relaxed)))
+        shard_lock_wait(s);
+}
+
+static __attribute__((noinline)) void shard_wake(struct heap_shard *s)
+{
+    int saved = errno;
+    syscall(SYS_futex, &s->lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
 }
 
 static inline void shard_unlock(struct heap_shard *s)
 {
-    atomic_store_explicit(&s->lock, 0, memory_order_release);
+    if (UNLIKELY(atomic_exchange_explicit(&s->lock, 0, memory_order_release) == 2))
+        shard_wake(s);
 }
 
 static void entry_put(struct heap_entry *tab, uint32_t mask, const struct heap_entry *e)
