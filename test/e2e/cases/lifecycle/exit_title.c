@@ -11,21 +11,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-extern char **environ;
+#include "../lib/proc_title.h"
 static volatile unsigned sink;
 void work(int i) { sink += (unsigned)i; }
-static char *title_start, *title_end;
-static void title_init(int argc, char **argv) {
-    title_start = argv[0];
-    title_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
-    for (int i = 0; environ[i]; i++)
-        if (environ[i] == title_end) title_end += strlen(environ[i]) + 1;
-    for (int i = 0; environ[i]; i++) environ[i] = strdup(environ[i]);
-}
-static void title_set(const char *t) {
-    memset(title_start, 0, (size_t)(title_end - title_start));
-    strncpy(title_start, t, (size_t)(title_end - title_start) - 1);
-}
 static void on_usr1(int sig) { (void)sig; _exit(5); }
 static pid_t child(const char *title, int how) {
     fflush(stdout);

@@ -12,21 +12,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-extern char **environ;
+#include "../lib/proc_title.h"
 static volatile unsigned sink;
 void work(int i) { sink += (unsigned)i; }
-static char *title_start, *title_end;
-static void title_init(int argc, char **argv) {
-    title_start = argv[0];
-    title_end = argv[argc - 1] + strlen(argv[argc - 1]) + 1;
-    for (int i = 0; environ[i]; i++)
-        if (environ[i] == title_end) title_end += strlen(environ[i]) + 1;
-    for (int i = 0; environ[i]; i++) environ[i] = strdup(environ[i]);
-}
-static void title_set(const char *t) {
-    memset(title_start, 0, (size_t)(title_end - title_start));
-    strncpy(title_start, t, (size_t)(title_end - title_start) - 1);
-}
 static void wait_for(const char *file) {
     time_t start = time(NULL);
     while (file && access(file, F_OK) != 0 && time(NULL) - start < 20) usleep(10000);
