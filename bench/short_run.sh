@@ -11,7 +11,8 @@
 #   WORK=dir     where jq is built (default /tmp/piano-short-run)
 #   COMPARE_LIB=dir  another build's lib/ (its libpiano_rt.so): then ROUNDS (default 5) rounds
 #                alternate it and this build's runtime under the same jq binary (LD_LIBRARY_PATH
-#                overrides its RUNPATH), perf stat -r RUNS each, and print both side by side
+#                overrides its RUNPATH), perf stat -r RUNS each, recording and with PIANO_DISABLE=1,
+#                and print both side by side
 # Needs autoconf automake libtool libonig-dev, perf and sqlite3: installs those missing with
 # apt-get -y (as root, or through sudo).
 set -euo pipefail
@@ -61,9 +62,9 @@ one() {   # one LABEL ENV... : prints LABEL, ms CPU, ms wall, faults per run
     printf "  wall %7.2f ms\n" "$(echo "($e - $s) / $runs / 1000000" | bc -l)"
 }
 jq=$work/plain/jq one plain X=1
-jq=$work/piano/jq one disabled PIANO_DISABLE=1
+jq=$work/piano/jq one disabled PIANO_DISABLE=1 LD_LIBRARY_PATH="$build/lib"   # this build's runtime, whichever built jq
 rm -rf "$db" "$db-wal" "$db-shm" "$db.spool"
-jq=$work/piano/jq one recording X=1
+jq=$work/piano/jq one recording LD_LIBRARY_PATH="$build/lib"
 n=$(sqlite3 "$db" 'PRAGMA wal_checkpoint(TRUNCATE); SELECT count(*) FROM runs' | tail -1)
 echo "database: $(stat -c %s "$db") bytes, $n runs, $(( $(stat -c %s "$db") / n )) bytes per run"
 sqlite3 "$db" "SELECT printf('  %-22s %8d bytes per run', name, sum(pgsize) / $n) FROM dbstat GROUP BY name ORDER BY sum(pgsize) DESC LIMIT 6"
@@ -72,11 +73,14 @@ if [ -n "${COMPARE_LIB:-}" ] && command -v perf >/dev/null; then
     other=$(cd "$COMPARE_LIB" && pwd)
     echo "side by side, $runs runs a round, ${ROUNDS:-5} rounds (task-clock ms, page faults); load: $(cut -d' ' -f1-3 /proc/loadavg)"
     for ((r = 0; r < ${ROUNDS:-5}; r++)); do
-        for lib in "$other" "$build/lib"; do
-            rm -rf "$db" "$db-wal" "$db-shm" "$db.spool"
-            LD_LIBRARY_PATH=$lib perf stat -x, -e task-clock,page-faults -r "$runs" "$work/piano/jq" '.a|add' "$work/in.json" 2>"$work/stat" >/dev/null
-            awk -F, -v l="$lib" '/task-clock/{c=$1} /page-faults/{f=$1} END{printf "  %-40s cpu %7.2f ms  faults %5d\n", l, c, f}' "$work/stat"
+        for mode in recording disabled; do
+            for lib in "$other" "$build/lib"; do
+                rm -rf "$db" "$db-wal" "$db-shm" "$db.spool"
+                env LD_LIBRARY_PATH="$lib" $([ $mode = disabled ] && echo PIANO_DISABLE=1) \
+                    perf stat -x, -e task-clock,page-faults -r "$runs" "$work/piano/jq" '.a|add' "$work/in.json" 2>"$work/stat" >/dev/null
+                awk -F, -v l="$mode:$lib" '/task-clock/{c=$1} /page-faults/{f=$1} END{printf "  %-50s cpu %7.2f ms  faults %5d\n", l, c, f}' "$work/stat"
+            done
         done
-    done | awk '{print} {c[$1]+=$3; f[$1]+=$6; n[$1]++; if (!($1 in o)) o[$1]=++k} END{for (l in o) printf "mean %-35s cpu %7.2f ms  faults %5d\n", l, c[l]/n[l], f[l]/n[l]}'
+    done | awk '{print} {c[$1]+=$3; f[$1]+=$6; n[$1]++; if (!($1 in o)) o[$1]=++k} END{for (l in o) printf "mean %-45s cpu %7.2f ms  faults %5d\n", l, c[l]/n[l], f[l]/n[l]}'
     echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

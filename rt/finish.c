@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
-#include "exit_import.h"   /* the one call into store/: the import at exit */
+#include "exit_import.h"   /* the one call into store/: the import at exit (rt_exit_import) */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,7 +209,7 @@ static void piano_finish(void)
         snprintf(err, sizeof err, "exit was called inside an allocation (from a signal handler), where storing "
                                   "could break the program's allocator");
     else if (!moved && !jailed)
-        r = piano_store_exit_import(g.db_path, g.dir, &mem, err, sizeof err);
+        r = rt_exit_import(g.db_path, g.dir, &mem, err, sizeof err);
     if (jailed) {
         say("piano: the program changed its root folder (chroot); the run is not stored inside it: it stays in %s "
             "and the next piano-db command stores it", g.dir);

@@ -167,6 +167,15 @@ static inline uint32_t hash_mask(const struct piano_thread *ts)
     return ts->hash_mask | (PIANO_HASH_MIN - 1);
 }
 
+/* ------------------------------------------- import_load.c / import_linked.c */
+
+/* The import at exit (store/exit_import.h's piano_store_exit_import): loaded
+ * from libpiano_import.so next to libpiano_rt.so, or linked in (unit tests).
+ * import_locate, at start: what the load needs before the program can chdir. */
+struct piano_import_mem;
+void import_locate(void);
+int rt_exit_import(const char *db_path, const char *dir, const struct piano_import_mem *mem, char *err, size_t errn);
+
 /* ---------------------------------------------------------------- runtime.c */
 
 struct piano_thread *thread_start(void);

@@ -278,6 +278,7 @@ static void piano_start(void)
     if (!g.off && make_spool(NULL) != 0)
         g.off = 1;
     if (!g.off) {
+        import_locate();
         write_fn_record(NULL, PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
         pthread_key_create(&g.thread_key, thread_ended);
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

@@ -1,8 +1,9 @@
 /*
  * exit_import.h - the recorder's one call into store/: at exit, a process
  * stores its own run (rt/finish.c). Everything else the recorder needs is in
- * spool/ (the spool format, histograms, the database's path); this is why
- * libpiano_rt.so links store/ and SQLite (doc/architecture.md, "The layers").
+ * spool/ (the spool format, histograms, the database's path); store/ and
+ * SQLite are libpiano_import.so, which libpiano_rt.so loads for this call
+ * only (doc/architecture.md, "The layers").
  */
 #ifndef PIANO_EXIT_IMPORT_H
 #define PIANO_EXIT_IMPORT_H
@@ -35,7 +36,9 @@ enum {
  * the folder when the run is stored (or there was nothing to store), and closes
  * the database (store.h: piano_store_close_stored). Returns a PIANO_EXIT_*
  * value; err (size errn) as they say. */
-int piano_store_exit_import(const char *db_path, const char *dir, const struct piano_import_mem *mem, char *err,
+/* Exported from libpiano_import.so, which libpiano_rt.so loads for this call
+ * (rt/import_load.c). */
+__attribute__((visibility("default"))) int piano_store_exit_import(const char *db_path, const char *dir, const struct piano_import_mem *mem, char *err,
                             size_t errn);
 
 #endif

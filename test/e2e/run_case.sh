@@ -96,7 +96,7 @@ other_user() {
   fi
   if [ ! -x "$other_db" ]; then
     chmod 0755 "$work" && mkdir -p -m 0755 "$work/other" &&
-      cp "$build/bin/piano-db" "$build/lib/libpiano_rt.so" "$work/other/" || return 1
+      cp "$build/bin/piano-db" "$build/lib/libpiano_rt.so" "$build/lib/libpiano_import.so" "$work/other/" || return 1
   fi
   local why
   if ! why=$(as_other "$other_db" --help 2>&1 > /dev/null); then
