@@ -140,7 +140,7 @@ static int job_alloc(struct job *j)
     const size_t blob = PIANO_CHUNK_SIZE > PIANO_HIST_BLOB_MAX ? PIANO_CHUNK_SIZE : PIANO_HIST_BLOB_MAX;
     const size_t sizes[] = {
         table_size(PIANO_FN_CAP * sizeof *j->agg),
-        table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->nodes),
+        table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->fig),
         table_size(PIANO_NODE_CAP * sizeof *j->node_total),
         table_size(PIANO_NODE_CAP * sizeof *j->node_off),
         table_size(PIANO_NODE_CAP * sizeof *j->node_user),
@@ -159,7 +159,7 @@ static int job_alloc(struct job *j)
     j->tables_len = len;
     unsigned char *at = p;
     j->agg = (void *)at;
-    j->nodes = (void *)(at += sizes[0]);
+    j->fig = (void *)(at += sizes[0]);
     j->node_total = (void *)(at += sizes[1]);
     j->node_off = (void *)(at += sizes[2]);
     j->node_user = (void *)(at += sizes[3]);

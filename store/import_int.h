@@ -206,6 +206,16 @@ struct agg {
     uint64_t counter[PIANO_C_N + 1];   /* PIANO_NODE_COUNTERS (spool/metrics.h), summed */
 };
 
+/* A context's tree links, checked (a parent precedes its child), and the
+ * figures its inclusive sums are made of, read once from its node (a live
+ * thread may be adding to them) with its calls in flight added: 40 bytes a
+ * context where a copy of the node was 128 (a short run's import touched
+ * 37 pages of copies for jq's 1,182 contexts: bench/README.md, issue 23). */
+struct node_fig {
+    uint32_t parent, fn;
+    uint64_t calls, self, off, user;
+};
+
 /* An in-flight call's histogram samples. */
 struct sample {
     uint32_t fn;
@@ -234,7 +244,8 @@ struct job {
     size_t n_chunks, cap_chunks;
     struct agg *agg;
     size_t agg_used;          /* agg[0..agg_used) may be non-zero */
-    struct piano_node *nodes; /* the thread's nodes, copied and checked */
+    const struct piano_node *nodes;   /* the thread's nodes, read in place (its state) */
+    struct node_fig *fig;     /* their tree, checked, and figures read once (import_state.c) */
     uint64_t *node_total;
     uint64_t *node_off, *node_user;   /* contexts' inclusive off-CPU and (sampled) user ns */
     unsigned char *cpu_threads;      /* per thread number: 1 when it measured CPU time */

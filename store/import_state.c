@@ -51,11 +51,11 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
             struct agg *a = &j->agg[fn];
             if (fn > *max_fn)
                 *max_fn = fn;
-            int in_tree = node && node < n_nodes && j->nodes[node].fn == fn;
-            int orphan = orphans && node >= PIANO_NODE_CAP && node < PIANO_NODES_TOTAL && j->nodes[node].fn == fn;
+            int in_tree = node && node < n_nodes && j->fig[node].fn == fn;
+            int orphan = orphans && node >= PIANO_NODE_CAP && node < PIANO_NODES_TOTAL && j->fig[node].fn == fn;
             if (in_tree || orphan) {
-                j->nodes[node].calls++;
-                j->nodes[node].self += self;   /* (its CPU figures are in the node already) */
+                j->fig[node].calls++;
+                j->fig[node].self += self;   /* (its CPU figures are in the node already) */
             } else {   /* no context: the function's own figures */
                 a->calls++;
                 a->self += self;
@@ -152,29 +152,35 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
     return piano_hist_end(&w);
 }
 
-/* Copies thread t's contexts (n_nodes of the tree, and the per-function
- * orphan contexts when it has them) into j->nodes, checked: a parent precedes
- * its child (else the node is taken as a root), so every walk up the tree
- * ends. Notes whether the thread recorded anything of its own. */
-static void copy_nodes(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans)
+/* Reads thread t's contexts (n_nodes of the tree, and the per-function orphan
+ * contexts when it has them) in place: j->nodes, and into j->fig their tree,
+ * checked (a parent precedes its child, else the node is taken as a root, so
+ * every walk up the tree ends), and the figures read once. Notes whether the
+ * thread recorded anything of its own. */
+static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans)
 {
-    struct piano_node *nodes = j->nodes;
     const struct piano_node *live = (const void *)(t->state + PIANO_OFF_NODES);
-    memcpy(nodes, live, (size_t)n_nodes * sizeof *nodes);
-    if (t->live) {   /* the calls in this copy ended before now: the run lasts at least until then */
+    struct node_fig *fig = j->fig;
+    j->nodes = live;
+    if (t->live) {   /* the calls read here ended before now: the run lasts at least until then */
         uint64_t now = spool_clock_now(j->run->clock);
         if (now > j->seen)
             j->seen = now;
     }
-    if (n_nodes)
-        nodes[0].parent = nodes[0].fn = 0;
     uint32_t bad = 0;
-    for (uint32_t i = 1; i < n_nodes; i++) {
-        bad += nodes[i].parent >= i || nodes[i].fn >= PIANO_FN_CAP;
-        if (nodes[i].parent >= i)
-            nodes[i].parent = 0;
-        if (nodes[i].fn >= PIANO_FN_CAP)
-            nodes[i].fn = 0;
+    for (uint32_t i = 0; i < n_nodes; i++) {
+        const struct piano_node *n = &live[i];
+        uint32_t parent = n->parent, fn = n->fn;
+        if (i) {
+            bad += parent >= i || fn >= PIANO_FN_CAP;
+            if (parent >= i)
+                parent = 0;
+            if (fn >= PIANO_FN_CAP)
+                fn = 0;
+        } else {
+            parent = fn = 0;
+        }
+        fig[i] = (struct node_fig){ parent, fn, n->calls, n->self, n->off, n->user };
     }
     /* (a live thread adds nodes, never changes one: this is damage) */
     if (bad)
@@ -182,38 +188,39 @@ static void copy_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
                     piano_spool_slot_name(t->number).s, bad, bad == 1 ? "" : "s");
     if (orphans)
         for (uint32_t i = PIANO_NODE_CAP; i < PIANO_NODES_TOTAL; i++) {
-            memcpy(&nodes[i], &live[i], sizeof *nodes);
-            if (nodes[i].fn != i - PIANO_NODE_CAP)
-                nodes[i].fn = 0;
+            const struct piano_node *n = &live[i];
+            fig[i] = (struct node_fig){ n->parent, n->fn == i - PIANO_NODE_CAP ? n->fn : 0, n->calls, n->self,
+                                        n->off, n->user };
         }
     /* Something of its own (see import_inflight for the calls in flight). */
     j->recorded |= t->hdr.allocs || t->hdr.frees;
     for (uint32_t i = 1; i < n_nodes && !j->recorded; i++)
-        j->recorded = nodes[i].calls || nodes[i].allocs || nodes[i].frees;
+        j->recorded = fig[i].calls || live[i].allocs || live[i].frees;
     for (uint32_t i = PIANO_NODE_CAP; orphans && i < PIANO_NODES_TOTAL && !j->recorded; i++)
-        j->recorded = nodes[i].calls || nodes[i].allocs || nodes[i].frees;
+        j->recorded = fig[i].calls || live[i].allocs || live[i].frees;
 }
 
-/* Stores thread t's contexts (j->nodes) and adds them to their functions'
+/* Stores thread t's contexts (j->nodes, j->fig) and adds them to their functions'
  * figures (j->agg); *max_fn gets the highest function id seen. Returns 0, or
  * -1 on a database error. */
 static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans,
                           uint32_t *max_fn)
 {
     const struct piano_node *nodes = j->nodes;
+    const struct node_fig *fig = j->fig;
     /* A context's inclusive time is its self time plus its children's. Summed
      * here rather than on the per-call path, and right even for the context
      * shared by calls deeper than PIANO_CTX_DEPTH, which nests in itself. A
      * child comes after its parent, so one backward pass does it. */
     for (uint32_t i = 0; i < n_nodes; i++) {
-        j->node_total[i] = nodes[i].self;
-        j->node_off[i] = nodes[i].off;
-        j->node_user[i] = nodes[i].user;
+        j->node_total[i] = fig[i].self;
+        j->node_off[i] = fig[i].off;
+        j->node_user[i] = fig[i].user;
     }
     for (uint32_t i = n_nodes; i-- > 1;) {
-        j->node_total[nodes[i].parent] += j->node_total[i];
-        j->node_off[nodes[i].parent] += j->node_off[i];
-        j->node_user[nodes[i].parent] += j->node_user[i];
+        j->node_total[fig[i].parent] += j->node_total[i];
+        j->node_off[fig[i].parent] += j->node_off[i];
+        j->node_user[fig[i].parent] += j->node_user[i];
     }
     int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
     for (uint32_t pass = 0; pass < 2; pass++) {
@@ -221,13 +228,14 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
         if (pass && !orphans)
             break;
         for (uint32_t i = lo; i < hi; i++) {
-            const struct piano_node *n = &nodes[i];
-            if (!n->fn)
+            const struct piano_node *n = &nodes[i];   /* read once here: its other figures */
+            const struct node_fig *f = &fig[i];
+            if (!f->fn)
                 continue;
-            struct agg *a = &j->agg[n->fn];
-            a->calls += n->calls, a->self += n->self, a->allocs += n->allocs;
+            struct agg *a = &j->agg[f->fn];
+            a->calls += f->calls, a->self += f->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
-            a->off += n->off, a->user += n->user;
+            a->off += f->off, a->user += f->user;
             /* In use: its allocations not freed (by any thread); a crash in
              * the middle of a free's two counters cannot make it negative. */
             uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
@@ -238,29 +246,29 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
 #define ADD_COUNTER(id, field) a->counter[PIANO_C_##id] += n->field;
             PIANO_NODE_COUNTERS(ADD_COUNTER)
 #undef ADD_COUNTER
-            if (n->fn > *max_fn)
-                *max_fn = n->fn;
-            if (!pass && n->parent)
-                j->agg[nodes[n->parent].fn].child_calls += n->calls;
+            if (f->fn > *max_fn)
+                *max_fn = f->fn;
+            if (!pass && f->parent)
+                j->agg[fig[f->parent].fn].child_calls += f->calls;
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
-            uint64_t off_total = pass ? n->off : j->node_off[i], user_total = pass ? n->user : j->node_user[i];
+            uint64_t off_total = pass ? f->off : j->node_off[i], user_total = pass ? f->user : j->node_user[i];
             if (pass) {
-                a->total += n->self;   /* an orphan context: no tree above it */
+                a->total += f->self;   /* an orphan context: no tree above it */
                 a->off_total += off_total;
                 a->user_total += user_total;
             } else {
-                uint32_t up = n->parent;
-                while (up && nodes[up].fn != n->fn)
-                    up = nodes[up].parent;
+                uint32_t up = f->parent;
+                while (up && fig[up].fn != f->fn)
+                    up = fig[up].parent;
                 if (!up) {
                     a->total += j->node_total[i];
                     a->off_total += off_total;
                     a->user_total += user_total;
                 }
             }
-            use_fn(j, n->fn);
+            use_fn(j, f->fn);
             if (!(j->parts & PIANO_LIVE_CONTEXTS))
                 continue;   /* a live read that shows no calling contexts: their sums only */
             sqlite3_stmt *st = j->ctx_st;
@@ -268,17 +276,17 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             sqlite3_bind_int64(st, at->run, j->run_id);
             sqlite3_bind_int64(st, at->thread, t->number);
             sqlite3_bind_int64(st, at->id, i);
-            if (n->parent && !pass)
-                sqlite3_bind_int64(st, at->parent, n->parent);
+            if (f->parent && !pass)
+                sqlite3_bind_int64(st, at->parent, f->parent);
             else
                 sqlite3_bind_null(st, at->parent);
-            sqlite3_bind_int64(st, at->fn, n->fn);
-            bind_metric(st, at, PIANO_M_calls, n->calls);
-            int64_t self_ns = to_ns(n->self, j->npt), total_ns = to_ns(pass ? n->self : j->node_total[i], j->npt);
+            sqlite3_bind_int64(st, at->fn, f->fn);
+            bind_metric(st, at, PIANO_M_calls, f->calls);
+            int64_t self_ns = to_ns(f->self, j->npt), total_ns = to_ns(pass ? f->self : j->node_total[i], j->npt);
             sqlite3_bind_int64(st, at->m[PIANO_M_self_ns], self_ns);
             sqlite3_bind_int64(st, at->m[PIANO_M_total_ns], total_ns);
             bind_metric_allocs(st, at, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
-            bind_cpu(st, at, cpu, self_ns, total_ns, n->off, off_total, user_total);
+            bind_cpu(st, at, cpu, self_ns, total_ns, f->off, off_total, user_total);
             bind_inuse(st, at, j->heap_on, in_obj, in_bytes, peak);
 #define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, n->field);
             PIANO_NODE_COUNTERS(BIND_COUNTER)
@@ -342,7 +350,7 @@ int import_state(struct job *j, const struct thread_in *t)
     const struct piano_thread *h = &t->hdr;
     uint32_t n_nodes = h->n_nodes < PIANO_NODE_CAP ? h->n_nodes : PIANO_NODE_CAP;
     int orphans = h->contexts_truncated != 0;
-    copy_nodes(j, t, n_nodes, orphans);
+    read_nodes(j, t, n_nodes, orphans);
     /* Zero what the previous thread used (calloc zeroed the rest). */
     memset(j->agg, 0, j->agg_used * sizeof *j->agg);
     uint32_t max_fn = 0;
