@@ -101,6 +101,7 @@ static void job_free(struct job *j)
     sqlite3_finalize(j->fn_st);
     sqlite3_finalize(j->thread_st);
     sqlite3_finalize(j->ctx_st);
+    free(j->ctx_blob.buf);
     sqlite3_finalize(j->stats_st);
     sqlite3_finalize(j->unf_st);
     for (size_t i = 0; i < j->n_maps; i++)
@@ -280,17 +281,15 @@ static int prepare_statements(struct job *j)
                               NULL) ||
            sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)",
                               -1, &j->thread_st, NULL) ||
-           sqlite3_prepare_v2(db,
-                              "INSERT INTO contexts(run,thread,id,parent,fn" PIANO_METRIC_COLS_CTX ") "
-                              "VALUES(:run,:thread,:id,:parent,:fn" PIANO_METRIC_PARAMS_CTX ")",
-                              -1, &j->ctx_st, NULL) ||
+           sqlite3_prepare_v2(db, "INSERT INTO context_trees(run,thread,nodes) VALUES(?,?,?)", -1, &j->ctx_st,
+                              NULL) ||
            sqlite3_prepare_v2(db,
                               "INSERT INTO stats(run,thread,fn,hist_self,hist_total,child_calls"
                               PIANO_METRIC_COLS_CTX PIANO_METRIC_COLS_FN ") "
                               "VALUES(:run,:thread,:fn,:hist_self,:hist_total,:child_calls"
                               PIANO_METRIC_PARAMS_CTX PIANO_METRIC_PARAMS_FN ")",
                               -1, &j->stats_st, NULL) ||
-           (row_params_find(j->ctx_st, &j->ctx_at), row_params_find(j->stats_st, &j->stats_at), 0);
+           (row_params_find(j->stats_st, &j->stats_at), 0);
 }
 
 /* Stores every thread: its row (with its frame histogram), and its state

@@ -17,6 +17,7 @@
  */
 #ifndef PIANO_IMPORT_INT_H
 #define PIANO_IMPORT_INT_H
+#include "contexts_blob.h"
 #include "hist.h"
 #include "import.h"
 #include "metrics.h"
@@ -137,6 +138,22 @@ static inline void bind_metric_allocs(sqlite3_stmt *st, const struct row_params 
  * Reading the clocks at a switch is not instantaneous, and the user time is
  * sampled: figures are clamped so that CPU + off-CPU = inclusive time and
  * user + system = CPU. */
+static inline void cpu_figures(int64_t self_ns, int64_t total_ns, uint64_t off_self, uint64_t off_total,
+                               uint64_t user_total, int64_t out[5])
+{
+    int64_t cpu_self = self_ns - (int64_t)(off_self < (uint64_t)INT64_MAX ? off_self : INT64_MAX);
+    int64_t cpu_total = total_ns - (int64_t)(off_total < (uint64_t)INT64_MAX ? off_total : INT64_MAX);
+    cpu_self = cpu_self > 0 ? cpu_self : 0;
+    cpu_total = cpu_total > 0 ? cpu_total : 0;
+    if (cpu_self > cpu_total)
+        cpu_total = cpu_self;
+    int64_t user = user_total < (uint64_t)cpu_total ? (int64_t)user_total : cpu_total;
+    out[0] = cpu_self;
+    out[1] = cpu_total;
+    out[2] = user;
+    out[3] = cpu_total - user;
+    out[4] = total_ns > cpu_total ? total_ns - cpu_total : 0;
+}
 static inline void bind_cpu(sqlite3_stmt *st, const struct row_params *p, int measured, int64_t self_ns,
                             int64_t total_ns, uint64_t off_self, uint64_t off_total, uint64_t user_total)
 {
@@ -146,18 +163,13 @@ static inline void bind_cpu(sqlite3_stmt *st, const struct row_params *p, int me
                 sqlite3_bind_null(st, p->m[m]);
         return;
     }
-    int64_t cpu_self = self_ns - (int64_t)(off_self < (uint64_t)INT64_MAX ? off_self : INT64_MAX);
-    int64_t cpu_total = total_ns - (int64_t)(off_total < (uint64_t)INT64_MAX ? off_total : INT64_MAX);
-    cpu_self = cpu_self > 0 ? cpu_self : 0;
-    cpu_total = cpu_total > 0 ? cpu_total : 0;
-    if (cpu_self > cpu_total)
-        cpu_total = cpu_self;
-    int64_t user = user_total < (uint64_t)cpu_total ? (int64_t)user_total : cpu_total;
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_ns], cpu_self);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_total_ns], cpu_total);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_user_ns], user);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_sys_ns], cpu_total - user);
-    sqlite3_bind_int64(st, p->m[PIANO_M_offcpu_ns], total_ns > cpu_total ? total_ns - cpu_total : 0);
+    int64_t f[5];
+    cpu_figures(self_ns, total_ns, off_self, off_total, user_total, f);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_ns], f[0]);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_total_ns], f[1]);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_user_ns], f[2]);
+    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_sys_ns], f[3]);
+    sqlite3_bind_int64(st, p->m[PIANO_M_offcpu_ns], f[4]);
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -233,7 +245,8 @@ struct job {
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
-    struct row_params ctx_at, stats_at;   /* ctx_st's and stats_st's parameters */
+    struct row_params stats_at;   /* stats_st's parameters */
+    piano_ctx_writer ctx_blob;    /* a thread's contexts (ctx_st: into context_trees) */
     struct mapping *maps;
     size_t n_maps, cap_maps;
     struct frame_span *spans;

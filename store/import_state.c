@@ -200,7 +200,11 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
         j->recorded = fig[i].calls || live[i].allocs || live[i].frees;
 }
 
-/* Stores thread t's contexts (j->nodes, j->fig) and adds them to their functions'
+_Static_assert(PIANO_M_cpu_total_ns == PIANO_M_cpu_ns + 1 && PIANO_M_cpu_user_ns == PIANO_M_cpu_ns + 2 &&
+                   PIANO_M_cpu_sys_ns == PIANO_M_cpu_ns + 3 && PIANO_M_offcpu_ns == PIANO_M_cpu_ns + 4,
+               "cpu_figures fills the CPU metrics in this order");
+
+/* Stores thread t's contexts (j->nodes, j->fig; as one blob: contexts_blob.h) and adds them to their functions'
  * figures (j->agg); *max_fn gets the highest function id seen. Returns 0, or
  * -1 on a database error. */
 static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_nodes, int orphans,
@@ -223,6 +227,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
         j->node_user[fig[i].parent] += j->node_user[i];
     }
     int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
+    piano_ctx_begin(&j->ctx_blob, (cpu ? PIANO_CTX_CPU : 0) | (j->heap_on ? PIANO_CTX_HEAP : 0));
     for (uint32_t pass = 0; pass < 2; pass++) {
         uint32_t lo = pass ? PIANO_NODE_CAP : 1, hi = pass ? PIANO_NODES_TOTAL : n_nodes;
         if (pass && !orphans)
@@ -271,31 +276,34 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             use_fn(j, f->fn);
             if (!(j->parts & PIANO_LIVE_CONTEXTS))
                 continue;   /* a live read that shows no calling contexts: their sums only */
-            sqlite3_stmt *st = j->ctx_st;
-            const struct row_params *at = &j->ctx_at;
-            sqlite3_bind_int64(st, at->run, j->run_id);
-            sqlite3_bind_int64(st, at->thread, t->number);
-            sqlite3_bind_int64(st, at->id, i);
-            if (f->parent && !pass)
-                sqlite3_bind_int64(st, at->parent, f->parent);
-            else
-                sqlite3_bind_null(st, at->parent);
-            sqlite3_bind_int64(st, at->fn, f->fn);
-            bind_metric(st, at, PIANO_M_calls, f->calls);
-            int64_t self_ns = to_ns(f->self, j->npt), total_ns = to_ns(pass ? f->self : j->node_total[i], j->npt);
-            sqlite3_bind_int64(st, at->m[PIANO_M_self_ns], self_ns);
-            sqlite3_bind_int64(st, at->m[PIANO_M_total_ns], total_ns);
-            bind_metric_allocs(st, at, n->allocs, n->alloc_bytes, n->frees, n->free_bytes);
-            bind_cpu(st, at, cpu, self_ns, total_ns, f->off, off_total, user_total);
-            bind_inuse(st, at, j->heap_on, in_obj, in_bytes, peak);
-#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, n->field);
-            PIANO_NODE_COUNTERS(BIND_COUNTER)
-#undef BIND_COUNTER
-            if (STEP(st))
-                return -1;
+            int64_t v[PIANO_M_N] = { 0 };
+            v[PIANO_M_calls] = count64(f->calls);
+            v[PIANO_M_self_ns] = to_ns(f->self, j->npt);
+            v[PIANO_M_total_ns] = to_ns(pass ? f->self : j->node_total[i], j->npt);
+            v[PIANO_M_allocs] = count64(n->allocs), v[PIANO_M_alloc_bytes] = count64(n->alloc_bytes);
+            v[PIANO_M_frees] = count64(n->frees), v[PIANO_M_free_bytes] = count64(n->free_bytes);
+            if (cpu)
+                cpu_figures(v[PIANO_M_self_ns], v[PIANO_M_total_ns], f->off, off_total, user_total,
+                            v + PIANO_M_cpu_ns);
+            if (j->heap_on) {
+                v[PIANO_M_inuse_objects] = count64(in_obj), v[PIANO_M_inuse_bytes] = count64(in_bytes);
+                v[PIANO_M_peak_inuse_bytes] = count64(peak);
+            }
+#define PUT_COUNTER(id, field) v[PIANO_M_##id] = count64(n->field);
+            PIANO_NODE_COUNTERS(PUT_COUNTER)
+#undef PUT_COUNTER
+            piano_ctx_put(&j->ctx_blob, i, f->parent && !pass ? (int64_t)f->parent : -1, f->fn, v);
         }
     }
-    return 0;
+    if (j->ctx_blob.failed)
+        return -1;   /* out of memory */
+    if (!(j->parts & PIANO_LIVE_CONTEXTS) || !piano_ctx_any(&j->ctx_blob))
+        return 0;
+    sqlite3_stmt *st = j->ctx_st;
+    sqlite3_bind_int64(st, 1, j->run_id);
+    sqlite3_bind_int64(st, 2, t->number);
+    sqlite3_bind_blob(st, 3, j->ctx_blob.buf, (int)j->ctx_blob.len, SQLITE_STATIC);
+    return STEP(st) ? -1 : 0;
 }
 
 /* Stores the stats and histograms of thread t's functions 1..max_fn (from

@@ -39,8 +39,9 @@
 
 /* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), 15
  * (tag_runs), 16 (compact histogram blobs: older tools cannot read them; the
- * upgrade rewrites nothing), and one per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (16 + PIANO_METRICS_SCHEMA)
+ * upgrade rewrites nothing), 17 (a thread's contexts as one blob:
+ * context_trees), and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (17 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -172,6 +173,35 @@ PIANO_SPAN_FIGURE_COLUMNS \
 "  PRIMARY KEY(name, run)\n" \
 ") WITHOUT ROWID;\n"
 
+/* Calling contexts, per run and thread: a tree whose context ids are the
+ * runtime's node numbers (a parent's id is smaller than its children's).
+ * Since schema 17 the import stores a thread's whole tree as one blob
+ * (context_trees.nodes, the format of contexts_blob.h: about 8 bytes a
+ * context where a row took 41); context_rows holds rows written before (the
+ * contexts table of schema 16 and older, renamed) and rows inserted through
+ * the view. The view contexts (contexts_blob.c: made by piano_store_open)
+ * reads both as the table of schema 16 did, same columns, and takes inserts,
+ * updates and deletes (an update or delete of a context in a blob moves its
+ * thread's tree to context_rows first). */
+#define PIANO_SCHEMA_CONTEXT_ROWS \
+"CREATE TABLE IF NOT EXISTS context_rows(  -- calling context tree per run and thread (read through contexts)\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL, id INTEGER NOT NULL,\n" \
+"  parent INTEGER,                     -- NULL at a root (outermost instrumented call)\n" \
+"  fn INTEGER NOT NULL,\n" \
+PIANO_METRIC_COLUMNS_ALWAYS \
+PIANO_SCHEMA_CPU_COLUMNS \
+PIANO_SCHEMA_INUSE \
+"  PRIMARY KEY(run, thread, id)\n" \
+") WITHOUT ROWID;\n"
+#define PIANO_SCHEMA_CONTEXT_TREES \
+"CREATE TABLE IF NOT EXISTS context_trees(\n" \
+"  run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL,\n" \
+"  nodes  BLOB NOT NULL,               -- its contexts (store/contexts_blob.h)\n" \
+"  PRIMARY KEY(run, thread)\n" \
+") WITHOUT ROWID;\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -218,16 +248,8 @@ PIANO_SCHEMA_CPU_COLUMNS \
 PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread, fn)\n" \
 ") WITHOUT ROWID;\n" \
-"CREATE TABLE IF NOT EXISTS contexts(  -- calling context tree per run and thread\n" \
-"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
-"  thread INTEGER NOT NULL, id INTEGER NOT NULL,\n" \
-"  parent INTEGER,                     -- NULL at a root (outermost instrumented call)\n" \
-"  fn INTEGER NOT NULL,\n" \
-PIANO_METRIC_COLUMNS_ALWAYS \
-PIANO_SCHEMA_CPU_COLUMNS \
-PIANO_SCHEMA_INUSE \
-"  PRIMARY KEY(run, thread, id)\n" \
-") WITHOUT ROWID;\n" \
+PIANO_SCHEMA_CONTEXT_ROWS \
+PIANO_SCHEMA_CONTEXT_TREES \
 "CREATE TABLE IF NOT EXISTS frames(\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  seq INTEGER NOT NULL,               -- 1, 2, ... in order of frame end across the run\n" \
@@ -356,5 +378,13 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 /* From version 15 to 16: compact histogram blobs (spool/hist.h). Nothing is
  * rewritten: blobs of the fixed format stay and are read as they are; the
  * version keeps older tools, which cannot read the new blobs, out. */
+
+/* To version 17: contexts in blobs. The table contexts becomes
+ * context_rows, its rows kept as they are (read through the view contexts,
+ * which store.c makes after the metrics' columns are added). Run when the
+ * database has no context_trees. */
+#define PIANO_SCHEMA_MIGRATE_CONTEXT_TREES \
+"ALTER TABLE contexts RENAME TO context_rows;\n" \
+PIANO_SCHEMA_CONTEXT_TREES
 
 #endif

@@ -2,6 +2,7 @@
 #include "store.h"
 #include "db_path.h"
 #include "piano_schema.h"
+#include "contexts_blob.h"
 #include "fns_blob.h"
 #include "spool.h"
 #include <errno.h>
@@ -238,13 +239,13 @@ static int commit_schema(sqlite3 *db, int ok, const char *what, const char *path
 
 /* An older piano's database: upgrade it in place, under the write lock
  * (another process may be doing the same). Returns 0, or -1 with a reason in err. */
-/* The columns of the metrics (spool/metrics.h) that stats and contexts lack
+/* The columns of the metrics (spool/metrics.h) that stats and context_rows lack
  * (added since the database was made): NULL in older rows when measured only
  * when asked, else 0. Returns SQLITE_OK or an error. */
 static int add_metric_columns(sqlite3 *db)
 {
     static const struct piano_metric_info metrics[] = {PIANO_METRIC_INFO};
-    static const char *const tables[] = {"stats", "contexts"};
+    static const char *const tables[] = {"stats", "context_rows"};
     int rc = SQLITE_OK;
     for (int t = 0; t < 2 && rc == SQLITE_OK; t++)
         for (int m = 0; m < PIANO_M_N && rc == SQLITE_OK; m++) {
@@ -264,6 +265,17 @@ static int add_metric_columns(sqlite3 *db)
             rc = piano_store_exec(db, sql);
         }
     return rc;
+}
+
+/* Whether the database has table name. */
+static int has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int has = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st,
+                                 NULL) == SQLITE_OK &&
+              sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return has;
 }
 
 static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
@@ -302,8 +314,12 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_13) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_TAG_RUNS_SINCE)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_TAG_RUNS) == SQLITE_OK;
+    int pack = ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "context_trees");
+    if (pack)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_CONTEXT_TREES) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
-        ok = add_metric_columns(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
+        ok = add_metric_columns(db) == SQLITE_OK && (!pack || piano_contexts_pack(db) == SQLITE_OK) &&
+             piano_contexts_make_view(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
 }
 
@@ -322,7 +338,8 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         return -1;
     }
     if (ok && version == 0)
-        ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
+        ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_contexts_make_view(db) == SQLITE_OK &&
+             piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "create the schema in", path, err, errn);
 }
 

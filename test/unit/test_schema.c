@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "contexts_blob.h"
 #include "fns_blob.h"
 #include "piano_schema.h"
 #include "store.h"
@@ -157,13 +158,15 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 #define UNDO_13 "ALTER TABLE runs DROP COLUMN selection;"
 /* What schema 14 added (spans in snapshots). */
 #define UNDO_14 "DROP TABLE span_snapshots;"
+/* What schema 17 changed: contexts was a table of rows. */
+#define UNDO_17 "DROP VIEW contexts; DROP TABLE context_trees; ALTER TABLE context_rows RENAME TO contexts;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_17, UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -276,7 +279,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -289,7 +292,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -306,7 +309,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -333,7 +336,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -365,7 +368,7 @@ static void upgrades_version_8(void **state)
 static void upgrades_version_9(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v9.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
+    sqlite3 *db = open_undone("v9.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -387,7 +390,7 @@ static void upgrades_version_9(void **state)
 static void upgrades_version_11(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v11.db", UNDO_14 UNDO_13 UNDO_12, "PRAGMA user_version=11");
+    sqlite3 *db = open_undone("v11.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12, "PRAGMA user_version=11");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM spans)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -407,7 +410,7 @@ static void upgrades_version_11(void **state)
 static void upgrades_version_10(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v10.db", UNDO_14 UNDO_13 UNDO_12 UNDO_11,
+    sqlite3 *db = open_undone("v10.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
                               "PRAGMA user_version=10");
@@ -436,7 +439,7 @@ static void upgrades_version_10(void **state)
 static void upgrades_version_12(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v12.db", UNDO_14 UNDO_13, "PRAGMA user_version=12");
+    sqlite3 *db = open_undone("v12.db", UNDO_17 UNDO_14 UNDO_13, "PRAGMA user_version=12");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT selection IS NULL FROM runs WHERE id = 1)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     sqlite3_finalize(st);
@@ -449,7 +452,7 @@ static void upgrades_version_12(void **state)
 static void upgrades_version_13(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v13.db", UNDO_14, "PRAGMA user_version=13");
+    sqlite3 *db = open_undone("v13.db", UNDO_17 UNDO_14, "PRAGMA user_version=13");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM span_snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 0);
     sqlite3_finalize(st);
@@ -459,6 +462,139 @@ static void upgrades_version_13(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
+}
+
+
+/* Every context of the database, as text (the view contexts, or the table of
+ * schema 16), in order. */
+static char *all_contexts(sqlite3 *db)
+{
+    static char out[8192];
+    size_t k = 0;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM contexts ORDER BY run, thread, id", -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const unsigned char *t = sqlite3_column_text(st, c);
+            k += (size_t)snprintf(out + k, sizeof out - k, "%s%s", c ? "|" : "", t ? (const char *)t : "NULL");
+        }
+        k += (size_t)snprintf(out + k, sizeof out - k, "\n");
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+static int count_of(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Rows of schema 16's contexts table, one thread per case: CPU time and no
+ * heap, heap and no CPU time, the largest figures, a value a blob cannot hold
+ * (negative), CPU time NULL in one row only. */
+#define V16_CONTEXTS                                                                                               \
+    "INSERT INTO contexts(run,thread,id,parent,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,"      \
+    "cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes) VALUES"      \
+    "(1,0,1,NULL,2,1,500,900,0,0,0,0,400,800,700,100,100,NULL,NULL,NULL),"                                         \
+    "(1,0,2,1,3,4,400,400,2,64,0,0,300,300,300,0,100,NULL,NULL,NULL),"                                             \
+    "(1,0,70000,NULL,3,1,5,5,0,0,0,0,0,0,0,0,5,NULL,NULL,NULL),"                                                   \
+    "(1,1,1,NULL,2,3,30,30,1,16,1,16,NULL,NULL,NULL,NULL,NULL,0,0,48),"                                             \
+    "(1,1,5,1,2,0,0,0,0,0,0,0,NULL,NULL,NULL,NULL,NULL,0,0,0),"                                                     \
+    "(1,2,1,NULL,2,9223372036854775807,9223372036854775807,9223372036854775807,0,0,0,0,NULL,NULL,NULL,NULL,NULL,"   \
+    "NULL,NULL,NULL),"                                                                                              \
+    "(1,3,1,NULL,2,1,-5,1,0,0,0,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL),"                                        \
+    "(1,4,1,NULL,2,1,1,1,0,0,0,0,1,1,1,0,0,NULL,NULL,NULL),"                                                        \
+    "(1,4,2,1,2,1,1,1,0,0,0,0,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL);"
+
+/* A version-16 database (contexts as rows) has its rows packed into one blob
+ * per thread (context_trees), those a blob cannot hold as they are kept as
+ * rows; the view contexts reads all of them as the table did, in plain SQL
+ * and through piano_contexts (piano-db's), and takes inserts, updates and
+ * deletes. */
+static void upgrades_version_16_contexts(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v16.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" UNDO_17 V16_CONTEXTS
+                                  "PRAGMA user_version=16",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char before[8192];
+    snprintf(before, sizeof before, "%s", all_contexts(db));
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM context_trees"), 3);   /* threads 0, 1, 2 */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM context_rows"), 3);    /* threads 3, 4 */
+    assert_string_equal(all_contexts(db), before);
+    /* piano-db's reading: the same */
+    assert_int_equal(piano_contexts_register(db), SQLITE_OK);
+    assert_string_equal(all_contexts(db), before);
+    /* thread 0's blob: its header, two contexts of 21 bytes (4 for id, up, fn
+     * and k, then 12 figures up to offcpu_ns) and one of 18 (an id step of 3) */
+    assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 21 + 21 + 18);
+    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.contexts", NULL, NULL, NULL), SQLITE_OK);
+    /* an update moves thread 0's tree to rows; a delete, thread 1's */
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE contexts SET calls = 7 WHERE run = 1 AND thread = 0 AND id = 2;"
+                                  "DELETE FROM contexts WHERE run = 1 AND thread = 1 AND id = 5;"
+                                  "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns) VALUES(1,9,1,2,1,2,3)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM context_trees"), 1);
+    assert_int_equal(count_of(db, "SELECT calls FROM contexts WHERE thread = 0 AND id = 2"), 7);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM contexts WHERE thread = 1"), 1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM contexts WHERE thread = 9 AND allocs = 0"), 1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM contexts"), 9);
+    sqlite3_close(db);
+}
+
+/* A blob's contexts read back as written; every truncation of it and a
+ * damaged header are refused, never read past. */
+static void contexts_blob_round_trip(void **state)
+{
+    (void)state;
+    piano_ctx_writer w = {0};
+    piano_ctx_begin(&w, PIANO_CTX_CPU);
+    int64_t v[PIANO_M_N] = {0};
+    v[PIANO_M_calls] = 3, v[PIANO_M_self_ns] = INT64_MAX, v[PIANO_M_cpu_ns] = 5;
+    piano_ctx_put(&w, 1, -1, 2, v);
+    size_t first = w.len;
+    memset(v, 0, sizeof v);
+    piano_ctx_put(&w, 65536 + 7, 1, 7, v);
+    assert_false(w.failed);
+    piano_ctx_reader r;
+    piano_ctx_row row;
+    assert_int_equal(piano_ctx_open(&r, w.buf, w.len), 0);
+    assert_int_equal(piano_ctx_next(&r, &row), 1);
+    assert_true(row.id == 1 && row.parent == -1 && row.fn == 2 && row.v[PIANO_M_calls] == 3);
+    assert_true(row.v[PIANO_M_self_ns] == INT64_MAX && row.v[PIANO_M_cpu_ns] == 5 && !row.null[PIANO_M_cpu_ns]);
+    assert_true(row.null[PIANO_M_inuse_bytes] && !row.null[PIANO_M_allocs]);
+    assert_int_equal(piano_ctx_next(&r, &row), 1);
+    assert_true(row.id == 65543 && row.parent == 1 && row.fn == 7 && row.v[PIANO_M_calls] == 0);
+    assert_int_equal(piano_ctx_next(&r, &row), 0);
+    for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a context */
+        assert_int_equal(piano_ctx_open(&r, w.buf, cut), 0);
+        int rc;
+        while ((rc = piano_ctx_next(&r, &row)) == 1)
+            ;
+        assert_true(rc == -1 || cut == first);   /* (the first context ends there) */
+    }
+    w.buf[0] = 0x80;
+    assert_int_equal(piano_ctx_open(&r, w.buf, w.len), -1);
+    free(w.buf);
 }
 
 /* Varints: the largest values round-trip; truncated, overlong and
@@ -504,6 +640,8 @@ int main(void)
         cmocka_unit_test(upgrades_version_11),
         cmocka_unit_test(upgrades_version_12),
         cmocka_unit_test(upgrades_version_13),
+        cmocka_unit_test(upgrades_version_16_contexts),
+        cmocka_unit_test(contexts_blob_round_trip),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -3,6 +3,7 @@
 #include "import.h"
 #include "spool.h"
 #include "store.h"
+#include "contexts_blob.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -231,6 +232,9 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("cannot read %s: %s", p->path, m);
     }
     sqlite3_finalize(st_q);
+    /* contexts: the blobs of context_trees read in C (store/contexts_blob.c) */
+    if (piano_contexts_register(p->db) != SQLITE_OK)
+        pdb_die("cannot read %s: %s", p->path, sqlite3_errmsg(p->db));
     /* report --group template keys rows by it (aggregate.c) */
     sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,
                             NULL, NULL);

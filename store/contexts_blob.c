@@ -1,0 +1,535 @@
+/*
+ * contexts_blob.c - a thread's calling contexts as one blob: the writer (the
+ * import), the reader (piano-db, through the table-valued function
+ * piano_contexts), and the schema's contexts view, which reads the same blobs
+ * in plain SQL for clients without the function. The format is
+ * contexts_blob.h's.
+ */
+#include "contexts_blob.h"
+#include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int fields[] = {PIANO_CTX_FIELDS};
+#define NF ((int)(sizeof fields / sizeof *fields))
+
+#define PIANO_CTX_COUNT(id, unit, when, where, ...) PIANO_IF(WHERE, where, +1)
+enum { N_CTX_METRICS = 0 PIANO_METRICS(PIANO_CTX_COUNT) };
+_Static_assert(sizeof fields / sizeof *fields == N_CTX_METRICS,
+               "a CTX metric is missing from PIANO_CTX_FIELDS (contexts_blob.h): add it at the end");
+_Static_assert(sizeof fields / sizeof *fields < 32, "a blob's header holds at most 31 fields");
+
+static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
+
+/* ------------------------------------------------------------------ writing */
+
+static int grow(piano_ctx_writer *w, size_t more)
+{
+    if (w->failed)
+        return -1;
+    if (w->len + more <= w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->len + more)
+        cap *= 2;
+    unsigned char *b = realloc(w->buf, cap);
+    if (!b) {
+        w->failed = 1;
+        return -1;
+    }
+    w->buf = b;
+    w->cap = cap;
+    return 0;
+}
+
+void piano_ctx_begin(piano_ctx_writer *w, int flags)
+{
+    w->len = 0;
+    w->last_id = 0;
+    w->failed = 0;
+    if (grow(w, 1) == 0)
+        w->buf[w->len++] = (unsigned char)(flags | NF << 2);
+}
+
+static void put(piano_ctx_writer *w, int64_t v)
+{
+    w->len += piano_varint_put(w->buf + w->len, v > 0 ? (uint64_t)v : 0);
+}
+
+void piano_ctx_put(piano_ctx_writer *w, int64_t id, int64_t parent, int64_t fn, const int64_t v[PIANO_M_N])
+{
+    if (grow(w, (size_t)(4 + NF) * 10))
+        return;
+    put(w, id - w->last_id);
+    put(w, parent < 0 ? 0 : id - parent);
+    put(w, fn);
+    int k = NF;
+    while (k > 0 && v[fields[k - 1]] <= 0)
+        k--;
+    put(w, k);
+    for (int i = 0; i < k; i++)
+        put(w, v[fields[i]]);
+    w->last_id = id;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+int piano_ctx_open(piano_ctx_reader *r, const void *b, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    if (!b || len < 1 || (((const unsigned char *)b)[0] & 0x80))
+        return -1;
+    r->b = b;
+    r->len = len;
+    r->at = 1;
+    r->flags = r->b[0] & 3;
+    r->nf = r->b[0] >> 2;
+    return 0;
+}
+
+static int get(piano_ctx_reader *r, uint64_t *v)
+{
+    return piano_varint_get(r->b, r->len, &r->at, 10, v) != 0 || *v > (uint64_t)INT64_MAX ? -1 : 0;
+}
+
+int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row)
+{
+    if (r->at >= r->len)
+        return 0;
+    uint64_t step, up, fn, k, x;
+    if (get(r, &step) || get(r, &up) || get(r, &fn) || get(r, &k) || step > (uint64_t)(INT64_MAX - r->id) ||
+        up > r->id + step || k > (uint64_t)r->nf)
+        return -1;
+    memset(row, 0, sizeof *row);
+    row->id = r->id + (int64_t)step;
+    row->parent = up ? row->id - (int64_t)up : -1;
+    row->fn = (int64_t)fn;
+    for (int i = 0; i < NF || (uint64_t)i < k; i++) {
+        x = 0;
+        if ((uint64_t)i < k && get(r, &x))
+            return -1;
+        if (i >= NF)
+            continue;   /* (a field this reader does not know) */
+        int m = fields[i];
+        enum piano_metric_when when = info[m].when;
+        row->v[m] = (int64_t)x;
+        row->null[m] = (when == PIANO_WHEN_CPU && !(r->flags & PIANO_CTX_CPU)) ||
+                       (when == PIANO_WHEN_HEAP && !(r->flags & PIANO_CTX_HEAP)) ||
+                       (i >= r->nf && when != PIANO_WHEN_ALWAYS);
+    }
+    r->id = row->id;
+    return 1;
+}
+
+/* ------------------------------------------- the table-valued function */
+
+/* Its columns: id, parent, fn, the CTX metrics (PIANO_METRICS order), nodes (hidden). */
+static int col_metric[PIANO_M_N + 3], n_cols;
+
+static void init_cols(void)
+{
+    if (n_cols)
+        return;
+    int c = 3;
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_CTX)
+            col_metric[c++] = m;
+    n_cols = c;   /* the hidden column nodes is n_cols */
+}
+
+typedef struct {
+    sqlite3_vtab base;
+} ctx_vtab;
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    unsigned char *blob;
+    piano_ctx_reader r;
+    piano_ctx_row row;
+    sqlite3_int64 rowid;
+    int eof;
+} ctx_cursor;
+
+static int ctx_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
+    (void)aux, (void)argc, (void)argv, (void)err;
+    init_cols();
+    char sql[1024];
+    size_t k = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE x(id, parent, fn");
+    for (int c = 3; c < n_cols; c++)
+        k += (size_t)snprintf(sql + k, sizeof sql - k, ", %s", info[col_metric[c]].id);
+    snprintf(sql + k, sizeof sql - k, ", nodes HIDDEN)");
+    int rc = sqlite3_declare_vtab(db, sql);
+    if (rc != SQLITE_OK)
+        return rc;
+#ifdef SQLITE_VTAB_INNOCUOUS
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+#endif
+    ctx_vtab *v = sqlite3_malloc(sizeof *v);
+    if (!v)
+        return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    *out = &v->base;
+    return SQLITE_OK;
+}
+
+static int ctx_disconnect(sqlite3_vtab *v)
+{
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static int ctx_best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
+{
+    (void)v;
+    int found = -1, unusable = 0;
+    for (int i = 0; i < ix->nConstraint; i++) {
+        if (ix->aConstraint[i].iColumn != n_cols || ix->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_EQ)
+            continue;
+        if (!ix->aConstraint[i].usable)
+            unusable = 1;
+        else
+            found = i;
+    }
+    if (found < 0 && unusable)
+        return SQLITE_CONSTRAINT;   /* another plan gives it a value */
+    if (found >= 0) {
+        ix->aConstraintUsage[found].argvIndex = 1;
+        ix->aConstraintUsage[found].omit = 1;
+        ix->idxNum = 1;
+        ix->estimatedCost = 100;
+        ix->estimatedRows = 1000;
+    } else {
+        ix->idxNum = 0;
+        ix->estimatedCost = 1e12;
+    }
+    /* Rows come in ascending id order. */
+    if (ix->nOrderBy == 1 && ix->aOrderBy[0].iColumn == 0 && !ix->aOrderBy[0].desc)
+        ix->orderByConsumed = 1;
+    return SQLITE_OK;
+}
+
+static int ctx_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    ctx_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int ctx_close(sqlite3_vtab_cursor *cur)
+{
+    ctx_cursor *c = (ctx_cursor *)cur;
+    sqlite3_free(c->blob);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int ctx_next(sqlite3_vtab_cursor *cur)
+{
+    ctx_cursor *c = (ctx_cursor *)cur;
+    int rc = c->eof ? 0 : piano_ctx_next(&c->r, &c->row);
+    if (rc < 0) {
+        c->eof = 1;
+        sqlite3_free(cur->pVtab->zErrMsg);
+        cur->pVtab->zErrMsg = sqlite3_mprintf("a calling context tree (context_trees.nodes) is malformed");
+        return SQLITE_CORRUPT;
+    }
+    c->eof = rc == 0;
+    c->rowid++;
+    return SQLITE_OK;
+}
+
+static int ctx_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str;
+    ctx_cursor *c = (ctx_cursor *)cur;
+    sqlite3_free(c->blob);
+    c->blob = NULL;
+    c->eof = 1;
+    c->rowid = 0;
+    if (idx != 1 || argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_BLOB)
+        return SQLITE_OK;
+    int len = sqlite3_value_bytes(argv[0]);
+    const void *b = sqlite3_value_blob(argv[0]);
+    if (len <= 0 || !b)
+        return SQLITE_OK;
+    c->blob = sqlite3_malloc(len);
+    if (!c->blob)
+        return SQLITE_NOMEM;
+    memcpy(c->blob, b, (size_t)len);
+    if (piano_ctx_open(&c->r, c->blob, (size_t)len) != 0) {
+        sqlite3_free(cur->pVtab->zErrMsg);
+        cur->pVtab->zErrMsg = sqlite3_mprintf("a calling context tree (context_trees.nodes) is malformed");
+        return SQLITE_CORRUPT;
+    }
+    c->eof = 0;
+    return ctx_next(cur);
+}
+
+static int ctx_eof(sqlite3_vtab_cursor *cur)
+{
+    return ((ctx_cursor *)cur)->eof;
+}
+
+static int ctx_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    const piano_ctx_row *r = &((ctx_cursor *)cur)->row;
+    if (col == 0)
+        sqlite3_result_int64(ctx, r->id);
+    else if (col == 1 && r->parent >= 0)
+        sqlite3_result_int64(ctx, r->parent);
+    else if (col == 2)
+        sqlite3_result_int64(ctx, r->fn);
+    else if (col >= 3 && col < n_cols && !r->null[col_metric[col]])
+        sqlite3_result_int64(ctx, r->v[col_metric[col]]);
+    else
+        sqlite3_result_null(ctx);
+    return SQLITE_OK;
+}
+
+static int ctx_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((ctx_cursor *)cur)->rowid;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module ctx_module = {
+    .xConnect = ctx_connect,
+    .xBestIndex = ctx_best_index,
+    .xDisconnect = ctx_disconnect,
+    .xOpen = ctx_open,
+    .xClose = ctx_close,
+    .xFilter = ctx_filter,
+    .xNext = ctx_next,
+    .xEof = ctx_eof,
+    .xColumn = ctx_column,
+    .xRowid = ctx_rowid,
+};
+
+/* "run, thread, id, parent, fn, calls, ..." with prefix p ("" or "c.") for
+ * the columns from id on; each name as in PIANO_METRICS. */
+static size_t cols(char *s, size_t n, const char *p)
+{
+    size_t k = (size_t)snprintf(s, n, "%sid, %sparent, %sfn", p, p, p);
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_CTX)
+            k += (size_t)snprintf(s + k, n - k, ", %s%s", p, info[m].id);
+    return k;
+}
+
+int piano_contexts_register(sqlite3 *db)
+{
+    int rc = sqlite3_create_module(db, "piano_contexts", &ctx_module, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    char a[1024], b[1024], sql[3072];
+    cols(a, sizeof a, "");
+    cols(b, sizeof b, "c.");
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP VIEW IF NOT EXISTS contexts AS SELECT run, thread, %s FROM main.context_rows"
+             " UNION ALL SELECT t.run, t.thread, %s FROM main.context_trees t, piano_contexts(t.nodes) c",
+             a, b);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* ----------------------------------------------- the view in plain SQL */
+
+/* The view decodes the blobs byte by byte with a recursive query: a row per
+ * byte, x its value (its place in a blob of the 256 bytes), acc and mul the
+ * varint so far, f the field it belongs to (0 the id step, 1 up, 2 fn, 3 k,
+ * 4.. the metric fields), k the node's field count, id the node's id; of and
+ * ov are the field and value a varint's last byte completes. Then a row per
+ * context of the fields' values. Slower than piano_contexts (the whole table
+ * is read for any query): for users' own queries. */
+int piano_contexts_make_view(sqlite3 *db)
+{
+    size_t cap = 32768, k = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return SQLITE_NOMEM;
+    char a[1024];
+    cols(a, sizeof a, "");
+    char bytes[520];
+    for (int i = 0; i < 256; i++)
+        snprintf(bytes + 2 * i, 3, "%02X", i);
+#define ADD(...) (k += (size_t)snprintf(s + k, cap - k, __VA_ARGS__))
+    ADD("DROP VIEW IF EXISTS main.contexts;\n"
+        "CREATE VIEW main.contexts(run, thread, %s) AS\n"
+        "WITH RECURSIVE d(run, thread, b, h, pos, x, id, f, k, acc, mul, oid, of, ov) AS (\n"
+        "  SELECT run, thread, nodes, instr(X'%s', substr(nodes, 1, 1)) - 1, 2,\n"
+        "    instr(X'%s', substr(nodes, 2, 1)) - 1, 0, 0, 0, 0, 1, NULL, NULL, NULL\n"
+        "  FROM context_trees WHERE length(nodes) >= 2\n"
+        "  UNION ALL\n"
+        "  SELECT run, thread, b, h, pos + 1, instr(X'%s', substr(b, pos + 1, 1)) - 1,\n"
+        "    CASE WHEN x < 128 AND f = 0 THEN id + acc + (x & 127) * mul ELSE id END,\n"
+        "    CASE WHEN x >= 128 THEN f WHEN f < 3 THEN f + 1\n"
+        "      WHEN f = 3 THEN CASE WHEN acc + (x & 127) * mul = 0 THEN 0 ELSE 4 END\n"
+        "      WHEN f - 3 >= k THEN 0 ELSE f + 1 END,\n"
+        "    CASE WHEN x < 128 AND f = 3 THEN acc + (x & 127) * mul ELSE k END,\n"
+        "    CASE WHEN x < 128 THEN 0 ELSE acc + (x & 127) * mul END,\n"
+        "    CASE WHEN x < 128 THEN 1 ELSE mul * 128 END,\n"
+        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN id + acc + (x & 127) * mul ELSE id END END,\n"
+        "    CASE WHEN x < 128 THEN f END,\n"
+        "    CASE WHEN x < 128 THEN acc + (x & 127) * mul END\n"
+        "  FROM d WHERE pos <= length(b))\n"
+        "SELECT run, thread, oid,\n"
+        "  max(CASE WHEN of = 1 AND ov > 0 THEN oid - ov END),\n"
+        "  max(CASE WHEN of = 2 THEN ov END)",
+        a, bytes, bytes, bytes);
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (info[m].where != PIANO_WHERE_CTX)
+            continue;
+        int i = 0;
+        while (fields[i] != m)
+            i++;
+        const char *cond = info[m].when == PIANO_WHEN_CPU ? "max(h) & 1" : info[m].when == PIANO_WHEN_HEAP ? "max(h) & 2" : NULL;
+        if (cond)
+            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond, i, 4 + i);
+        else
+            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 4 + i);
+    }
+    ADD("\nFROM d WHERE of IS NOT NULL GROUP BY run, thread, oid\n"
+        "UNION ALL SELECT run, thread, %s FROM context_rows;\n", a);
+    /* Rows written through the view go to context_rows; an UPDATE or DELETE
+     * of a context in a blob moves its thread's tree to context_rows first. */
+    char nw[2048], set[2048], move[4096];
+    size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread, NEW.id, NEW.parent, NEW.fn");
+    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread, id = NEW.id, parent = NEW.parent, fn = NEW.fn");
+    for (int m = 0; m < PIANO_M_N; m++) {
+        if (info[m].where != PIANO_WHERE_CTX)
+            continue;
+        if (info[m].when == PIANO_WHEN_ALWAYS)
+            n += (size_t)snprintf(nw + n, sizeof nw - n, ", coalesce(NEW.%s, 0)", info[m].id);
+        else
+            n += (size_t)snprintf(nw + n, sizeof nw - n, ", NEW.%s", info[m].id);
+        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", info[m].id, info[m].id);
+    }
+    snprintf(move, sizeof move,
+             "  INSERT INTO context_rows(run, thread, %s) SELECT run, thread, %s FROM contexts\n"
+             "    WHERE run = OLD.run AND thread = OLD.thread\n"
+             "    AND EXISTS (SELECT 1 FROM context_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
+             "  DELETE FROM context_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
+             a, a);
+    ADD("CREATE TRIGGER main.contexts_insert INSTEAD OF INSERT ON contexts BEGIN\n"
+        "  INSERT INTO context_rows(run, thread, %s) VALUES(%s);\nEND;\n"
+        "CREATE TRIGGER main.contexts_update INSTEAD OF UPDATE ON contexts BEGIN\n%s"
+        "  UPDATE context_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n"
+        "CREATE TRIGGER main.contexts_delete INSTEAD OF DELETE ON contexts BEGIN\n%s"
+        "  DELETE FROM context_rows WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n",
+        a, nw, move, set, move);
+#undef ADD
+    int rc = k < cap ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
+    free(s);
+    return rc;
+}
+
+/* ------------------------------------------ rows of older schemas, packed */
+
+/* The thread's rows read so far can go in a blob: whole integers >= 0, a
+ * parent before its child, each group of metrics NULL in all rows or none. */
+typedef struct {
+    int64_t run, thread;
+    int ok, rows, null_cpu, null_heap;   /* null_*: -1 not seen yet, else 0 / 1 */
+} pack_state;
+
+static int pack_flush(sqlite3 *db, sqlite3_stmt *ins, piano_ctx_writer *w, const pack_state *g)
+{
+    if (!g->rows || !g->ok)
+        return SQLITE_OK;
+    if (w->failed)
+        return SQLITE_NOMEM;
+    /* The flags were not known when the blob began: its header is set now. */
+    w->buf[0] = (unsigned char)((g->null_cpu == 0 ? PIANO_CTX_CPU : 0) | (g->null_heap == 0 ? PIANO_CTX_HEAP : 0) |
+                                NF << 2);
+    sqlite3_bind_int64(ins, 1, g->run);
+    sqlite3_bind_int64(ins, 2, g->thread);
+    sqlite3_bind_blob(ins, 3, w->buf, (int)w->len, SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    (void)db;
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int piano_contexts_pack(sqlite3 *db)
+{
+    char a[1024], sql[1400];
+    cols(a, sizeof a, "");
+    snprintf(sql, sizeof sql, "SELECT run, thread, %s FROM context_rows ORDER BY run, thread, id", a);
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "INSERT INTO context_trees(run, thread, nodes) VALUES(?1, ?2, ?3)", -1, &ins,
+                                NULL);
+    init_cols();
+    piano_ctx_writer w = {0};
+    pack_state g = {0};
+    while (rc == SQLITE_OK) {
+        int step = sqlite3_step(st);
+        if (step != SQLITE_ROW && step != SQLITE_DONE) {
+            rc = step;
+            break;
+        }
+        int64_t run = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        int64_t thread = step == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+        if (step == SQLITE_DONE || !g.rows || run != g.run || thread != g.thread) {
+            rc = pack_flush(db, ins, &w, &g);
+            if (rc != SQLITE_OK || step == SQLITE_DONE)
+                break;
+            g = (pack_state){.run = run, .thread = thread, .ok = 1, .null_cpu = -1, .null_heap = -1};
+            piano_ctx_begin(&w, 0);
+        }
+        g.rows++;
+        if (!g.ok)
+            continue;
+        /* id, parent, fn, metrics: columns 2.. */
+        for (int c = 0; c < n_cols && g.ok; c++) {
+            int type = sqlite3_column_type(st, 2 + c);
+            int64_t x = sqlite3_column_int64(st, 2 + c);
+            if (type == SQLITE_NULL) {
+                if (c == 1)
+                    continue;   /* a root */
+                enum piano_metric_when when = c >= 3 ? info[col_metric[c]].when : PIANO_WHEN_ALWAYS;
+                int *seen = when == PIANO_WHEN_CPU ? &g.null_cpu : when == PIANO_WHEN_HEAP ? &g.null_heap : NULL;
+                g.ok = seen && *seen != 0;
+                if (seen)
+                    *seen = 1;
+                continue;
+            }
+            g.ok = type == SQLITE_INTEGER && x >= 0;
+            if (c >= 3) {
+                enum piano_metric_when when = info[col_metric[c]].when;
+                int *seen = when == PIANO_WHEN_CPU ? &g.null_cpu : when == PIANO_WHEN_HEAP ? &g.null_heap : NULL;
+                if (seen) {
+                    g.ok &= *seen != 1;
+                    *seen = 0;
+                }
+            }
+        }
+        int64_t id = sqlite3_column_int64(st, 2);
+        int has_parent = sqlite3_column_type(st, 3) != SQLITE_NULL;
+        int64_t parent = has_parent ? sqlite3_column_int64(st, 3) : -1;
+        g.ok &= id > w.last_id || (g.rows == 1 && id >= 0);
+        g.ok &= !has_parent || parent < id;
+        if (!g.ok)
+            continue;
+        int64_t v[PIANO_M_N] = {0};
+        for (int c = 3; c < n_cols; c++)
+            v[col_metric[c]] = sqlite3_column_int64(st, 2 + c);
+        piano_ctx_put(&w, id, parent, sqlite3_column_int64(st, 4), v);
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    free(w.buf);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db,
+                          "DELETE FROM context_rows WHERE EXISTS (SELECT 1 FROM context_trees t"
+                          " WHERE t.run = context_rows.run AND t.thread = context_rows.thread)",
+                          NULL, NULL, NULL);
+    return rc;
+}

@@ -1,0 +1,94 @@
+/*
+ * contexts_blob.h - a thread's calling contexts as one blob (context_trees.
+ * nodes, schema 17), the one writer and reader of the format, and the
+ * contexts view that reads them as the rows of schema 16's contexts table.
+ *
+ * A blob: one byte h = flags | nf << 2 (flags: 1 the thread measured CPU time,
+ * 2 the run tracked heap in use; nf: the metric fields the writer knew, at
+ * most 31), then per context in ascending id order, unsigned LEB128 varints:
+ *   id - the previous context's id (the first's: its id)
+ *   up: 0 at a root, else id - parent (a parent always has a smaller id)
+ *   fn
+ *   k: the metric fields that follow; those past them are 0
+ *   k values, in PIANO_CTX_FIELDS order
+ * A short run's context takes about 8 bytes (its id step, up, fn, k and calls
+ * 1 each, self and total 2-3 each; allocations mostly 0, left out), where a
+ * row of the contexts table took about 41 (a record header of a byte per
+ * column, its key, and the pages' slack). The CPU fields are NULL when flag 1
+ * is not set, the heap fields when flag 2 is not; a field past nf is 0 (or
+ * NULL when measured only when asked).
+ */
+#ifndef PIANO_CONTEXTS_BLOB_H
+#define PIANO_CONTEXTS_BLOB_H
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "metrics.h"
+
+/* The metric fields of a blob's context, in their order in the blob: the CTX
+ * metrics of schema 17, then the counters added since (PIANO_NODE_COUNTERS).
+ * A blob's order never changes: a new CTX metric goes at the end (a static
+ * assertion in contexts_blob.c counts them). */
+#define PIANO_CTX_FIELD_ID(id, field) PIANO_M_##id,
+#define PIANO_CTX_FIELDS                                                                                   \
+    PIANO_M_calls, PIANO_M_self_ns, PIANO_M_total_ns, PIANO_M_allocs, PIANO_M_alloc_bytes, PIANO_M_frees,  \
+        PIANO_M_free_bytes, PIANO_M_cpu_ns, PIANO_M_cpu_total_ns, PIANO_M_cpu_user_ns, PIANO_M_cpu_sys_ns, \
+        PIANO_M_offcpu_ns, PIANO_M_inuse_objects, PIANO_M_inuse_bytes,                                     \
+        PIANO_M_peak_inuse_bytes PIANO_NODE_COUNTERS(PIANO_CTX_FIELD_COMMA)
+#define PIANO_CTX_FIELD_COMMA(id, field) , PIANO_M_##id
+
+enum { PIANO_CTX_CPU = 1, PIANO_CTX_HEAP = 2 };
+
+/* A blob being written: a growing buffer (malloc'd; free buf when done). */
+typedef struct {
+    unsigned char *buf;
+    size_t len, cap;
+    int64_t last_id;
+    int failed;   /* out of memory */
+} piano_ctx_writer;
+
+/* Starts a blob (w's buffer kept from a previous one); flags PIANO_CTX_*. */
+void piano_ctx_begin(piano_ctx_writer *w, int flags);
+/* Appends a context: v[m] for each CTX metric m (PIANO_M_*; int64, >= 0),
+ * parent < 0 at a root. Ids ascend. */
+void piano_ctx_put(piano_ctx_writer *w, int64_t id, int64_t parent, int64_t fn, const int64_t v[PIANO_M_N]);
+/* Whether it holds a context. */
+static inline int piano_ctx_any(const piano_ctx_writer *w) { return w->len > 1; }
+
+/* A context read back: null[m] when metric m is NULL (not measured). */
+typedef struct {
+    int64_t id, parent, fn;   /* parent < 0: a root */
+    int64_t v[PIANO_M_N];
+    unsigned char null[PIANO_M_N];
+} piano_ctx_row;
+
+typedef struct {
+    const unsigned char *b;
+    size_t len, at;
+    int flags, nf;
+    int64_t id;
+} piano_ctx_reader;
+
+/* Starts reading blob b. Returns 0, or -1 when it has no header. */
+int piano_ctx_open(piano_ctx_reader *r, const void *b, size_t len);
+/* The next context: 1, 0 at the end, -1 when the blob is malformed there. */
+int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row);
+
+/* Registers the table-valued function piano_contexts(nodes) on db (its
+ * columns: id, parent, fn and the CTX metrics) and makes the temp view
+ * contexts over it that piano-db's statements read (it hides the schema's
+ * view of the same name, which decodes the blobs in plain SQL for other
+ * clients: sqlite3, Python). Returns SQLITE_OK or an error. */
+int piano_contexts_register(sqlite3 *db);
+
+/* Makes (again) the schema's view contexts over context_trees and
+ * context_rows, with its INSTEAD OF triggers. Returns SQLITE_OK or an error. */
+int piano_contexts_make_view(sqlite3 *db);
+
+/* Moves the rows of context_rows (older schemas' contexts) into blobs, each
+ * thread's whose rows a blob can hold as they are (whole numbers >= 0, a
+ * parent before its child, the CPU and heap figures NULL in all its rows or
+ * in none); the others stay rows. Returns SQLITE_OK or an error. */
+int piano_contexts_pack(sqlite3 *db);
+
+#endif
