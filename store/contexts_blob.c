@@ -62,15 +62,20 @@ void piano_ctx_put(piano_ctx_writer *w, int64_t id, int64_t parent, int64_t fn, 
 {
     if (grow(w, (size_t)(4 + NF) * 10))
         return;
-    put(w, id - w->last_id);
+    /* total_ns as its difference from self_ns, zigzag: 0 for a leaf */
+    int64_t f[NF];
+    for (int i = 0; i < NF; i++)
+        f[i] = v[fields[i]] > 0 ? v[fields[i]] : 0;
+    uint64_t d = (uint64_t)f[2] - (uint64_t)f[1];
+    f[2] = (int64_t)(f[2] >= f[1] ? d << 1 : ((uint64_t)(f[1] - f[2]) << 1) - 1);
+    int k = NF;
+    while (k > 0 && f[k - 1] == 0)
+        k--;
+    put(w, (id - w->last_id - 1) << 5 | k);
     put(w, parent < 0 ? 0 : id - parent);
     put(w, fn);
-    int k = NF;
-    while (k > 0 && v[fields[k - 1]] <= 0)
-        k--;
-    put(w, k);
     for (int i = 0; i < k; i++)
-        put(w, v[fields[i]]);
+        w->len += piano_varint_put(w->buf + w->len, (uint64_t)f[i]);
     w->last_id = id;
 }
 
@@ -98,9 +103,11 @@ int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row)
 {
     if (r->at >= r->len)
         return 0;
-    uint64_t step, up, fn, k, x;
-    if (get(r, &step) || get(r, &up) || get(r, &fn) || get(r, &k) || step > (uint64_t)(INT64_MAX - r->id) ||
-        up > r->id + step || k > (uint64_t)r->nf)
+    uint64_t head, up, fn, x;
+    if (get(r, &head) || get(r, &up) || get(r, &fn))
+        return -1;
+    uint64_t step = (head >> 5) + 1, k = head & 31;
+    if (step > (uint64_t)(INT64_MAX - r->id) || up > r->id + step || k > (uint64_t)r->nf)
         return -1;
     memset(row, 0, sizeof *row);
     row->id = r->id + (int64_t)step;
@@ -108,10 +115,16 @@ int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row)
     row->fn = (int64_t)fn;
     for (int i = 0; i < NF || (uint64_t)i < k; i++) {
         x = 0;
-        if ((uint64_t)i < k && get(r, &x))
+        if ((uint64_t)i < k && (i == 2 ? piano_varint_get(r->b, r->len, &r->at, 10, &x) != 0 : get(r, &x)))
             return -1;
         if (i >= NF)
             continue;   /* (a field this reader does not know) */
+        if (i == 2) {   /* total_ns: self_ns + the zigzag difference */
+            uint64_t self = (uint64_t)row->v[fields[1]], t = x & 1 ? self - (x >> 1) - 1 : self + (x >> 1);
+            x = (x & 1 ? (x >> 1) + 1 > self : t < self || t > (uint64_t)INT64_MAX) ? UINT64_MAX : t;
+            if (x == UINT64_MAX)
+                return -1;
+        }
         int m = fields[i];
         enum piano_metric_when when = info[m].when;
         row->v[m] = (int64_t)x;
@@ -342,8 +355,8 @@ int piano_contexts_register(sqlite3 *db)
 
 /* The view decodes the blobs byte by byte with a recursive query: a row per
  * byte, x its value (its place in a blob of the 256 bytes), acc and mul the
- * varint so far, f the field it belongs to (0 the id step, 1 up, 2 fn, 3 k,
- * 4.. the metric fields), k the node's field count, id the node's id; of and
+ * varint so far, f the field it belongs to (0 the id step and k, 1 up, 2 fn,
+ * 3.. the metric fields), k the node's field count, id the node's id; of and
  * ov are the field and value a varint's last byte completes. Then a row per
  * context of the fields' values. Slower than piano_contexts (the whole table
  * is read for any query): for users' own queries. */
@@ -367,14 +380,14 @@ int piano_contexts_make_view(sqlite3 *db)
         "  FROM context_trees WHERE length(nodes) >= 2\n"
         "  UNION ALL\n"
         "  SELECT run, thread, b, h, pos + 1, instr(X'%s', substr(b, pos + 1, 1)) - 1,\n"
-        "    CASE WHEN x < 128 AND f = 0 THEN id + acc + (x & 127) * mul ELSE id END,\n"
-        "    CASE WHEN x >= 128 THEN f WHEN f < 3 THEN f + 1\n"
-        "      WHEN f = 3 THEN CASE WHEN acc + (x & 127) * mul = 0 THEN 0 ELSE 4 END\n"
-        "      WHEN f - 3 >= k THEN 0 ELSE f + 1 END,\n"
-        "    CASE WHEN x < 128 AND f = 3 THEN acc + (x & 127) * mul ELSE k END,\n"
+        "    CASE WHEN x < 128 AND f = 0 THEN id + ((acc + (x & 127) * mul) >> 5) + 1 ELSE id END,\n"
+        "    CASE WHEN x >= 128 THEN f WHEN f < 2 THEN f + 1\n"
+        "      WHEN f = 2 THEN CASE WHEN k = 0 THEN 0 ELSE 3 END\n"
+        "      WHEN f - 2 >= k THEN 0 ELSE f + 1 END,\n"
+        "    CASE WHEN x < 128 AND f = 0 THEN (acc + (x & 127) * mul) & 31 ELSE k END,\n"
         "    CASE WHEN x < 128 THEN 0 ELSE acc + (x & 127) * mul END,\n"
         "    CASE WHEN x < 128 THEN 1 ELSE mul * 128 END,\n"
-        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN id + acc + (x & 127) * mul ELSE id END END,\n"
+        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN id + ((acc + (x & 127) * mul) >> 5) + 1 ELSE id END END,\n"
         "    CASE WHEN x < 128 THEN f END,\n"
         "    CASE WHEN x < 128 THEN acc + (x & 127) * mul END\n"
         "  FROM d WHERE pos <= length(b))\n"
@@ -390,9 +403,12 @@ int piano_contexts_make_view(sqlite3 *db)
             i++;
         const char *cond = info[m].when == PIANO_WHEN_CPU ? "max(h) & 1" : info[m].when == PIANO_WHEN_HEAP ? "max(h) & 2" : NULL;
         if (cond)
-            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond, i, 4 + i);
+            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond, i, 3 + i);
+        else if (i == 2)   /* total_ns: self_ns + the zigzag difference */
+            ADD(",\n  coalesce(max(CASE WHEN of = 4 THEN ov END), 0) + "
+                "coalesce(max(CASE WHEN of = 5 THEN CASE WHEN ov & 1 THEN -(ov >> 1) - 1 ELSE ov >> 1 END END), 0)");
         else
-            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 4 + i);
+            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 3 + i);
     }
     ADD("\nFROM d WHERE of IS NOT NULL GROUP BY run, thread, oid\n"
         "UNION ALL SELECT run, thread, %s FROM context_rows;\n", a);
@@ -521,6 +537,12 @@ int piano_contexts_pack(sqlite3 *db)
         int64_t v[PIANO_M_N] = {0};
         for (int c = 3; c < n_cols; c++)
             v[col_metric[c]] = sqlite3_column_int64(st, 2 + c);
+        /* (a difference the view's SQL reads exactly: under 2^55) */
+        int64_t diff = v[PIANO_M_total_ns] - v[PIANO_M_self_ns];   /* both >= 0: no overflow */
+        if (diff >= (int64_t)1 << 55 || diff <= -((int64_t)1 << 55)) {
+            g.ok = 0;
+            continue;
+        }
         piano_ctx_put(&w, id, parent, sqlite3_column_int64(st, 4), v);
     }
     sqlite3_finalize(st);

@@ -6,17 +6,19 @@
  * A blob: one byte h = flags | nf << 2 (flags: 1 the thread measured CPU time,
  * 2 the run tracked heap in use; nf: the metric fields the writer knew, at
  * most 31), then per context in ascending id order, unsigned LEB128 varints:
- *   id - the previous context's id (the first's: its id)
+ *   (id - the previous context's id - 1) << 5 | k (the first context's
+ *     previous id is 0; k: the metric fields that follow, those past them 0)
  *   up: 0 at a root, else id - parent (a parent always has a smaller id)
  *   fn
- *   k: the metric fields that follow; those past them are 0
- *   k values, in PIANO_CTX_FIELDS order
- * A short run's context takes about 8 bytes (its id step, up, fn, k and calls
- * 1 each, self and total 2-3 each; allocations mostly 0, left out), where a
- * row of the contexts table took about 41 (a record header of a byte per
- * column, its key, and the pages' slack). The CPU fields are NULL when flag 1
- * is not set, the heap fields when flag 2 is not; a field past nf is 0 (or
- * NULL when measured only when asked).
+ *   k values, in PIANO_CTX_FIELDS order; total_ns (the third) as its
+ *     difference from self_ns, zigzag (2d, or -2d - 1 when negative): 0 at
+ *     a leaf
+ * A short run's context takes 6-10 bytes (one each for its id step and k,
+ * up, calls, and at a leaf total; 1-2 for fn, 2-3 for self; the allocation
+ * figures mostly 0, left out), where a row of the contexts table took about
+ * 41 (a record header of a byte per column, its key, and the pages' slack).
+ * The CPU fields are NULL when flag 1 is not set, the heap fields when flag
+ * 2 is not; a field past nf is 0 (or NULL when measured only when asked).
  */
 #ifndef PIANO_CONTEXTS_BLOB_H
 #define PIANO_CONTEXTS_BLOB_H

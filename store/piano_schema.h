@@ -179,7 +179,11 @@ PIANO_SPAN_FIGURE_COLUMNS \
  * (context_trees.nodes, the format of contexts_blob.h: about 8 bytes a
  * context where a row took 41); context_rows holds rows written before (the
  * contexts table of schema 16 and older, renamed) and rows inserted through
- * the view. The view contexts (contexts_blob.c: made by piano_store_open)
+ * the view. context_trees has rowids: a blob longer than a page's share
+ * then fills its overflow pages whole (SQLite keeps the remainder in the
+ * table's page), where a WITHOUT ROWID table's spills from 489 bytes on and
+ * leaves its last overflow page part empty (jq's 10 KB trees: 3 pages
+ * instead of 2 and 2 KB in a shared page). The view contexts (contexts_blob.c: made by piano_store_open)
  * reads both as the table of schema 16 did, same columns, and takes inserts,
  * updates and deletes (an update or delete of a context in a blob moves its
  * thread's tree to context_rows first). */
@@ -200,7 +204,7 @@ PIANO_SCHEMA_INUSE \
 "  thread INTEGER NOT NULL,\n" \
 "  nodes  BLOB NOT NULL,               -- its contexts (store/contexts_blob.h)\n" \
 "  PRIMARY KEY(run, thread)\n" \
-") WITHOUT ROWID;\n"
+");\n"
 
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \

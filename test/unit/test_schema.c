@@ -542,9 +542,10 @@ static void upgrades_version_16_contexts(void **state)
     /* piano-db's reading: the same */
     assert_int_equal(piano_contexts_register(db), SQLITE_OK);
     assert_string_equal(all_contexts(db), before);
-    /* thread 0's blob: its header, two contexts of 21 bytes (4 for id, up, fn
-     * and k, then 12 figures up to offcpu_ns) and one of 18 (an id step of 3) */
-    assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 21 + 21 + 18);
+    /* thread 0's blob: its header, then 3 bytes for id step and k, up and fn
+     * and 12 figures up to offcpu_ns, 17 and 16 bytes (total 900 as +400 from
+     * self, 2 bytes; total 400 as +0, 1 byte); the root at 70000: 6 and 12 */
+    assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 20 + 19 + 18);
     assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.contexts", NULL, NULL, NULL), SQLITE_OK);
     /* an update moves thread 0's tree to rows; a delete, thread 1's */
     assert_int_equal(sqlite3_exec(db,
@@ -573,6 +574,7 @@ static void contexts_blob_round_trip(void **state)
     piano_ctx_put(&w, 1, -1, 2, v);
     size_t first = w.len;
     memset(v, 0, sizeof v);
+    v[PIANO_M_total_ns] = INT64_MAX;
     piano_ctx_put(&w, 65536 + 7, 1, 7, v);
     assert_false(w.failed);
     piano_ctx_reader r;
@@ -581,9 +583,11 @@ static void contexts_blob_round_trip(void **state)
     assert_int_equal(piano_ctx_next(&r, &row), 1);
     assert_true(row.id == 1 && row.parent == -1 && row.fn == 2 && row.v[PIANO_M_calls] == 3);
     assert_true(row.v[PIANO_M_self_ns] == INT64_MAX && row.v[PIANO_M_cpu_ns] == 5 && !row.null[PIANO_M_cpu_ns]);
+    assert_true(row.v[PIANO_M_total_ns] == 0);   /* (less than self: a negative difference) */
     assert_true(row.null[PIANO_M_inuse_bytes] && !row.null[PIANO_M_allocs]);
     assert_int_equal(piano_ctx_next(&r, &row), 1);
     assert_true(row.id == 65543 && row.parent == 1 && row.fn == 7 && row.v[PIANO_M_calls] == 0);
+    assert_true(row.v[PIANO_M_total_ns] == INT64_MAX && row.v[PIANO_M_self_ns] == 0);
     assert_int_equal(piano_ctx_next(&r, &row), 0);
     for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a context */
         assert_int_equal(piano_ctx_open(&r, w.buf, cut), 0);
