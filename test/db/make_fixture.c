@@ -17,6 +17,7 @@
  *   make_fixture foreign FILE    an SQLite database that is not piano's
  *   make_fixture junk FILE       4 KB of pseudo-random bytes
  */
+#include "contexts_blob.h"
 #include "fns_blob.h"
 #include "hist.h"
 #include "piano_schema.h"
@@ -645,6 +646,12 @@ int main(int argc, char **argv)
         sqlite3_finalize(frame_st);
     if (ctx_st)
         sqlite3_finalize(ctx_st);
+    /* The contexts were inserted through the view (rows): stored as a run's
+     * import stores them, a blob per thread (store/contexts_blob.h), so that
+     * piano-db reads them as it reads real runs' (the tests that change them
+     * through the view then move a thread's tree back to rows). */
+    if (piano_contexts_pack(db) != SQLITE_OK)
+        die("pack the contexts");
     if (sqlite3_close(db) != SQLITE_OK)
         die("close");
     return 0;
