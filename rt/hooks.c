@@ -419,12 +419,17 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
 static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
 static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
 
-/* An entry at depth d found the thread switched in since the anchor: the
- * off-CPU time read now, or a sample, was the innermost call's in flight
- * (none: the root's). */
-static __attribute__((noinline)) void enter_resync(struct piano_thread *ts, uint32_t d)
+/* An entry at depth d found, after its entry tick, the thread switched in
+ * since the anchor: the off-CPU time read now, or a sample, was the
+ * innermost call's in flight until then (none: the root's), the call being
+ * entered starts after the reading (its tick, and the frame it opens, are
+ * taken again). Returns the call's entry tick. */
+static __attribute__((noinline)) uint64_t enter_resync(struct piano_thread *ts, uint32_t d, const int tsc)
 {
     cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
+    if (ts->frame_depth == d + 1)
+        ts->frame_off0 = ts->off_ns;   /* the frame this call opens: its off-CPU time from here */
+    return clock_now(tsc);
 }
 
 /* Records the entry of a call of site on ts, whose frame is at stack
@@ -439,13 +444,6 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
         return 0;
     }
     hook_begin(ts, d);
-    /* The thread was scheduled in since the CPU anchor: it was off the CPU;
-     * or a user-mode sample was taken (cpu.c; constant words when CPU time is
-     * not measured). Checked before the entry tick, as everything the hook
-     * does: the call's own time starts after the reading (which makes sure no
-     * switch follows it). */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
-        enter_resync(ts, d);
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -477,6 +475,16 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
     if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
         frame_open(ts, d + 1);
     uint64_t t0 = clock_now(tsc);
+    /* The thread was scheduled in since the CPU anchor: it was off the CPU;
+     * or a user-mode sample was taken (cpu.c; constant words when CPU time is
+     * not measured). Checked after the entry tick: a switch before it, in
+     * this hook too, is outside the call's wall time, so not the call's
+     * (checked before the tick, a switch between the check and the tick was
+     * found at the call's exit and charged to it: a short call preempted
+     * often showed no CPU time, e2e cpu_preempted_calls); the call's own time
+     * starts after the reading (which makes sure no switch follows it). */
+    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
+        t0 = enter_resync(ts, d, tsc);
     s->t0 = t0;
     hook_end(ts, d + 1);
     return t0;

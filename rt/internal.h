@@ -256,6 +256,7 @@ void say_log_root(dev_t dev, ino_t ino);
 int run_dir_open(void);
 int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
 int run_open(const char *name, int flags);
+int run_file_is(int fd, const char *name, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
 void refresh_command(void);
@@ -325,6 +326,7 @@ void snap_stop(void);
 void snap_fork_child(void);
 int snap_reuse_ok(void);
 void snap_start_pause(void);
+void snap_own_pause(const char *what, int fd);
 void snap_hand_over(struct piano_thread *ts);
 void snap_atfork_prepare(void);
 void snap_atfork_parent(void);
@@ -333,6 +335,7 @@ void snap_atfork_parent(void);
 
 int held_active(void);
 int held_open(const char *name);
+int held_is(int fd, const char *name);
 void held_forget(void);
 
 /* ---------------------------------------------------------------- heap.c */

@@ -74,6 +74,27 @@ int run_open(const char *name, int flags)
     return fd;
 }
 
+/* Whether descriptor fd is one that run_open(name, flags) returned and still
+ * names it: the run's file `name` (the one at its path now, or the one kept
+ * for a program that changed its user), open with those flags (access mode
+ * and O_APPEND: piano's states are read-only where the recording threads'
+ * are read-write). A thread other than the program's that opens a file gets
+ * a low number, which the program may close (close_range) and open again
+ * (its own file, or a file of piano's opened by piano on the program's
+ * thread) before the opener looks at it: what fd names then is checked
+ * against what was meant, never taken from fd itself. */
+int run_file_is(int fd, const char *name, int flags)
+{
+    if (held_is(fd, name))
+        return 1;
+    char path[PIANO_PATH_MAX];
+    struct stat want, st;
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    return fl >= 0 && (fl & (O_ACCMODE | O_APPEND)) == (flags & (O_ACCMODE | O_APPEND)) &&
+           spool_path(path, g.dir, name) == 0 && stat(path, &want) == 0 && fstat(fd, &st) == 0 &&
+           st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+}
+
 /* dir/name into out (PIANO_PATH_MAX bytes): the one place a path is joined.
  * Returns 0, or -1 when it does not fit (no such path could be opened). */
 int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name)

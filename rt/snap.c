@@ -150,23 +150,66 @@ static void own_begin(void)
     pthread_mutex_lock(&own_lock);
 }
 
-/* Takes fd, just opened (or -1), as descriptor k: moved high, its identity
- * kept. Releases own_lock. Returns the descriptor, or -1. */
-static int own_take(int k, int fd)
+/* What an open of the snapshot thread meant: the run's file `run` (opened
+ * by run_open), else `path` relative to `at`; with `flags`. */
+struct own_want {
+    const char *run;
+    int at;
+    const char *path;
+    int flags;
+};
+
+/* Whether fd names the file w meant, open with its flags (access mode and
+ * O_APPEND). Checked against w, never taken from fd itself: between the open
+ * and this check the program may have closed the number (close_range) and
+ * opened a file there, its own or one of piano's that piano opened on the
+ * program's thread (a thread's frame buffer growing opens states read-write:
+ * taken for the snaps file, it had a snapshot record written over the first
+ * slot's header, e2e.snapshots_close_range). */
+static int own_is(int fd, const struct own_want *w)
+{
+    if (fd < 0)
+        return 0;
+    if (w->run)
+        return run_file_is(fd, w->run, w->flags);
+    struct stat want, st;
+    int fl = fcntl(fd, F_GETFL);
+    return fl >= 0 && (fl & (O_ACCMODE | O_APPEND)) == (w->flags & (O_ACCMODE | O_APPEND)) &&
+           fstatat(w->at, w->path, &want, 0) == 0 && fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
+           st.st_ino == want.st_ino;
+}
+
+/* Nothing: a unit test's pause between an open of the snapshot thread and
+ * its check (test/unit/test_snap_fds.c defines its own). */
+__attribute__((weak)) void snap_own_pause(const char *what, int fd)
+{
+    (void)what;
+    (void)fd;
+}
+
+/* Takes fd, just opened as w says (or -1), as descriptor k: when it still
+ * names that file, moved high and its identity kept; else it is the
+ * program's now, left alone (-1, errno EBADF: tried again later). Releases
+ * own_lock. Returns the descriptor, or -1. */
+static int own_take(int k, int fd, const struct own_want *w)
 {
     int saved = errno;   /* an open's failure, for the caller */
+    snap_own_pause(w->run ? w->run : w->path, fd);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) != 0)
-        fd = -1;   /* already closed by the program: nothing of piano's to close */
+    if (fd >= 0 && (!own_is(fd, w) || fstat(fd, &st) != 0)) {
+        fd = -1;   /* closed by the program, maybe its number reused: nothing of piano's to close */
+        saved = EBADF;
+    }
     if (fd >= 0) {
         int hi = fd >= own_floor() ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, own_floor());
-        if (hi >= 0 && same_file(hi, st.st_dev, st.st_ino)) {
-            if (same_file(fd, st.st_dev, st.st_ino))
+        if (hi >= 0 && same_file(hi, st.st_dev, st.st_ino) && own_is(hi, w)) {
+            if (own_is(fd, w))
                 close(fd);
             fd = hi;
         } else if (hi >= 0) {
             close(hi);   /* the low number was the program's already: not piano's */
             fd = -1;
+            saved = EBADF;
         }
     }
     own_fds[k] = (struct own_fd){ fd, fd >= 0 ? st.st_dev : 0, fd >= 0 ? st.st_ino : 0 };
@@ -334,7 +377,8 @@ static int sum_threads(uint32_t nfn)
     size_t bytes = (size_t)nfn * PIANO_SNAP_N * sizeof(uint64_t);
     memcpy(snap.sum, snap.ended, bytes);
     own_begin();
-    int fd = own_take(OWN_STATES, run_open(PIANO_SPOOL_STATES, O_RDONLY));
+    const struct own_want want = { PIANO_SPOOL_STATES, AT_FDCWD, NULL, O_RDONLY };
+    int fd = own_take(OWN_STATES, run_open(want.run, want.flags), &want);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         own_close(OWN_STATES);
@@ -504,7 +548,8 @@ static size_t encode_record(uint32_t nfn, uint64_t tick)
 static int append_record(size_t size)
 {
     own_begin();
-    int fd = own_take(OWN_SNAPS, run_open(PIANO_SPOOL_SNAPS, O_WRONLY | O_CREAT | O_APPEND));
+    const struct own_want want = { PIANO_SPOOL_SNAPS, AT_FDCWD, NULL, O_WRONLY | O_CREAT | O_APPEND };
+    int fd = own_take(OWN_SNAPS, run_open(want.run, want.flags), &want);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         int e = errno;
@@ -531,7 +576,8 @@ static int append_record(size_t size)
     errno = e;
     if (lost && done) {   /* part of a record written: cut off again through a descriptor of its own */
         own_begin();
-        int again = own_take(OWN_SNAPS, run_open(PIANO_SPOOL_SNAPS, O_WRONLY));
+        const struct own_want cut = { PIANO_SPOOL_SNAPS, AT_FDCWD, NULL, O_WRONLY };
+        int again = own_take(OWN_SNAPS, run_open(cut.run, cut.flags), &cut);
         ok = again >= 0 && same_file(again, st.st_dev, st.st_ino) && ftruncate(again, st.st_size) == 0;
         own_close(OWN_SNAPS);
         errno = e;
@@ -661,7 +707,8 @@ static int alone(void)
             return 0;
     } else {
         own_begin();
-        fd = own_take(OWN_TASKS, open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        const struct own_want want = { NULL, AT_FDCWD, "/proc/self/task", O_RDONLY };
+        fd = own_take(OWN_TASKS, open(want.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &want);
         if (fd < 0)
             return 0;
     }
@@ -701,12 +748,14 @@ static int alone(void)
         int sfd = -1;
         if (kept && own_ok(OWN_KEPT_TASKS)) {
             own_begin();
-            sfd = own_take(OWN_STAT, openat(fd, path, O_RDONLY | O_CLOEXEC));
+            const struct own_want want = { NULL, fd, path, O_RDONLY };
+            sfd = own_take(OWN_STAT, openat(fd, path, O_RDONLY | O_CLOEXEC), &want);
         } else if (!kept) {
             char full[96];
             snprintf(full, sizeof full, "/proc/self/task/%s", path);
             own_begin();
-            sfd = own_take(OWN_STAT, open(full, O_RDONLY | O_CLOEXEC));
+            const struct own_want want = { NULL, AT_FDCWD, full, O_RDONLY };
+            sfd = own_take(OWN_STAT, open(full, O_RDONLY | O_CLOEXEC), &want);
         }
         if (sfd < 0) {
             if (errno == ENOENT || errno == ESRCH)
@@ -932,7 +981,8 @@ PIANO_API int chroot(const char *path)
     int kept_now = 0;
     if (snap_running() && own_fds[OWN_KEPT_TASKS].fd < 0) {
         own_begin();
-        kept_now = own_take(OWN_KEPT_TASKS, open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0;
+        const struct own_want want = { NULL, AT_FDCWD, "/proc/self/task", O_RDONLY };
+        kept_now = own_take(OWN_KEPT_TASKS, open(want.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &want) >= 0;
     }
     long r = syscall(SYS_chroot, path);
     if (r != 0 && kept_now) {

@@ -136,6 +136,24 @@ int held_open(const char *name)
     return -1;
 }
 
+/* Whether fd names the kept file `name` with the kept descriptor's flags
+ * (a duplicate held_open returned). */
+int held_is(int fd, const char *name)
+{
+    if (!held_active() || fd < 0)
+        return 0;
+    for (size_t i = 0; i < HELD_N; i++) {
+        struct stat st;
+        int fl;
+        if (strcmp(held[i].name, name) || atomic_load(&held[i].fd) < 0)
+            continue;
+        return (fl = fcntl(fd, F_GETFL)) >= 0 &&
+               (fl & (O_ACCMODE | O_APPEND)) == (held[i].flags & (O_ACCMODE | O_APPEND)) && fstat(fd, &st) == 0 &&
+               st.st_dev == held[i].dev && st.st_ino == held[i].ino;
+    }
+    return 0;
+}
+
 /* A forked child: the kept files are its parent's run's. They are closed
  * (the child's own copies of piano's descriptors) and forgotten. */
 void held_forget(void)
