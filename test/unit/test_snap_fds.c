@@ -30,6 +30,7 @@
 #include "piano_abi.h"
 #include "runtime.h"
 #include "internal.h"
+#include "snaps_read.h"
 
 #define CALLS 1000
 
@@ -76,30 +77,9 @@ void snap_own_pause(const char *what, int fd)
 /* The leaf's calls summed over the snaps file's records. */
 static int64_t snap_calls(void)
 {
-    char path[PIANO_PATH_MAX + 8];
-    snprintf(path, sizeof path, "%s/" PIANO_SPOOL_SNAPS, g.dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;   /* no snapshot written yet */
-    static unsigned char buf[1 << 22];
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    const unsigned char *p = buf, *end = buf + len, *next, *e;
-    struct piano_snap_hdr h;
-    int64_t sum = 0;
-    uint32_t leaf_id = __atomic_load_n(&site_leaf.id, __ATOMIC_ACQUIRE);
-    while ((next = piano_snap_read(p, end, &h, &e)) != NULL) {
-        uint32_t id = 0;
-        for (uint32_t k = 0; k < h.nfns; k++) {
-            int64_t d[PIANO_SNAP_N];
-            e = piano_snap_entry(e, next, &id, d);
-            assert_non_null(e);
-            if (id == leaf_id)
-                sum += d[PIANO_SNAP_calls];
-        }
-        p = next;
-    }
-    return sum;
+    static int64_t cum[SNAPS_READ_IDS][PIANO_SNAP_N];
+    snaps_read(cum);
+    return cum[__atomic_load_n(&site_leaf.id, __ATOMIC_ACQUIRE)][PIANO_SNAP_calls];
 }
 
 static void snaps_descriptor_reused_by_states(void **state)

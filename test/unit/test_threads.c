@@ -24,6 +24,7 @@
 #include "piano_abi.h"
 #include "runtime.h"
 #include "internal.h"
+#include "snaps_read.h"
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
@@ -145,37 +146,12 @@ static void threads_record_apart(void **state)
  * not have run for a while. */
 struct snap_sums {
     int records;
-    int64_t cum[64][PIANO_SNAP_N];
+    int64_t cum[SNAPS_READ_IDS][PIANO_SNAP_N];
 };
 
 static void read_snaps(struct snap_sums *s)
 {
-    memset(s, 0, sizeof *s);
-    char path[PIANO_PATH_MAX + 8];
-    snprintf(path, sizeof path, "%s/" PIANO_SPOOL_SNAPS, g.dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;   /* no snapshot written yet */
-    static unsigned char buf[1 << 22];
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    const unsigned char *p = buf, *end = buf + len, *next, *e;
-    struct piano_snap_hdr h;
-    while ((next = piano_snap_read(p, end, &h, &e)) != NULL) {
-        uint32_t id = 0;
-        for (uint32_t k = 0; k < h.nfns; k++) {
-            int64_t d[PIANO_SNAP_N];
-            e = piano_snap_entry(e, next, &id, d);
-            assert_non_null(e);
-            assert_true(id < 64);
-            for (int c = 0; c < PIANO_SNAP_N; c++) {
-                assert_true(d[c] >= 0);   /* cumulative: never less than before */
-                s->cum[id][c] += d[c];
-            }
-        }
-        s->records++;
-        p = next;
-    }
+    s->records = snaps_read(s->cum);
 }
 
 static int snaps_whole(const struct snap_sums *s)
