@@ -14,16 +14,8 @@
 #define N 3
 static ucontext_t main_ctx, co_ctx[N];
 static volatile int sink;
+#include "../lib/spin.h"
 static int current;
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-void spin(double ms) {   /* busy for ms of wall time */
-    double end = now_ms() + ms;
-    while (now_ms() < end) sink++;
-}
 void yield(void) { swapcontext(&co_ctx[current], &main_ctx); }
 static jmp_buf jb;
 void thrower(void) {

@@ -11,15 +11,7 @@
 #include <ucontext.h>
 static ucontext_t main_ctx, co1, co2, co3;
 static volatile int sink;
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-void spin(double ms) {
-    double end = now_ms() + ms;
-    while (now_ms() < end) sink++;
-}
+#include "../lib/spin.h"
 void first(void) { spin(50); }     /* returns into co2 */
 void second(void) { spin(50); }    /* returns into main_ctx */
 void run_chain(void) { swapcontext(&main_ctx, &co1); }

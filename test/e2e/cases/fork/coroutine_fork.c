@@ -14,16 +14,8 @@
 #include <unistd.h>
 static ucontext_t main_ctx, co;
 static volatile int sink;
+#include "../lib/spin.h"
 static int is_child;
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-void spin(double ms) {
-    double end = now_ms() + ms;
-    while (now_ms() < end) sink++;
-}
 void thread_leaf(void) { sink++; }
 static ucontext_t thread_main, thread_co;
 void thread_gen(void) {
