@@ -257,6 +257,7 @@ int run_dir_open(void);
 int spool_path(char out[PIANO_PATH_MAX], const char *dir, const char *name);
 int run_open(const char *name, int flags);
 int run_file_is(int fd, const char *name, int flags);
+int fd_names_file(int fd, int at, const char *path, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
 void refresh_command(void);

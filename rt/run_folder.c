@@ -88,11 +88,18 @@ int run_file_is(int fd, const char *name, int flags)
     if (held_is(fd, name))
         return 1;
     char path[PIANO_PATH_MAX];
+    return spool_path(path, g.dir, name) == 0 && fd_names_file(fd, AT_FDCWD, path, flags);
+}
+
+/* Whether descriptor fd is open with flags' access mode and O_APPEND on the
+ * file that path (relative to folder descriptor at) names now. */
+int fd_names_file(int fd, int at, const char *path, int flags)
+{
     struct stat want, st;
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
     return fl >= 0 && (fl & (O_ACCMODE | O_APPEND)) == (flags & (O_ACCMODE | O_APPEND)) &&
-           spool_path(path, g.dir, name) == 0 && stat(path, &want) == 0 && fstat(fd, &st) == 0 &&
-           st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+           fstatat(at, path, &want, 0) == 0 && fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
+           st.st_ino == want.st_ino;
 }
 
 /* dir/name into out (PIANO_PATH_MAX bytes): the one place a path is joined.

@@ -170,13 +170,7 @@ static int own_is(int fd, const struct own_want *w)
 {
     if (fd < 0)
         return 0;
-    if (w->run)
-        return run_file_is(fd, w->run, w->flags);
-    struct stat want, st;
-    int fl = fcntl(fd, F_GETFL);
-    return fl >= 0 && (fl & (O_ACCMODE | O_APPEND)) == (w->flags & (O_ACCMODE | O_APPEND)) &&
-           fstatat(w->at, w->path, &want, 0) == 0 && fstat(fd, &st) == 0 && st.st_dev == want.st_dev &&
-           st.st_ino == want.st_ino;
+    return w->run ? run_file_is(fd, w->run, w->flags) : fd_names_file(fd, w->at, w->path, w->flags);
 }
 
 /* Nothing: a unit test's pause between an open of the snapshot thread and
