@@ -133,8 +133,9 @@ StructType *siteType(LLVMContext &Ctx) {
 
 // ---- Sites -------------------------------------------------------------------
 
-GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name) {
-  Constant *Init = ConstantDataArray::getString(M.getContext(), S, true);
+GlobalVariable *makeString(Module &M, StringRef S, const Twine &Name,
+                           bool AddNull = true) {
+  Constant *Init = ConstantDataArray::getString(M.getContext(), S, AddNull);
   auto *GV = new GlobalVariable(M, Init->getType(), /*isConstant=*/true,
                                 GlobalValue::PrivateLinkage, Init, Name);
   GV->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
@@ -169,26 +170,51 @@ SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
       M, BytesTy, /*isConstant=*/false, GlobalValue::InternalLinkage,
       ConstantDataArray::get(Ctx, Ones), "__piano_on_bytes");
 
-  // One private string per distinct text.
-  StringMap<Constant *> Strings;
-  auto str = [&](const std::string &S, const char *Name) -> Constant * {
-    Constant *&C = Strings[S];
-    if (!C)
-      C = ConstantExpr::getPointerCast(makeString(M, S, Name), VoidPtr);
-    return C;
-  };
-  SiteTable T;
-  T.Sites.reserve(Fns.size());
+  // The names, "display\0match\0system\0" each, side by side in one private
+  // constant per module (each distinct text once), the sites pointing into
+  // it: one global in place of one per function (each global costs the code
+  // generator a symbol and its own emission; 500 functions' names: -1.2% of
+  // the pass's extra instructions, bench/README.md). Holding NULs, a name was
+  // never a C string the linker merges across objects (only one of 4, 8, 16
+  // or 32 bytes went to a mergeable-constant section).
+  std::string Blob;
+  StringMap<size_t> NameAt;
+  std::vector<size_t> NameOff;
+  NameOff.reserve(Fns.size());
   for (const Chosen &C : Fns) {
-    Constant *Fields[NumSiteFields];
-    // "display\0match\0system": what reports show, what patterns see.
     std::string Name = C.Names.Display;
     Name += '\0';
     Name += C.Names.Match;
     Name += '\0';
     Name += C.System ? '1' : '0';
-    Fields[SiteName] = str(Name, "__piano_name");
-    Fields[SiteFile] = str(C.File, "__piano_file");
+    auto Ins = NameAt.try_emplace(Name, Blob.size());
+    if (Ins.second) {
+      Blob += Name;
+      Blob += '\0';
+    }
+    NameOff.push_back(Ins.first->second);
+  }
+  GlobalVariable *Names = makeString(M, StringRef(Blob.data(), Blob.size()),
+                                     "__piano_names", /*AddNull=*/false);
+  Type *NamesTy = Names->getValueType();
+  // Files: one private string per distinct file (C strings, which the linker
+  // merges across objects).
+  StringMap<Constant *> Files;
+  SiteTable T;
+  T.Sites.reserve(Fns.size());
+  for (size_t I = 0; I < Fns.size(); ++I) {
+    const Chosen &C = Fns[I];
+    Constant *Fields[NumSiteFields];
+    Constant *NameIdx[] = {ConstantInt::get(I32, 0),
+                           ConstantInt::get(I32, NameOff[I])};
+    Fields[SiteName] = ConstantExpr::getPointerCast(
+        ConstantExpr::getInBoundsGetElementPtr(NamesTy, Names, NameIdx),
+        VoidPtr);
+    Constant *&File = Files[C.File];
+    if (!File)
+      File = ConstantExpr::getPointerCast(makeString(M, C.File, "__piano_file"),
+                                          VoidPtr);
+    Fields[SiteFile] = File;
     Fields[SiteId] = ConstantInt::get(I32, 0); // set by the runtime
     Fields[SiteLine] = ConstantInt::get(I32, C.Line);
     Constant *Idx[] = {ConstantInt::get(I32, 0),
@@ -382,14 +408,29 @@ void guardHooks(Module &M, const std::vector<CallInst *> &HookCalls,
                   Likely);
 }
 
-// Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION).
+// The attributes the constructor takes from the module's functions: those
+// that pick the code generator's subtarget (a function without them, where
+// the others have them, makes LLVM build a second subtarget for it: ~1.5M
+// instructions of the compiler per object, bench/README.md), the frame
+// pointer and unwind tables the user asked for.
+constexpr const char *CtorLikeAttrs[] = {
+    "target-cpu",    "tune-cpu",    "target-features", "prefer-vector-width",
+    "min-legal-vector-width", "frame-pointer", "use-soft-float"};
+
+// Module constructor: __piano_register(sites, n, PIANO_ABI_VERSION), with
+// the attributes above of Like (an instrumented function).
 void addModuleCtor(Module &M, FunctionCallee Register, GlobalVariable *List,
-                   size_t Count) {
+                   size_t Count, const Function &Like) {
   LLVMContext &Ctx = M.getContext();
   Type *I32 = Type::getInt32Ty(Ctx);
   Function *Ctor =
       Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
                        GlobalValue::InternalLinkage, ModuleCtorName, M);
+  for (const char *Kind : CtorLikeAttrs)
+    if (Like.hasFnAttribute(Kind))
+      Ctor->addFnAttr(Like.getFnAttribute(Kind));
+  if (Like.hasFnAttribute(Attribute::UWTable))
+    Ctor->addFnAttr(Like.getFnAttribute(Attribute::UWTable));
   Ctor->addFnAttr(Attribute::NoUnwind);
   Ctor->addFnAttr(InstrumentedAttr);
   IRBuilder<> B(BasicBlock::Create(Ctx, "entry", Ctor));
@@ -414,7 +455,7 @@ void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns,
     M.getOrInsertNamedMetadata(UnguardedMD);
   else
     guardHooks(M, Placer.hookCalls(), Sites.Bytes);
-  addModuleCtor(M, H.Register, Sites.List, Fns.size());
+  addModuleCtor(M, H.Register, Sites.List, Fns.size(), *Fns.front().F);
 }
 
 bool guardModule(Module &M) {

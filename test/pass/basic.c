@@ -23,10 +23,10 @@
 // G-DAG: @__piano_site = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} } { i32 0, i32 {{[0-9]+}},
 // G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} }
 // G-DAG: @__piano_site.{{[0-9]+}} = internal global { i32, i32, {{i8\*|ptr}}, {{i8\*|ptr}}, {{i8\*|ptr}} }
-// The functions' bytes side by side, 1 as compiled; the name is
-// "display\0match\0system".
+// The functions' bytes side by side, 1 as compiled; the names side by side
+// in one constant, each "display\0match\0system\0".
 // G-DAG: @__piano_on_bytes = internal global [3 x i8] c"\01\01\01"
-// G-DAG: c"early\00early\000\00"
+// G-DAG: @__piano_names = private unnamed_addr constant [42 x i8] c"early\00early\000\00main\00main\000\00helper\00helper\000\00"
 // G-DAG: @__piano_sites = private constant [3 x {{i8\*|ptr}}]
 // G-DAG: @llvm.global_ctors = appending global {{.*}} @__piano_module_ctor
 // G-DAG: declare void @__piano_enter({{i8\*|ptr}}){{.*}} [[NU:#[0-9]+]]

@@ -12,7 +12,7 @@
 // NOEXC-NOT: piano_cleanup
 // NOEXC-NOT: landingpad
 
-// CHECK-DAG: c"app::Parser::parse(int)\00app::Parser::parse\000\00"
+// CHECK-DAG: @__piano_names = {{.*}}c"app::Parser::parse(int)\00app::Parser::parse\000\00
 
 int mayThrow(int x);
 namespace app {
