@@ -81,25 +81,11 @@ int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len)
     return piano_hist_add_blob_range(h, blob, len, &lo, &hi);
 }
 
-static size_t put_varint(unsigned char *out, uint64_t v)
-{
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7)
-        out[n++] = (unsigned char)(v | 0x80);
-    out[n++] = (unsigned char)v;
-    return n;
-}
-
 void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++) {
-        if (!counts[i])
-            continue;
-        unsigned b = first_bucket + i;
-        w->len += put_varint(w->out + w->len, b + 1 - w->next);
-        w->len += put_varint(w->out + w->len, counts[i]);
-        w->next = b + 1;
-    }
+    for (unsigned i = 0; i < n; i++)
+        if (counts[i])
+            piano_hist_put_one(w, first_bucket + i, counts[i]);
 }
 
 size_t piano_hist_end(piano_hist_writer *w)

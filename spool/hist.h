@@ -71,6 +71,23 @@ static inline void piano_hist_begin(piano_hist_writer *w, unsigned char *out)
     w->next = 0;
 }
 
+/* Adds count c (not 0) of bucket b, above the buckets put so far. */
+static inline void piano_hist_put_one(piano_hist_writer *w, unsigned b, uint64_t c)
+{
+    unsigned char *o = w->out + w->len;
+    size_t n = 0;
+    for (uint64_t v = b + 1 - w->next; ; v >>= 7) {   /* the distance, then the count: LEB128 varints */
+        o[n++] = (unsigned char)(v | (v >= 0x80 ? 0x80 : 0));
+        if (v < 0x80)
+            break;
+    }
+    for (; c >= 0x80; c >>= 7)
+        o[n++] = (unsigned char)(c | 0x80);
+    o[n++] = (unsigned char)c;
+    w->len += n;
+    w->next = b + 1;
+}
+
 /* Adds the non-zero counts of buckets first_bucket .. first_bucket + n - 1. */
 void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n);
 

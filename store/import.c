@@ -363,7 +363,8 @@ static int store_frames_and_totals(struct job *j, int no_frames)
     }
     if (j->frames_all < j->frames_kept + j->frames_dropped)   /* records of threads whose state is lost */
         j->frames_all = j->frames_kept + j->frames_dropped;
-    size_t run_hist = piano_hist_encode(j->frame_hist->count, 0, PIANO_HIST_OCTAVES * PIANO_HIST_SUB, j->blob);
+    /* (a run without frames leaves the histogram's 8 pages untouched: its blob is empty) */
+    size_t run_hist = j->frame_hist_any ? piano_hist_encode(j->frame_hist->count, 0, PIANO_HIST_OCTAVES * PIANO_HIST_SUB, j->blob) : 0;
     sqlite3_stmt *upd = NULL;
     if (sqlite3_prepare_v2(j->db,
                            "UPDATE runs SET duration_ns=?, frames_dropped=?, samples_dropped=?, "

@@ -278,6 +278,8 @@ struct job {
     uint64_t frames_all, frames_kept, spikes_unkept, spike_keep_ticks;
     uint32_t sample_shift, spike_level;
     piano_hist *frame_hist;   /* the run's, summed over its threads */
+    int frame_hist_any;       /* a thread's frame pages were added to it (else it is all 0, never touched) */
+    int cpu_any;              /* a context of the thread has off-CPU or user time (read_nodes) */
     double spike_ns;          /* a frame longer is a spike (piano_frame_spike_ns) */
     uint64_t seen;            /* when the states of live threads were read: their calls ended before */
     int recorded;             /* a call, frame or allocation of this process's own */

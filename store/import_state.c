@@ -102,6 +102,13 @@ static void page_counts(const struct thread_in *t, uint32_t p, int k, uint64_t *
         counts[b] = __atomic_load_n(&page[b * 2 + (unsigned)k], __ATOMIC_RELAXED);
 }
 
+/* The PIANO_OCTAVE_PAGES 16-bit entries of an octave in a page table, read as
+ * one word (the runtime writes each entry once, 0 to its page: either is
+ * fine to see). Little-endian: entry q is bits 16q..16q+15. */
+typedef uint64_t __attribute__((may_alias)) octave_entries;
+_Static_assert(PIANO_OCTAVE_PAGES * sizeof(uint16_t) == sizeof(octave_entries), "an octave's entries are one word");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "octave_entries reads entry 0 from the low bits");
+
 /* Encodes function fn's histogram k (0 self, 1 total) into j->blob: its pages,
  * plus the extra samples (the pending one, those of its calls in flight).
  * Returns the blob's length. */
@@ -129,25 +136,34 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
     piano_hist_writer w;
     piano_hist_begin(&w, j->blob);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
-        uint32_t p[PIANO_OCTAVE_PAGES];   /* the octave's pages of 16 buckets */
-        int has_page = 0, has_extra = (extra_octaves >> o) & 1;
-        for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++) {
-            p[q] = table ? __atomic_load_n(&table[o * PIANO_OCTAVE_PAGES + q], __ATOMIC_RELAXED) : 0;
-            if (p[q] >= n_pages)
-                p[q] = 0;
-            has_page |= p[q] != 0;
-        }
-        if (!has_page && !has_extra)
+        /* An octave's PIANO_OCTAVE_PAGES entries in one load: most are all 0
+         * (a short run's function has a few pages in its 59 octaves). */
+        uint64_t entries = table ? __atomic_load_n((const octave_entries *)(const void *)(table + o * PIANO_OCTAVE_PAGES),
+                                                   __ATOMIC_RELAXED)
+                                 : 0;
+        int has_extra = (extra_octaves >> o) & 1;
+        if (!entries && !has_extra)
             continue;
-        uint64_t counts[PIANO_HIST_SUB] = { 0 }, *extra = dense + o * PIANO_HIST_SUB;
-        for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++)
-            if (p[q])
-                page_counts(t, p[q], k, counts + q * PIANO_PAGE_BUCKETS, PIANO_PAGE_BUCKETS);
-        for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
-            counts[b] += extra[b];
+        uint64_t *extra = dense + o * PIANO_HIST_SUB;
+        for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++, entries >>= 16) {
+            uint32_t p = (uint32_t)(entries & 0xffff);
+            unsigned first = o * PIANO_HIST_SUB + q * PIANO_PAGE_BUCKETS;
+            uint64_t *ex = extra + q * PIANO_PAGE_BUCKETS;
+            if (p && p < n_pages) {   /* (a page past the pool's end is none) */
+                /* page_counts' words, read as they are put: most of a page's buckets are 0 */
+                const uint64_t *words = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) +
+                                        (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
+                for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++) {
+                    uint64_t c = __atomic_load_n(&words[2 * b], __ATOMIC_RELAXED) + (has_extra ? ex[b] : 0);
+                    if (c)
+                        piano_hist_put_one(&w, first + b, c);
+                }
+            } else if (has_extra) {
+                piano_hist_put(&w, ex, first, PIANO_PAGE_BUCKETS);
+            }
+        }
         if (has_extra)
             memset(extra, 0, PIANO_HIST_SUB * sizeof *extra);
-        piano_hist_put(&w, counts, o * PIANO_HIST_SUB, PIANO_HIST_SUB);
     }
     return piano_hist_end(&w);
 }
@@ -168,6 +184,7 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
             j->seen = now;
     }
     uint32_t bad = 0;
+    uint64_t cpu = 0;
     for (uint32_t i = 0; i < n_nodes; i++) {
         const struct piano_node *n = &live[i];
         uint32_t parent = n->parent, fn = n->fn;
@@ -181,7 +198,9 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
             parent = fn = 0;
         }
         fig[i] = (struct node_fig){ parent, fn, n->calls, n->self, n->off, n->user };
+        cpu |= fig[i].off | fig[i].user;
     }
+    j->cpu_any = cpu != 0;
     /* (a live thread adds nodes, never changes one: this is damage) */
     if (bad)
         import_note(j, "%s: %u damaged context%s (parent or function out of range)",
@@ -216,15 +235,22 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
      * here rather than on the per-call path, and right even for the context
      * shared by calls deeper than PIANO_CTX_DEPTH, which nests in itself. A
      * child comes after its parent, so one backward pass does it. */
-    for (uint32_t i = 0; i < n_nodes; i++) {
+    for (uint32_t i = 0; i < n_nodes; i++)
         j->node_total[i] = fig[i].self;
-        j->node_off[i] = fig[i].off;
-        j->node_user[i] = fig[i].user;
-    }
-    for (uint32_t i = n_nodes; i-- > 1;) {
+    for (uint32_t i = n_nodes; i-- > 1;)
         j->node_total[fig[i].parent] += j->node_total[i];
-        j->node_off[fig[i].parent] += j->node_off[i];
-        j->node_user[fig[i].parent] += j->node_user[i];
+    /* The CPU sums likewise, when a context has CPU figures: without them
+     * (PIANO_CPU unset) they are all 0, and their pages are left untouched. */
+    int cpu_sums = j->cpu_any;
+    if (cpu_sums) {
+        for (uint32_t i = 0; i < n_nodes; i++) {
+            j->node_off[i] = fig[i].off;
+            j->node_user[i] = fig[i].user;
+        }
+        for (uint32_t i = n_nodes; i-- > 1;) {
+            j->node_off[fig[i].parent] += j->node_off[i];
+            j->node_user[fig[i].parent] += j->node_user[i];
+        }
     }
     int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
     piano_ctx_begin(&j->ctx_blob, (cpu ? PIANO_CTX_CPU : 0) | (j->heap_on ? PIANO_CTX_HEAP : 0));
@@ -258,7 +284,8 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
-            uint64_t off_total = pass ? f->off : j->node_off[i], user_total = pass ? f->user : j->node_user[i];
+            uint64_t off_total = pass ? f->off : cpu_sums ? j->node_off[i] : 0;
+            uint64_t user_total = pass ? f->user : cpu_sums ? j->node_user[i] : 0;
             if (pass) {
                 a->total += f->self;   /* an orphan context: no tree above it */
                 a->off_total += off_total;
@@ -397,6 +424,7 @@ size_t import_thread_frames(struct job *j, const struct thread_in *t)
             continue;
         uint64_t counts[PIANO_HIST_SUB];
         page_counts(t, pg, 1, counts, PIANO_HIST_SUB);   /* frame totals: the pages' 'total' words */
+        j->frame_hist_any = 1;
         for (unsigned b = 0; b < PIANO_HIST_SUB; b++) {
             j->frame_hist->count[o * PIANO_HIST_SUB + b] += counts[b];
             j->frame_hist->total += counts[b];
