@@ -266,6 +266,9 @@ struct job {
     struct sample *samples;
     size_t cap_samples;
     uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
+    const struct thread_in *oct_thread;   /* encode_hist: the octaves with pages of function */
+    uint32_t oct_fn;                      /* oct_fn of that thread, found for its self histogram */
+    uint64_t oct_mask;
     unsigned char *used;      /* bit per function id named by a stored row: only those are stored */
     unsigned char *blob;
     void *tables;             /* one mapping holding agg..blob (job_alloc) */

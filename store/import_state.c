@@ -135,15 +135,26 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
                                 : NULL;
     piano_hist_writer w;
     piano_hist_begin(&w, j->blob);
-    for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++) {
-        /* An octave's PIANO_OCTAVE_PAGES entries in one load: most are all 0
-         * (a short run's function has a few pages in its 59 octaves). */
-        uint64_t entries = table ? __atomic_load_n((const octave_entries *)(const void *)(table + o * PIANO_OCTAVE_PAGES),
-                                                   __ATOMIC_RELAXED)
-                                 : 0;
+    /* The octaves with an entry in the table (an octave's PIANO_OCTAVE_PAGES
+     * entries are one load; most are all 0: a short run's function has a few
+     * pages in its 59 octaves), found for its self histogram (k 0) and used
+     * again for its total one, which its caller encodes next. */
+    _Static_assert(PIANO_HIST_OCTAVES <= 64, "an octave is a bit of a word");
+    const octave_entries *octs = (const octave_entries *)(const void *)table;
+    uint64_t mask = 0;
+    if (table && k && j->oct_thread == t && j->oct_fn == fn) {
+        mask = j->oct_mask;
+    } else if (table) {
+        for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
+            mask |= (uint64_t)(__atomic_load_n(&octs[o], __ATOMIC_RELAXED) != 0) << o;
+        j->oct_thread = t;
+        j->oct_fn = fn;
+        j->oct_mask = mask;
+    }
+    for (mask |= extra_octaves; mask; mask &= mask - 1) {
+        unsigned o = (unsigned)__builtin_ctzll(mask);
+        uint64_t entries = table ? __atomic_load_n(&octs[o], __ATOMIC_RELAXED) : 0;
         int has_extra = (extra_octaves >> o) & 1;
-        if (!entries && !has_extra)
-            continue;
         uint64_t *extra = dense + o * PIANO_HIST_SUB;
         for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++, entries >>= 16) {
             uint32_t p = (uint32_t)(entries & 0xffff);
@@ -153,10 +164,19 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
                 /* page_counts' words, read as they are put: most of a page's buckets are 0 */
                 const uint64_t *words = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) +
                                         (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
-                for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++) {
-                    uint64_t c = __atomic_load_n(&words[2 * b], __ATOMIC_RELAXED) + (has_extra ? ex[b] : 0);
-                    if (c)
-                        piano_hist_put_one(&w, first + b, c);
+                if (has_extra) {
+                    for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++) {
+                        uint64_t c = __atomic_load_n(&words[2 * b], __ATOMIC_RELAXED) + ex[b];
+                        if (c)
+                            piano_hist_put_one(&w, first + b, c);
+                    }
+                } else {
+#pragma GCC unroll 16
+                    for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++) {
+                        uint64_t c = __atomic_load_n(&words[2 * b], __ATOMIC_RELAXED);
+                        if (c)
+                            piano_hist_put_one(&w, first + b, c);
+                    }
                 }
             } else if (has_extra) {
                 piano_hist_put(&w, ex, first, PIANO_PAGE_BUCKETS);
