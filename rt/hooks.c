@@ -144,12 +144,16 @@ static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uin
     PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1]++;
 }
 
+/* A histogram counter (PIANO_PAGES' word). */
+typedef __typeof__(*PIANO_PAGES((struct piano_thread *)0)) hist_word;
+
 /* The counters a sample of (self, total) ticks of fr's function adds one to,
- * when its page table and both pages exist: hist_add's fast path (the exit
- * hook's). Returns 0 otherwise: hist_add makes them. */
+ * when its page table and both pages exist and neither counter is about to
+ * wrap: hist_add's fast path (the exit hook's), which then adds to them with
+ * no call. Returns 0 otherwise: hist_add makes the pages, and carries. */
 static inline __attribute__((always_inline)) int hist_counters(struct piano_thread *ts, struct piano_fnrec *fr,
-                                                               uint64_t self, uint64_t total, uint64_t **cs,
-                                                               uint64_t **ct)
+                                                               uint64_t self, uint64_t total, hist_word **cs,
+                                                               hist_word **ct)
 {
     uint32_t tb = fr->table;
     if (UNLIKELY(!tb))
@@ -161,6 +165,9 @@ static inline __attribute__((always_inline)) int hist_counters(struct piano_thre
         return 0;
     *cs = PIANO_PAGES(ts) + (size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2;
     *ct = PIANO_PAGES(ts) + (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1;
+    /* Counters narrower than 64 bits (compiled out for 64). */
+    if (sizeof(hist_word) < 8 && UNLIKELY(**cs == (hist_word)-1 || **ct == (hist_word)-1))
+        return 0;
     return 1;
 }
 
@@ -645,7 +652,7 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
     struct piano_slot *s = &stack[d];
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
     struct piano_fnrec *fns = PIANO_FNS(ts);
-    uint64_t *cs, *ct;
+    hist_word *cs, *ct;
     if (UNLIKELY(cpu_due(ts)) ||
         UNLIKELY(s->fn != fn || s->sp < sp) ||
         UNLIKELY(!hist_counters(ts, fns + ts->pend_fn, ts->pend_self, ts->pend_total, &cs, &ct))) {
