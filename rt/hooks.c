@@ -3,7 +3,10 @@
  * reach on a thread's state: the shadow stack, the calling contexts, the
  * histograms and the frames. Everything they inline is in this file; its
  * calls into other files (a thread's first call, a function's first call, a
- * frame past the budget, a full frame buffer) are slow paths.
+ * frame past the budget, a full frame buffer) are slow paths. Each hook's
+ * fast path makes its checks before any write and no call but tail calls
+ * (enter_full, exit_full: the general path, which redoes the hook): so it
+ * saves few registers (bench/README.md, "The per-call path's instructions").
  */
 #define _GNU_SOURCE
 #include "internal.h"
