@@ -3,7 +3,10 @@
  * reach on a thread's state: the shadow stack, the calling contexts, the
  * histograms and the frames. Everything they inline is in this file; its
  * calls into other files (a thread's first call, a function's first call, a
- * frame past the budget, a full frame buffer) are slow paths.
+ * frame past the budget, a full frame buffer) are slow paths. Each hook's
+ * fast path makes its checks before any write and no call but tail calls
+ * (enter_full, exit_full: the general path, which redoes the hook): so it
+ * saves few registers (bench/README.md, "The per-call path's instructions").
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -35,6 +38,20 @@ static __attribute__((noinline)) void grow_hash(struct piano_thread *ts)
         hash[h] = n;
     }
     ts->hash_mask = mask;
+}
+
+/* Makes (parent, n) the function's last context lookup, the one before its
+ * second: each pair (parent + 1, node) is copied as one 8-byte word. */
+static inline __attribute__((always_inline)) void ctx_push(struct piano_fnrec *fr, uint32_t parent, uint32_t n)
+{
+    _Static_assert(offsetof(struct piano_fnrec, last_node) == offsetof(struct piano_fnrec, last_parent) + 4 &&
+                       offsetof(struct piano_fnrec, last_node2) == offsetof(struct piano_fnrec, last_parent2) + 4,
+                   "a context cache is two adjacent words");
+    uint64_t w;
+    memcpy(&w, (char *)fr + offsetof(struct piano_fnrec, last_parent), 8);
+    memcpy((char *)fr + offsetof(struct piano_fnrec, last_parent2), &w, 8);
+    fr->last_parent = parent + 1;
+    fr->last_node = n;
 }
 
 /* Finds or makes the context (parent, fn). Beyond PIANO_NODE_CAP contexts a
@@ -79,8 +96,7 @@ static __attribute__((noinline)) uint32_t context_of(struct piano_thread *ts, st
 found:
     up->cache_fn = fn;
     up->cache_child = n;
-    fr->last_parent = parent + 1;
-    fr->last_node = n;
+    ctx_push(fr, parent, n);
     return n;
 }
 
@@ -131,6 +147,33 @@ static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uin
     PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1]++;
 }
 
+/* A histogram counter (PIANO_PAGES' word). */
+typedef __typeof__(*PIANO_PAGES((struct piano_thread *)0)) hist_word;
+
+/* The counters a sample of (self, total) ticks of fr's function adds one to,
+ * when its page table and both pages exist and neither counter is about to
+ * wrap: hist_add's fast path (the exit hook's), which then adds to them with
+ * no call. Returns 0 otherwise: hist_add makes the pages, and carries. */
+static inline __attribute__((always_inline)) int hist_counters(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                               uint64_t self, uint64_t total, hist_word **cs,
+                                                               hist_word **ct)
+{
+    uint32_t tb = fr->table;
+    if (UNLIKELY(!tb))
+        return 0;
+    unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
+    const uint16_t *table = (const uint16_t *)(PIANO_PAGES(ts) + (size_t)tb * PIANO_PAGE_WORDS);
+    uint32_t ps = table[bs >> PIANO_PAGE_SUB_BITS], pt = table[bt >> PIANO_PAGE_SUB_BITS];
+    if (UNLIKELY(!ps || !pt))
+        return 0;
+    *cs = PIANO_PAGES(ts) + (size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2;
+    *ct = PIANO_PAGES(ts) + (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1;
+    /* Counters narrower than 64 bits (compiled out for 64). */
+    if (sizeof(hist_word) < 8 && UNLIKELY(**cs == (hist_word)-1 || **ct == (hist_word)-1))
+        return 0;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- frames */
 
 /* Counts a frame's total ticks in the thread's frame histogram (the 'total'
@@ -150,7 +193,7 @@ static inline void frame_hist_add(struct piano_thread *ts, uint64_t total)
     PIANO_PAGES(ts)[(size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1]++;
 }
 
-static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32_t depth)
+static inline __attribute__((always_inline)) void frame_open(struct piano_thread *ts, uint32_t depth)
 {
     ts->frame_depth = depth;
     ts->epoch++;
@@ -402,6 +445,15 @@ void close_all(struct piano_thread *ts, uint64_t t)
     hook_end(ts, close_above(ts, d, 0, t));
 }
 
+/* A CPU reading is due (PIANO_CPU): the thread was scheduled in since the
+ * anchor, or a user-mode sample was taken (cpu.c). A thread that does not
+ * measure CPU time (cpu_ok 0: the default) tests one word: its perf words
+ * are constant then, and cpu_resync does nothing. */
+static inline __attribute__((always_inline)) int cpu_due(const struct piano_thread *ts)
+{
+    return ts->cpu_ok && (*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head);
+}
+
 /* The hooks come in two builds, one per clock, and the dynamic loader binds
  * __piano_enter/__piano_exit to the right pair once (GNU ifunc), so the
  * per-call path does not test which clock to read. */
@@ -415,35 +467,53 @@ static inline __attribute__((always_inline)) uint64_t clock_now(const int tsc)
     return mono_ns();
 }
 
-/* Past the fast path (below): they record on a signal state with enter_on and exit_on. */
-static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc);
-static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t);
+/* Past the fast path (below): they record on a signal state with enter_on_sp and exit_on_sp. */
+static void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, int tsc, uintptr_t sp);
+static void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d, uint64_t t, uintptr_t sp);
 
 /* An entry at depth d found, after its entry tick, the thread switched in
  * since the anchor: the off-CPU time read now, or a sample, was the
  * innermost call's in flight until then (none: the root's), the call being
  * entered starts after the reading (its tick, and the frame it opens, are
- * taken again). Returns the call's entry tick. */
-static __attribute__((noinline)) uint64_t enter_resync(struct piano_thread *ts, uint32_t d, const int tsc)
+ * taken again). Stores the call's entry tick, ends the hook and returns it. */
+static __attribute__((noinline)) uint64_t enter_resync(struct piano_thread *ts, uint32_t d, int tsc)
 {
     cpu_resync(ts, PIANO_NODES(ts) + PIANO_STACK(ts)[d].node);
     if (ts->frame_depth == d + 1)
         ts->frame_off0 = ts->off_ns;   /* the frame this call opens: its off-CPU time from here */
-    return clock_now(tsc);
+    uint64_t t0 = tsc ? clock_now(1) : clock_now(0);
+    PIANO_STACK(ts)[d + 1].t0 = t0;
+    hook_end(ts, d + 1);
+    return t0;
 }
 
-/* Records the entry of a call of site on ts, whose frame is at stack
- * position span_sp, or (0) the caller's. Returns its entry tick (0 past the
- * fast path). */
-static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_thread *ts, struct piano_site *site,
-                                                                  const int tsc, const uintptr_t span_sp)
+/* The node of context (parent, fn) if a cache has it, else 0 (the root,
+ * never a call's); the caller tried the function's last parent
+ * (fr->last_parent): its parent before (a function called from alternating
+ * callers), then the parent's last child (recursion: every depth is a new
+ * parent). A hit in the parent's cache makes that context the function's
+ * last; context_of keeps the caches alike. */
+static inline __attribute__((always_inline)) uint32_t context_cached2(struct piano_thread *ts,
+                                                                     struct piano_fnrec *fr, uint32_t parent,
+                                                                     uint32_t fn)
 {
-    uint32_t d = ts->depth;
-    if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
-        enter_busy(ts, site, d, tsc);
+    if (fr->last_parent2 == parent + 1)
+        return fr->last_node2;
+    struct piano_node *up = PIANO_NODES(ts) + parent;
+    uint32_t n = up->cache_child;
+    if (!n || up->cache_fn != fn)
         return 0;
-    }
-    hook_begin(ts, d);
+    ctx_push(fr, parent, n);
+    return n;
+}
+
+/* Records the entry of a call of site on ts at depth d (hook_begin done),
+ * whose frame is at stack position sp: every case, reached from the fast
+ * path (enter_on_sp) by a tail call when one of its checks fails, before it
+ * wrote anything. Returns the entry tick (0 if nothing was recorded). */
+static __attribute__((noinline)) uint64_t enter_full(struct piano_thread *ts, struct piano_site *site, uint32_t d,
+                                                     uintptr_t sp, int tsc)
+{
     /* Another thread may be registering the site: an atomic load (a plain mov
      * on x86-64), acquire so that g_frame_fn[fn] is seen set. */
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -455,7 +525,6 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
             return 0;
         }
     }
-    uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     /* The caller's slot is normally above (an inlined call: at the same
      * position). One below, or the same function at the same position, was
@@ -465,8 +534,49 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
     struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
     uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
     uint32_t node = fr->last_node;
-    if (UNLIKELY(fr->last_parent != parent + 1))
+    if (UNLIKELY(fr->last_parent != parent + 1) && !(node = context_cached2(ts, fr, parent, fn)))
         node = context_of(ts, fr, parent, fn);
+    struct piano_slot *s = &stack[d + 1];
+    s->node = node;
+    s->fn = fn;
+    s->sp = sp;
+    s->child = 0;
+    if (UNLIKELY(!ts->frame_depth) && g_frame_fn[fn])
+        frame_open(ts, d + 1);
+    uint64_t t0 = tsc ? clock_now(1) : clock_now(0);
+    if (UNLIKELY(cpu_due(ts)))
+        return enter_resync(ts, d, tsc);
+    s->t0 = t0;
+    hook_end(ts, d + 1);
+    return t0;
+}
+
+/* Records the entry of a call of site on ts, whose frame is at stack
+ * position sp. Returns its entry tick (0 past the fast path). The fast path:
+ * a registered site, its caller's slot above sp, its context in a cache; it
+ * makes no call (none but the slow paths' tail calls), so it saves no
+ * registers. */
+static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_thread *ts, struct piano_site *site,
+                                                                  const int tsc, const uintptr_t sp)
+{
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d >= PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        enter_busy(ts, site, d, tsc, sp);
+        return 0;
+    }
+    hook_begin(ts, d);
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    /* Not registered, not selected, or the caller's slot below sp or the
+     * same function's at sp (left by longjmp): the full path sorts it out. */
+    if (UNLIKELY(fn - 1u >= PIANO_FN_SKIP - 1u) ||
+        UNLIKELY(stack[d].sp <= sp && (stack[d].sp < sp || stack[d].fn == fn)))
+        return enter_full(ts, site, d, sp, tsc);
+    struct piano_fnrec *fr = PIANO_FNS(ts) + fn;
+    uint32_t parent = stack[d < PIANO_CTX_DEPTH ? d : PIANO_CTX_DEPTH].node;
+    uint32_t node = fr->last_node;
+    if (UNLIKELY(fr->last_parent != parent + 1) && !(node = context_cached2(ts, fr, parent, fn)))
+        return enter_full(ts, site, d, sp, tsc);
     struct piano_slot *s = &stack[d + 1];
     s->node = node;
     s->fn = fn;
@@ -483,18 +593,11 @@ static inline __attribute__((always_inline)) uint64_t enter_on_sp(struct piano_t
      * found at the call's exit and charged to it: a short call preempted
      * often showed no CPU time, e2e cpu_preempted_calls); the call's own time
      * starts after the reading (which makes sure no switch follows it). */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
-        t0 = enter_resync(ts, d, tsc);
+    if (UNLIKELY(cpu_due(ts)))
+        return enter_resync(ts, d, tsc);
     s->t0 = t0;
     hook_end(ts, d + 1);
     return t0;
-}
-
-/* Records the entry of a call of site on ts. */
-static inline __attribute__((always_inline)) void enter_on(struct piano_thread *ts, struct piano_site *site,
-                                                           const int tsc)
-{
-    enter_on_sp(ts, site, tsc, 0);
 }
 
 static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, uint32_t d)
@@ -503,24 +606,19 @@ static __attribute__((noinline)) uint64_t exit_resync(struct piano_thread *ts, u
     return piano_now();
 }
 
-/* Records the exit, at tick t, of a call of site on ts whose frame is at
- * stack position span_sp, or (0) the caller's. */
-static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread *ts, struct piano_site *site,
-                                                             uint64_t t, const uintptr_t span_sp)
+/* Records the exit, at tick t, of a call of site on ts at depth d
+ * (hook_begin done) whose frame is at stack position sp: every case, reached
+ * from the fast path (exit_on_sp) by a tail call when one of its checks
+ * fails, before it wrote anything. */
+static __attribute__((noinline)) void exit_full(struct piano_thread *ts, struct piano_site *site, uint64_t t,
+                                                uintptr_t sp, uint32_t d)
 {
-    uint32_t d = ts->depth;
-    if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
-        exit_busy(ts, site, d, t);
-        return;
-    }
-    hook_begin(ts, d);
     /* A switch since the anchor (or after the exit tick t, before this
      * check), or a sample: the call ends after the reading, so that its wall
      * time holds the off-CPU time the reading adds (cpu_resync makes sure
      * none follows the reading). */
-    if (UNLIKELY(*ts->cpu_lockp != ts->cpu_lock || *ts->cpu_headp != ts->cpu_head))
+    if (UNLIKELY(cpu_due(ts)))
         t = exit_resync(ts, d);
-    uintptr_t sp = span_sp ? span_sp : (uintptr_t)__builtin_frame_address(0);
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
     if (UNLIKELY(stack[d].fn != fn || stack[d].sp < sp)) {
@@ -532,11 +630,67 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
     hook_end(ts, d);
 }
 
-/* Records the exit, at tick t, of a call of site on ts. */
-static inline __attribute__((always_inline)) void exit_on(struct piano_thread *ts, struct piano_site *site,
-                                                          uint64_t t)
+/* The end of an exit at depth d, at tick t, whose call (entered at t0)
+ * opened the thread's frame: the frame closes, then the hook ends. */
+static __attribute__((noinline)) void exit_frame(struct piano_thread *ts, uint64_t t0, uint64_t t, uint32_t d)
 {
-    exit_on_sp(ts, site, t, 0);
+    frame_close(ts, t0, t);
+    hook_end(ts, d - 1);
+}
+
+/* Records the exit, at tick t, of a call of site on ts whose frame is at
+ * stack position sp. The fast path (close_slot's work, checks first): the
+ * top slot is the call's, no CPU reading is due, the previous sample's
+ * histogram pages exist; it makes no call but tail calls. */
+static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread *ts, struct piano_site *site,
+                                                             uint64_t t, const uintptr_t sp)
+{
+    uint32_t d = ts->depth;
+    if (UNLIKELY(d > PIANO_STACK_CAP)) {   /* too deep, or a signal interrupted a hook */
+        exit_busy(ts, site, d, t, sp);
+        return;
+    }
+    hook_begin(ts, d);
+    struct piano_slot *stack = PIANO_STACK(ts);
+    struct piano_slot *s = &stack[d];
+    uint32_t fn = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    struct piano_fnrec *fns = PIANO_FNS(ts);
+    hist_word *cs, *ct;
+    if (UNLIKELY(cpu_due(ts)) ||
+        UNLIKELY(s->fn != fn || s->sp < sp) ||
+        UNLIKELY(!hist_counters(ts, fns + ts->pend_fn, ts->pend_self, ts->pend_total, &cs, &ct))) {
+        exit_full(ts, site, t, sp, d);
+        return;
+    }
+    /* As close_slot, whose hist_add is the two increments here. */
+    uint64_t t0 = s->t0;
+    uint64_t total = t - t0;
+    uint64_t self = total > s->child ? total - s->child : 0;
+    s->t0 = t;
+    s[-1].child += total;
+    struct piano_node *n = PIANO_NODES(ts) + s->node;
+    /* The sample's counters between the node's two words: two scalar adds
+     * (the compiler cannot pair them into a vector add, three more
+     * instructions, across a store that may alias). */
+    n->calls++;
+    (*cs)++;
+    n->self += self;
+    (*ct)++;
+    ts->pend_fn = fn;
+    ts->pend_self = self;
+    ts->pend_total = total;
+    struct piano_fnrec *fr = fns + fn;
+    if (UNLIKELY(fr->epoch != ts->epoch)) {
+        fr->epoch = ts->epoch;
+        fr->frame_self = 0;
+        PIANO_TOUCHED(ts, ts->n_touched++) = fn;
+    }
+    fr->frame_self += self;
+    if (UNLIKELY(d == ts->frame_depth)) {
+        exit_frame(ts, t0, t, d);
+        return;
+    }
+    hook_end(ts, d - 1);
 }
 
 /* The state that records the calls of signal handlers run while a hook of ts
@@ -564,7 +718,7 @@ static struct piano_thread *signal_state(struct piano_thread *ts)
  * than the shadow stack are only counted by depth; a call made by a signal
  * handler while one of ts's hooks was interrupted goes to ts's signal state. */
 static __attribute__((noinline)) void enter_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
-                                                 int tsc)
+                                                 int tsc, uintptr_t sp)
 {
     if (!(d & PIANO_DEPTH_IN_HOOK)) {
         ts->depth = d + 1;
@@ -579,13 +733,13 @@ static __attribute__((noinline)) void enter_busy(struct piano_thread *ts, struct
         return;
     }
     if (tsc)
-        enter_on(sig, site, 1);
+        enter_on_sp(sig, site, 1, sp);
     else
-        enter_on(sig, site, 0);
+        enter_on_sp(sig, site, 0, sp);
 }
 
 static __attribute__((noinline)) void exit_busy(struct piano_thread *ts, struct piano_site *site, uint32_t d,
-                                                uint64_t t)
+                                                uint64_t t, uintptr_t sp)
 {
     if (!(d & PIANO_DEPTH_IN_HOOK)) {
         ts->depth = d - 1;
@@ -593,20 +747,35 @@ static __attribute__((noinline)) void exit_busy(struct piano_thread *ts, struct 
     }
     struct piano_thread *sig = ts->signal_of ? NULL : __atomic_load_n(&ts->sig, __ATOMIC_ACQUIRE);
     if (sig)
-        exit_on(sig, site, t);
+        exit_on_sp(sig, site, t, sp);
 }
 
+/* A thread's first call: its state made, then the entry recorded. */
+static __attribute__((noinline)) void enter_first(struct piano_site *site, uintptr_t sp, int tsc)
+{
+    if (!piano_on())
+        return;
+    struct piano_thread *ts = thread_start();
+    if (!ts)
+        return;
+    if (tsc)
+        enter_on_sp(ts, site, 1, sp);
+    else
+        enter_on_sp(ts, site, 0, sp);
+}
+
+/* The hooks' stack position is their own frame's (the caller's stack
+ * pointer less the return address and the saved frame pointer): the same in
+ * the entry and the exit of a call. */
 static inline __attribute__((always_inline)) void enter_hook(struct piano_site *site, const int tsc)
 {
     struct piano_thread *ts = piano_tls;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     if (UNLIKELY(!ts)) {
-        if (!piano_on())
-            return;
-        ts = thread_start();
-        if (!ts)
-            return;
+        enter_first(site, sp, tsc);
+        return;
     }
-    enter_on(ts, site, tsc);
+    enter_on_sp(ts, site, tsc, sp);
 }
 
 static inline __attribute__((always_inline)) void exit_hook(struct piano_site *site, const int tsc)
@@ -614,7 +783,7 @@ static inline __attribute__((always_inline)) void exit_hook(struct piano_site *s
     struct piano_thread *ts = piano_tls;
     if (UNLIKELY(!ts))
         return;
-    exit_on(ts, site, clock_now(tsc));
+    exit_on_sp(ts, site, clock_now(tsc), (uintptr_t)__builtin_frame_address(0));
 }
 
 static __attribute__((noinline)) void enter_tsc(struct piano_site *site) { enter_hook(site, 1); }

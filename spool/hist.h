@@ -35,7 +35,7 @@
  * below 128 land in bucket v; each octave above has 64 buckets. No branches. */
 static inline unsigned piano_hist_bucket(uint64_t v)
 {
-    unsigned o = 63u - (unsigned)__builtin_clzll(v | PIANO_HIST_SUB);
+    unsigned o = 63u ^ (unsigned)__builtin_clzll(v | PIANO_HIST_SUB);   /* 63 - clz: one bsr */
     return (o << PIANO_HIST_SUB_BITS) + (unsigned)(v >> (o - PIANO_HIST_SUB_BITS)) -
            PIANO_HIST_SUB_BITS * PIANO_HIST_SUB;
 }

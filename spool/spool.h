@@ -126,6 +126,8 @@ struct __attribute__((aligned(32))) piano_fnrec {   /* one function, on one thre
      * one line. */
     uint32_t table;
     uint64_t frame_self;               /* self ticks in the current frame */
+    uint32_t last_parent2, last_node2; /* runtime only: the lookup before (a function called
+                                        * from alternating callers finds both) */
     /* A function's inclusive time (a recursive one counted at its outermost
      * activation) is not kept per call: the import sums it from the contexts. */
 };
