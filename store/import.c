@@ -103,6 +103,7 @@ static void job_free(struct job *j)
     sqlite3_finalize(j->ctx_st);
     free(j->ctx_blob.buf);
     sqlite3_finalize(j->stats_st);
+    free(j->stats_blob.buf);
     sqlite3_finalize(j->unf_st);
     for (size_t i = 0; i < j->n_maps; i++)
         spool_unmap(&j->maps[i]);
@@ -135,10 +136,11 @@ static size_t table_size(size_t n)
  * making these allocations three times). Returns 0, or -1 (out of memory). */
 static int job_alloc(struct job *j)
 {
-    /* A blob holds at most one histogram's records or one frame's functions. */
+    /* A blob holds at most two histograms' records (a function's self and
+     * total: import_state.c) or one frame's functions. */
     _Static_assert((uint64_t)PIANO_FN_CAP * PIANO_FNS_ENTRY_MAX <= PIANO_CHUNK_SIZE,
                    "a frame's functions fit the blob");
-    const size_t blob = PIANO_CHUNK_SIZE > PIANO_HIST_BLOB_MAX ? PIANO_CHUNK_SIZE : PIANO_HIST_BLOB_MAX;
+    const size_t blob = PIANO_CHUNK_SIZE > 2 * PIANO_HIST_BLOB_MAX ? PIANO_CHUNK_SIZE : 2 * PIANO_HIST_BLOB_MAX;
     const size_t sizes[] = {
         table_size(PIANO_FN_CAP * sizeof *j->agg),
         table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->fig),
@@ -251,25 +253,6 @@ int import_prepare_unfinished(struct job *j)
                               -1, &j->unf_st, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-void row_params_find(sqlite3_stmt *st, struct row_params *p)
-{
-    static const char *const names[] = {
-#define NAME(id, ...) ":" #id,
-        PIANO_METRICS(NAME)
-#undef NAME
-    };
-    p->run = sqlite3_bind_parameter_index(st, ":run");
-    p->thread = sqlite3_bind_parameter_index(st, ":thread");
-    p->id = sqlite3_bind_parameter_index(st, ":id");
-    p->parent = sqlite3_bind_parameter_index(st, ":parent");
-    p->fn = sqlite3_bind_parameter_index(st, ":fn");
-    p->hist_self = sqlite3_bind_parameter_index(st, ":hist_self");
-    p->hist_total = sqlite3_bind_parameter_index(st, ":hist_total");
-    p->child_calls = sqlite3_bind_parameter_index(st, ":child_calls");
-    for (int m = 0; m < PIANO_M_N; m++)
-        p->m[m] = sqlite3_bind_parameter_index(st, names[m]);
-}
-
 /* The statements inserting a run's rows (the frames' are import_frames', the
  * calls in flight's import_prepare_unfinished). */
 static int prepare_statements(struct job *j)
@@ -283,13 +266,8 @@ static int prepare_statements(struct job *j)
                               -1, &j->thread_st, NULL) ||
            sqlite3_prepare_v2(db, "INSERT INTO context_trees(run,thread,nodes) VALUES(?,?,?)", -1, &j->ctx_st,
                               NULL) ||
-           sqlite3_prepare_v2(db,
-                              "INSERT INTO stats(run,thread,fn,hist_self,hist_total,child_calls"
-                              PIANO_METRIC_COLS_CTX PIANO_METRIC_COLS_FN ") "
-                              "VALUES(:run,:thread,:fn,:hist_self,:hist_total,:child_calls"
-                              PIANO_METRIC_PARAMS_CTX PIANO_METRIC_PARAMS_FN ")",
-                              -1, &j->stats_st, NULL) ||
-           (row_params_find(j->stats_st, &j->stats_at), 0);
+           sqlite3_prepare_v2(db, "INSERT INTO stat_trees(run,thread,fns) VALUES(?,?,?)", -1, &j->stats_st,
+                              NULL);
 }
 
 /* Stores every thread: its row (with its frame histogram), and its state

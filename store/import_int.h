@@ -18,6 +18,7 @@
 #ifndef PIANO_IMPORT_INT_H
 #define PIANO_IMPORT_INT_H
 #include "contexts_blob.h"
+#include "stats_blob.h"
 #include "hist.h"
 #include "import.h"
 #include "metrics.h"
@@ -92,24 +93,6 @@ static inline sqlite3_int64 count64(uint64_t v)
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
 }
 
-/* The parameters of an INSERT of stats or contexts rows, found by name once
- * it is prepared (":run", ":calls", ...; 0: the statement has none). */
-struct row_params {
-    int run, thread, id, parent, fn, hist_self, hist_total, child_calls;
-    int m[PIANO_M_N];   /* per metric (spool/metrics.h) */
-};
-void row_params_find(sqlite3_stmt *st, struct row_params *p);   /* import.c */
-
-/* Binds metric m of a row to v (saturated), or NULL. */
-static inline void bind_metric(sqlite3_stmt *st, const struct row_params *p, enum piano_metric m, uint64_t v)
-{
-    sqlite3_bind_int64(st, p->m[m], count64(v));
-}
-static inline void bind_metric_null(sqlite3_stmt *st, const struct row_params *p, enum piano_metric m)
-{
-    sqlite3_bind_null(st, p->m[m]);
-}
-
 /* Binds the allocation figures (allocs, alloc_bytes, frees, free_bytes) to
  * parameters col.. of st (a frames row). */
 static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint64_t alloc_bytes,
@@ -121,21 +104,9 @@ static inline void bind_allocs(sqlite3_stmt *st, int col, uint64_t allocs, uint6
     sqlite3_bind_int64(st, col + 3, count64(free_bytes));
 }
 
-/* The same, of a stats or contexts row. */
-static inline void bind_metric_allocs(sqlite3_stmt *st, const struct row_params *p, uint64_t allocs, uint64_t alloc_bytes,
-                               uint64_t frees, uint64_t free_bytes)
-{
-    bind_metric(st, p, PIANO_M_allocs, allocs);
-    bind_metric(st, p, PIANO_M_alloc_bytes, alloc_bytes);
-    bind_metric(st, p, PIANO_M_frees, frees);
-    bind_metric(st, p, PIANO_M_free_bytes, free_bytes);
-}
-
-/* Binds a function's or context's CPU figures (cpu_ns, cpu_total_ns,
- * cpu_user_ns, cpu_sys_ns, offcpu_ns) to parameters col.. of st from its
- * self and inclusive time (ns) and its self and inclusive off-CPU and
- * inclusive (sampled) user ns: NULLs when its thread did not measure them.
- * Reading the clocks at a switch is not instantaneous, and the user time is
+/* A function's or context's CPU figures (cpu_ns, cpu_total_ns, cpu_user_ns,
+ * cpu_sys_ns, offcpu_ns) into out, from its self and inclusive time (ns) and
+ * its self and inclusive off-CPU and inclusive (sampled) user ns. Reading the clocks at a switch is not instantaneous, and the user time is
  * sampled: figures are clamped so that CPU + off-CPU = inclusive time and
  * user + system = CPU. */
 static inline void cpu_figures(int64_t self_ns, int64_t total_ns, uint64_t off_self, uint64_t off_total,
@@ -153,23 +124,6 @@ static inline void cpu_figures(int64_t self_ns, int64_t total_ns, uint64_t off_s
     out[2] = user;
     out[3] = cpu_total - user;
     out[4] = total_ns > cpu_total ? total_ns - cpu_total : 0;
-}
-static inline void bind_cpu(sqlite3_stmt *st, const struct row_params *p, int measured, int64_t self_ns,
-                            int64_t total_ns, uint64_t off_self, uint64_t off_total, uint64_t user_total)
-{
-    if (!measured) {
-        for (int m = 0; m < PIANO_M_N; m++)
-            if (p->m[m] && piano_metric_when(m) == PIANO_WHEN_CPU)
-                sqlite3_bind_null(st, p->m[m]);
-        return;
-    }
-    int64_t f[5];
-    cpu_figures(self_ns, total_ns, off_self, off_total, user_total, f);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_ns], f[0]);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_total_ns], f[1]);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_user_ns], f[2]);
-    sqlite3_bind_int64(st, p->m[PIANO_M_cpu_sys_ns], f[3]);
-    sqlite3_bind_int64(st, p->m[PIANO_M_offcpu_ns], f[4]);
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -245,8 +199,8 @@ struct job {
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
-    struct row_params stats_at;   /* stats_st's parameters */
     piano_ctx_writer ctx_blob;    /* a thread's contexts (ctx_st: into context_trees) */
+    piano_stats_writer stats_blob;   /* its functions' stats (stats_st: into stat_trees) */
     struct mapping *maps;
     size_t n_maps, cap_maps;
     struct frame_span *spans;
@@ -299,20 +253,6 @@ struct job {
 
 /* Binds a context's or function's heap in use (NULL when the run did not
  * track it). */
-static inline void bind_inuse(sqlite3_stmt *st, const struct row_params *p, int on, uint64_t objects,
-                              uint64_t bytes, uint64_t peak)
-{
-    if (!on) {
-        for (int m = 0; m < PIANO_M_N; m++)
-            if (p->m[m] && piano_metric_when(m) == PIANO_WHEN_HEAP)
-                sqlite3_bind_null(st, p->m[m]);
-        return;
-    }
-    bind_metric(st, p, PIANO_M_inuse_objects, objects);
-    bind_metric(st, p, PIANO_M_inuse_bytes, bytes);
-    bind_metric(st, p, PIANO_M_peak_inuse_bytes, peak);
-}
-
 /* Function fn is named by a row of this run. */
 static inline void use_fn(struct job *j, uint64_t fn)
 {

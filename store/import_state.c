@@ -361,6 +361,8 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
     uint32_t n_pages = t->hdr.n_pages < PIANO_PAGE_CAP ? t->hdr.n_pages : PIANO_PAGE_CAP;
     if (n_samples)
         qsort(j->samples, n_samples, sizeof *j->samples, by_sample_fn);
+    int cpu = j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok;
+    piano_stats_begin(&j->stats_blob, (cpu ? PIANO_STATS_CPU : 0) | (j->heap_on ? PIANO_STATS_HEAP : 0));
     size_t s = 0;
     for (uint32_t fn = 1; fn <= max_fn; fn++) {
         const struct agg *a = &j->agg[fn];
@@ -369,33 +371,42 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
             ;
         if (!a->calls && !a->allocs && !a->frees)
             continue;
-        sqlite3_stmt *st = j->stats_st;
-        const struct row_params *at = &j->stats_at;
         use_fn(j, fn);
-        sqlite3_bind_int64(st, at->run, j->run_id);
-        sqlite3_bind_int64(st, at->thread, t->number);
-        sqlite3_bind_int64(st, at->fn, fn);
-        bind_metric(st, at, PIANO_M_calls, a->calls);
-        int64_t self_ns = to_ns(a->self, j->npt), total_ns = to_ns(a->total > a->self ? a->total : a->self, j->npt);
-        sqlite3_bind_int64(st, at->m[PIANO_M_self_ns], self_ns);
-        sqlite3_bind_int64(st, at->m[PIANO_M_total_ns], total_ns);
-        bind_cpu(st, at, j->run->cpu_mode != PIANO_CPU_OFF && t->hdr.cpu_ok, self_ns, total_ns, a->off,
-                 a->off_total, a->user_total);
-        bind_metric_allocs(st, at, a->allocs, a->alloc_bytes, a->frees, a->free_bytes);
-        for (int k = 0; k < 2; k++) {
-            size_t len = encode_hist(j, t, fn, k, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
-            sqlite3_bind_blob(st, k ? at->hist_total : at->hist_self, j->blob, (int)len, SQLITE_TRANSIENT);
+        int64_t v[PIANO_STATS_NV] = { 0 };
+        v[PIANO_M_calls] = count64(a->calls);
+        v[PIANO_M_self_ns] = to_ns(a->self, j->npt);
+        v[PIANO_M_total_ns] = to_ns(a->total > a->self ? a->total : a->self, j->npt);
+        if (cpu)
+            cpu_figures(v[PIANO_M_self_ns], v[PIANO_M_total_ns], a->off, a->off_total, a->user_total,
+                        v + PIANO_M_cpu_ns);
+        v[PIANO_M_allocs] = count64(a->allocs), v[PIANO_M_alloc_bytes] = count64(a->alloc_bytes);
+        v[PIANO_M_frees] = count64(a->frees), v[PIANO_M_free_bytes] = count64(a->free_bytes);
+        v[PIANO_STATS_CHILD] = count64(a->child_calls);
+        v[PIANO_M_unfinished] = count64(a->unfinished);
+        if (j->heap_on) {
+            v[PIANO_M_inuse_objects] = count64(a->inuse_objects), v[PIANO_M_inuse_bytes] = count64(a->inuse_bytes);
+            v[PIANO_M_peak_inuse_bytes] = count64(a->peak_inuse_bytes);
         }
-        sqlite3_bind_int64(st, at->child_calls, count64(a->child_calls));
-        bind_metric(st, at, PIANO_M_unfinished, a->unfinished);
-        bind_inuse(st, at, j->heap_on, a->inuse_objects, a->inuse_bytes, a->peak_inuse_bytes);
-#define BIND_COUNTER(id, field) bind_metric(st, at, PIANO_M_##id, a->counter[PIANO_C_##id]);
-        PIANO_NODE_COUNTERS(BIND_COUNTER)
-#undef BIND_COUNTER
-        if (STEP(st))
-            return -1;
+#define PUT_COUNTER(id, field) v[PIANO_M_##id] = count64(a->counter[PIANO_C_##id]);
+        PIANO_NODE_COUNTERS(PUT_COUNTER)
+#undef PUT_COUNTER
+        /* the histograms: self's at j->blob, total's after it (job_alloc) */
+        unsigned char *self_hist = j->blob;
+        size_t hs = encode_hist(j, t, fn, 0, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
+        j->blob += PIANO_HIST_BLOB_MAX;
+        size_t ht = encode_hist(j, t, fn, 1, s > s0 ? j->samples + s0 : NULL, s - s0, n_pages);
+        piano_stats_put(&j->stats_blob, fn, v, self_hist, hs, j->blob, ht);
+        j->blob = self_hist;
     }
-    return 0;
+    if (j->stats_blob.failed)
+        return -1;   /* out of memory */
+    if (!piano_stats_any(&j->stats_blob))
+        return 0;
+    sqlite3_stmt *st = j->stats_st;
+    sqlite3_bind_int64(st, 1, j->run_id);
+    sqlite3_bind_int64(st, 2, t->number);
+    sqlite3_bind_blob(st, 3, j->stats_blob.buf, (int)j->stats_blob.len, SQLITE_STATIC);
+    return STEP(st) ? -1 : 0;
 }
 
 /* Stores the contexts, per-function stats and calls in flight of a thread

@@ -40,8 +40,9 @@
 /* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), 15
  * (tag_runs), 16 (compact histogram blobs: older tools cannot read them; the
  * upgrade rewrites nothing), 17 (a thread's contexts as one blob:
- * context_trees), and one per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (17 + PIANO_METRICS_SCHEMA)
+ * context_trees), 18 (a thread's stats as one blob: stat_trees), and one per
+ * metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (18 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -206,6 +207,36 @@ PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread)\n" \
 ");\n"
 
+/* Per-function figures and histograms, per run and thread. Since schema 18
+ * the import stores a thread's functions as one blob (stat_trees.fns, the
+ * format of stats_blob.h: about 5 bytes a function besides its histograms,
+ * where a row took about 50, and a leaf function's hist_total, equal to its
+ * hist_self, stored once); stat_rows holds rows written before (the stats
+ * table of schema 17 and older, renamed) and rows inserted through the view.
+ * stat_trees has rowids, as context_trees. The view stats (stats_blob.c:
+ * made by piano_store_open) reads both as the table of schema 17 did, same
+ * columns, and takes inserts, updates and deletes (an update or delete of a
+ * function in a blob moves its thread's stats to stat_rows first). */
+#define PIANO_SCHEMA_STAT_ROWS \
+"CREATE TABLE IF NOT EXISTS stat_rows( -- per run and thread and function (read through stats)\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
+PIANO_METRIC_COLUMNS_ALWAYS \
+"  hist_self BLOB, hist_total BLOB,\n" \
+"  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
+PIANO_METRIC_COLUMNS_FN \
+PIANO_SCHEMA_CPU_COLUMNS \
+PIANO_SCHEMA_INUSE \
+"  PRIMARY KEY(run, thread, fn)\n" \
+") WITHOUT ROWID;\n"
+#define PIANO_SCHEMA_STAT_TREES \
+"CREATE TABLE IF NOT EXISTS stat_trees(\n" \
+"  run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  thread INTEGER NOT NULL,\n" \
+"  fns    BLOB NOT NULL,               -- its functions' stats (store/stats_blob.h)\n" \
+"  PRIMARY KEY(run, thread)\n" \
+");\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -241,17 +272,8 @@ PIANO_SCHEMA_FUNCTIONS \
 "  frame_hist BLOB,                    -- histogram of their totals (ticks)\n" \
 "  PRIMARY KEY(run, thread)\n" \
 ") WITHOUT ROWID;\n" \
-"CREATE TABLE IF NOT EXISTS stats(     -- per run, thread and function\n" \
-"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
-"  thread INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
-PIANO_METRIC_COLUMNS_ALWAYS \
-"  hist_self BLOB, hist_total BLOB,\n" \
-"  child_calls INTEGER NOT NULL DEFAULT 0, -- instrumented calls made directly by it (overhead correction)\n" \
-PIANO_METRIC_COLUMNS_FN \
-PIANO_SCHEMA_CPU_COLUMNS \
-PIANO_SCHEMA_INUSE \
-"  PRIMARY KEY(run, thread, fn)\n" \
-") WITHOUT ROWID;\n" \
+PIANO_SCHEMA_STAT_ROWS \
+PIANO_SCHEMA_STAT_TREES \
 PIANO_SCHEMA_CONTEXT_ROWS \
 PIANO_SCHEMA_CONTEXT_TREES \
 "CREATE TABLE IF NOT EXISTS frames(\n" \
@@ -390,5 +412,12 @@ PIANO_SCHEMA_CPU_ADD("contexts") \
 #define PIANO_SCHEMA_MIGRATE_CONTEXT_TREES \
 "ALTER TABLE contexts RENAME TO context_rows;\n" \
 PIANO_SCHEMA_CONTEXT_TREES
+
+/* To version 18: stats in blobs. The table stats becomes stat_rows, its rows
+ * kept as they are (read through the view stats, which store.c makes after
+ * the metrics' columns are added). Run when the database has no stat_trees. */
+#define PIANO_SCHEMA_MIGRATE_STAT_TREES \
+"ALTER TABLE stats RENAME TO stat_rows;\n" \
+PIANO_SCHEMA_STAT_TREES
 
 #endif

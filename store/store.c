@@ -3,6 +3,7 @@
 #include "db_path.h"
 #include "piano_schema.h"
 #include "contexts_blob.h"
+#include "stats_blob.h"
 #include "fns_blob.h"
 #include "spool.h"
 #include <errno.h>
@@ -239,13 +240,13 @@ static int commit_schema(sqlite3 *db, int ok, const char *what, const char *path
 
 /* An older piano's database: upgrade it in place, under the write lock
  * (another process may be doing the same). Returns 0, or -1 with a reason in err. */
-/* The columns of the metrics (spool/metrics.h) that stats and context_rows lack
+/* The columns of the metrics (spool/metrics.h) that stat_rows and context_rows lack
  * (added since the database was made): NULL in older rows when measured only
  * when asked, else 0. Returns SQLITE_OK or an error. */
 static int add_metric_columns(sqlite3 *db)
 {
     static const struct piano_metric_info metrics[] = {PIANO_METRIC_INFO};
-    static const char *const tables[] = {"stats", "context_rows"};
+    static const char *const tables[] = {"stat_rows", "context_rows"};
     int rc = SQLITE_OK;
     for (int t = 0; t < 2 && rc == SQLITE_OK; t++)
         for (int m = 0; m < PIANO_M_N && rc == SQLITE_OK; m++) {
@@ -317,9 +318,12 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
     int pack = ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "context_trees");
     if (pack)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_CONTEXT_TREES) == SQLITE_OK;
+    if (ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "stat_trees"))
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_STAT_TREES) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && (!pack || piano_contexts_pack(db) == SQLITE_OK) &&
-             piano_contexts_make_view(db) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
+             piano_contexts_make_view(db) == SQLITE_OK && piano_stats_make_view(db) == SQLITE_OK &&
+             piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
 }
 
@@ -339,6 +343,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errn)
     }
     if (ok && version == 0)
         ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_contexts_make_view(db) == SQLITE_OK &&
+             piano_stats_make_view(db) == SQLITE_OK &&
              piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "create the schema in", path, err, errn);
 }

@@ -12,6 +12,7 @@
 #include "contexts_blob.h"
 #include "fns_blob.h"
 #include "piano_schema.h"
+#include "stats_blob.h"
 #include "store.h"
 
 static char dir[256];
@@ -160,13 +161,15 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 #define UNDO_14 "DROP TABLE span_snapshots;"
 /* What schema 17 changed: contexts was a table of rows. */
 #define UNDO_17 "DROP VIEW contexts; DROP TABLE context_trees; ALTER TABLE context_rows RENAME TO contexts;"
+/* What schema 18 changed: stats was a table of rows. */
+#define UNDO_18 "DROP VIEW stats; DROP TABLE stat_trees; ALTER TABLE stat_rows RENAME TO stats;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
- * older one with old_sql (after UNDO_17, UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
+ * older one with old_sql (after UNDO_18, UNDO_17, UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
  * writing: the upgrade runs. */
 static sqlite3 *open_older(const char *name, const char *old_sql)
 {
-    return open_undone(name, UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
+    return open_undone(name, UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6 UNDO_5, old_sql);
 }
 
 /* The first row of SELECT user_version, <what> on an upgraded database,
@@ -279,7 +282,7 @@ static void upgrades_version_4(void **state)
 static void upgrades_version_5(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v5.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
+    sqlite3 *db = open_undone("v5.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7 UNDO_6, "PRAGMA user_version=5");
     sqlite3_stmt *st = first_upgraded_row(db, "count(*), count(allocator) FROM runs");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -292,7 +295,7 @@ static void upgrades_version_5(void **state)
 static void upgrades_version_6(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v6.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
+    sqlite3 *db = open_undone("v6.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8 UNDO_7, "PRAGMA user_version=6");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), count(*) FROM pushes");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -309,7 +312,7 @@ static void upgrades_version_6(void **state)
 static void upgrades_version_7(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v7.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
+    sqlite3 *db = open_undone("v7.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9 UNDO_8,
                               "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
                               "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
                               "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
@@ -336,7 +339,7 @@ static void upgrades_version_7(void **state)
 static void upgrades_version_8(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v8.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
+    sqlite3 *db = open_undone("v8.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10 UNDO_9,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,10,10,0,0,0,0);"
                               "INSERT INTO contexts(run,thread,id,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
@@ -368,7 +371,7 @@ static void upgrades_version_8(void **state)
 static void upgrades_version_9(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v9.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
+    sqlite3 *db = open_undone("v9.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11 UNDO_10, "PRAGMA user_version=9");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -390,7 +393,7 @@ static void upgrades_version_9(void **state)
 static void upgrades_version_11(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v11.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12, "PRAGMA user_version=11");
+    sqlite3 *db = open_undone("v11.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12, "PRAGMA user_version=11");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM runs), (SELECT count(*) FROM spans)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     assert_int_equal(sqlite3_column_int(st, 2), 0);
@@ -410,7 +413,7 @@ static void upgrades_version_11(void **state)
 static void upgrades_version_10(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v10.db", UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11,
+    sqlite3 *db = open_undone("v10.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13 UNDO_12 UNDO_11,
                               "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,"
                               "free_bytes) VALUES(1,0,2,1,1,1,3,300,1,100);"
                               "PRAGMA user_version=10");
@@ -439,7 +442,7 @@ static void upgrades_version_10(void **state)
 static void upgrades_version_12(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v12.db", UNDO_17 UNDO_14 UNDO_13, "PRAGMA user_version=12");
+    sqlite3 *db = open_undone("v12.db", UNDO_18 UNDO_17 UNDO_14 UNDO_13, "PRAGMA user_version=12");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT selection IS NULL FROM runs WHERE id = 1)");
     assert_int_equal(sqlite3_column_int(st, 1), 1);
     sqlite3_finalize(st);
@@ -452,7 +455,7 @@ static void upgrades_version_12(void **state)
 static void upgrades_version_13(void **state)
 {
     (void)state;
-    sqlite3 *db = open_undone("v13.db", UNDO_17 UNDO_14, "PRAGMA user_version=13");
+    sqlite3 *db = open_undone("v13.db", UNDO_18 UNDO_17 UNDO_14, "PRAGMA user_version=13");
     sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM span_snapshots)");
     assert_int_equal(sqlite3_column_int(st, 1), 0);
     sqlite3_finalize(st);
@@ -526,7 +529,7 @@ static void upgrades_version_16_contexts(void **state)
     assert_non_null(db);
     assert_int_equal(sqlite3_exec(db,
                                   "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
-                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" UNDO_17 V16_CONTEXTS
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" UNDO_18 UNDO_17 V16_CONTEXTS
                                   "PRAGMA user_version=16",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -601,6 +604,225 @@ static void contexts_blob_round_trip(void **state)
     free(w.buf);
 }
 
+/* Every function's stats (the view stats, or the table of schema 17), as
+ * text with the histograms in hex, in order. */
+static char *all_stats(sqlite3 *db)
+{
+    static char out[16384];
+    size_t k = 0;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM stats ORDER BY run, thread, fn", -1, &st, NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            k += (size_t)snprintf(out + k, sizeof out - k, "%s%s=", c ? "|" : "", sqlite3_column_name(st, c));
+            if (sqlite3_column_type(st, c) == SQLITE_BLOB) {
+                const unsigned char *b = sqlite3_column_blob(st, c);
+                k += (size_t)snprintf(out + k, sizeof out - k, "x'");
+                for (int i = 0; i < sqlite3_column_bytes(st, c); i++)
+                    k += (size_t)snprintf(out + k, sizeof out - k, "%02x", b[i]);
+                k += (size_t)snprintf(out + k, sizeof out - k, "'");
+            } else {
+                const unsigned char *t = sqlite3_column_text(st, c);
+                k += (size_t)snprintf(out + k, sizeof out - k, "%s", t ? (const char *)t : "NULL");
+            }
+        }
+        k += (size_t)snprintf(out + k, sizeof out - k, "\n");
+    }
+    sqlite3_finalize(st);
+    assert_true(k < sizeof out);
+    return out;
+}
+
+/* Rows of schema 17's stats table: CPU time and no heap, heap and no CPU
+ * time, the largest figures, NULL and empty histograms, equal histograms. */
+#define V17_STATS                                                                                                  \
+    "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,hist_self,"        \
+    "hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,"        \
+    "inuse_bytes,peak_inuse_bytes) VALUES"                                                                         \
+    "(1,0,1,3,500,900,0,0,0,0,x'0501',x'0602',2,0,400,800,700,100,100,NULL,NULL,NULL),"                           \
+    "(1,0,7,4,400,400,2,64,0,0,x'0a04',x'0a04',0,1,300,300,300,0,100,NULL,NULL,NULL),"                            \
+    "(1,1,2,3,30,30,1,16,1,16,NULL,NULL,0,0,NULL,NULL,NULL,NULL,NULL,0,0,48),"                                     \
+    "(1,1,3,0,0,0,1,8,0,0,x'',x'',0,0,NULL,NULL,NULL,NULL,NULL,1,8,8),"                                            \
+    "(1,2,1,9223372036854775807,9223372036854775807,9223372036854775807,0,0,0,0,x'01',NULL,0,0,NULL,NULL,NULL,"   \
+    "NULL,NULL,NULL,NULL,NULL);"
+
+/* A version-17 database (stats as rows) keeps its rows in stat_rows; the
+ * view stats reads them as the table did, in plain SQL and through
+ * piano_stats (piano-db's), and takes inserts, updates and deletes. */
+static void upgrades_version_17_stats(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v17.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" UNDO_18 V17_STATS
+                                  "PRAGMA user_version=17",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char before[16384];
+    snprintf(before, sizeof before, "%s", all_stats(db));
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_rows"), 5);
+    assert_string_equal(all_stats(db), before);
+    assert_int_equal(piano_stats_register(db), SQLITE_OK);
+    assert_string_equal(all_stats(db), before);
+    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.stats", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE stats SET calls = 7 WHERE run = 1 AND thread = 0 AND fn = 7;"
+                                  "DELETE FROM stats WHERE run = 1 AND thread = 1 AND fn = 3;"
+                                  "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns) VALUES(1,9,1,2,1,2)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT calls FROM stats WHERE thread = 0 AND fn = 7"), 7);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats WHERE thread = 9 AND allocs = 0 AND child_calls = 0"),
+                     1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 5);
+    sqlite3_close(db);
+}
+
+/* The rows of V17_STATS as the import writes them: a blob per thread
+ * (stat_trees), read by the plain-SQL view and by piano_stats as the rows
+ * were; an update moves a thread's blob to rows. */
+static void stats_blobs_read_as_rows(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/blobs.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS,
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char rows[16384];
+    snprintf(rows, sizeof rows, "%s", all_stats(db));
+    /* the same figures as blobs, a thread each */
+    sqlite3_stmt *st, *ins;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT thread, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees,"
+                                            " free_bytes, child_calls, unfinished, cpu_ns, cpu_total_ns, cpu_user_ns,"
+                                            " cpu_sys_ns, offcpu_ns, inuse_objects, inuse_bytes, peak_inuse_bytes,"
+                                            " hist_self, hist_total FROM stat_rows ORDER BY thread, fn",
+                                       -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO stat_trees(run, thread, fns) VALUES(1, ?1, ?2)", -1, &ins,
+                                        NULL),
+                     SQLITE_OK);
+    static const int order[] = {PIANO_M_calls, PIANO_M_self_ns, PIANO_M_total_ns, PIANO_M_allocs,
+                                PIANO_M_alloc_bytes, PIANO_M_frees, PIANO_M_free_bytes, PIANO_STATS_CHILD,
+                                PIANO_M_unfinished, PIANO_M_cpu_ns, PIANO_M_cpu_total_ns, PIANO_M_cpu_user_ns,
+                                PIANO_M_cpu_sys_ns, PIANO_M_offcpu_ns, PIANO_M_inuse_objects, PIANO_M_inuse_bytes,
+                                PIANO_M_peak_inuse_bytes};
+    piano_stats_writer w = {0};
+    int thread = -1;
+    for (;;) {
+        int rc = sqlite3_step(st);
+        int t = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -2;
+        if (t != thread && thread >= 0) {
+            sqlite3_bind_int(ins, 1, thread);
+            sqlite3_bind_blob(ins, 2, w.buf, (int)w.len, SQLITE_STATIC);
+            assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+            sqlite3_reset(ins);
+        }
+        if (rc != SQLITE_ROW)
+            break;
+        if (t != thread)   /* thread 0 measured CPU time, thread 1 heap in use */
+            piano_stats_begin(&w, t == 0 ? PIANO_STATS_CPU : t == 1 ? PIANO_STATS_HEAP : 0);
+        thread = t;
+        int64_t v[PIANO_STATS_NV] = {0};
+        for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+            v[order[i]] = sqlite3_column_int64(st, 2 + (int)i);
+        const void *hs = sqlite3_column_blob(st, 19);
+        size_t hs_len = (size_t)sqlite3_column_bytes(st, 19);
+        if (sqlite3_column_type(st, 19) != SQLITE_NULL && !hs)
+            hs = "";
+        const void *ht = sqlite3_column_blob(st, 20);
+        size_t ht_len = (size_t)sqlite3_column_bytes(st, 20);
+        if (sqlite3_column_type(st, 20) != SQLITE_NULL && !ht)
+            ht = "";
+        /* (copies: the next column's read may move the previous one's bytes) */
+        unsigned char a[16], b[16];
+        memcpy(a, hs ? hs : "", hs_len);
+        memcpy(b, ht ? ht : "", ht_len);
+        piano_stats_put(&w, sqlite3_column_int64(st, 1), v, hs ? a : NULL, hs_len, ht ? b : NULL, ht_len);
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    assert_false(w.failed);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM stat_rows", NULL, NULL, NULL), SQLITE_OK);
+    /* thread 0's blob: its header; fn 1: fn step and k, then calls 3 (1 byte),
+     * self 500 (2), total 900 as +400 (2), 4 zeros, child_calls 2 and
+     * unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
+     * hist_self and hist_total (1 + 2 each): 26; fn 7: its step of 6 and k in
+     * 2 bytes, 18 bytes of figures (total as +0: 1), hist_self 1 + 2, and
+     * hist_total, equal to it, 1: 24 */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
+    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 26 + 24);
+    assert_string_equal(all_stats(db), rows);   /* the plain-SQL view */
+    assert_int_equal(piano_stats_register(db), SQLITE_OK);
+    assert_string_equal(all_stats(db), rows);   /* piano_stats */
+    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.stats", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE stats SET calls = 5 WHERE thread = 0 AND fn = 1", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 2);
+    assert_int_equal(count_of(db, "SELECT calls FROM stats WHERE thread = 0 AND fn = 1"), 5);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 5);
+    free(w.buf);
+    sqlite3_close(db);
+}
+
+/* A blob's functions read back as written; every truncation of it and a
+ * damaged header are refused, never read past. */
+static void stats_blob_round_trip(void **state)
+{
+    (void)state;
+    piano_stats_writer w = {0};
+    piano_stats_begin(&w, PIANO_STATS_CPU);
+    int64_t v[PIANO_STATS_NV] = {0};
+    v[PIANO_M_calls] = 3, v[PIANO_M_self_ns] = INT64_MAX, v[PIANO_M_cpu_ns] = 5, v[PIANO_STATS_CHILD] = 9;
+    piano_stats_put(&w, 1, v, "\x05\x01", 2, "\x06\x02", 2);
+    size_t first = w.len;
+    memset(v, 0, sizeof v);
+    v[PIANO_M_total_ns] = INT64_MAX;
+    piano_stats_put(&w, 65536 + 7, v, NULL, 0, NULL, 0);
+    size_t second = w.len;
+    piano_stats_put(&w, 65536 + 8, v, "\x01\x01", 2, "\x01\x01", 2);
+    assert_false(w.failed);
+    piano_stats_reader r;
+    piano_stats_row row;
+    assert_int_equal(piano_stats_open(&r, w.buf, w.len), 0);
+    assert_int_equal(piano_stats_next(&r, &row), 1);
+    assert_true(row.fn == 1 && row.v[PIANO_M_calls] == 3 && row.v[PIANO_STATS_CHILD] == 9);
+    assert_true(row.v[PIANO_M_self_ns] == INT64_MAX && row.v[PIANO_M_cpu_ns] == 5 && !row.null[PIANO_M_cpu_ns]);
+    assert_true(row.v[PIANO_M_total_ns] == 0);   /* (less than self: a negative difference) */
+    assert_true(row.null[PIANO_M_inuse_bytes] && !row.null[PIANO_M_allocs]);
+    assert_true(row.hs_len == 2 && memcmp(row.hs, "\x05\x01", 2) == 0);
+    assert_true(row.ht_len == 2 && memcmp(row.ht, "\x06\x02", 2) == 0);
+    assert_int_equal(piano_stats_next(&r, &row), 1);
+    assert_true(row.fn == 65543 && row.v[PIANO_M_calls] == 0 && !row.hs && !row.ht);
+    assert_true(row.v[PIANO_M_total_ns] == INT64_MAX && row.v[PIANO_M_self_ns] == 0);
+    assert_int_equal(piano_stats_next(&r, &row), 1);
+    assert_true(row.fn == 65544 && row.hs && row.ht == row.hs && row.ht_len == 2);
+    assert_int_equal(piano_stats_next(&r, &row), 0);
+    for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a function */
+        assert_int_equal(piano_stats_open(&r, w.buf, cut), 0);
+        int rc;
+        while ((rc = piano_stats_next(&r, &row)) == 1)
+            ;
+        assert_true(rc == -1 || cut == first || cut == second);   /* (where functions end) */
+    }
+    w.buf[0] = 0x80;
+    assert_int_equal(piano_stats_open(&r, w.buf, w.len), -1);
+    free(w.buf);
+}
+
 /* Varints: the largest values round-trip; truncated, overlong and
  * overflowing ones are refused. */
 static void fns_blob_varints(void **state)
@@ -646,6 +868,9 @@ int main(void)
         cmocka_unit_test(upgrades_version_13),
         cmocka_unit_test(upgrades_version_16_contexts),
         cmocka_unit_test(contexts_blob_round_trip),
+        cmocka_unit_test(upgrades_version_17_stats),
+        cmocka_unit_test(stats_blobs_read_as_rows),
+        cmocka_unit_test(stats_blob_round_trip),
         cmocka_unit_test(fns_blob_varints),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);

@@ -4,6 +4,7 @@
 #include "spool.h"
 #include "store.h"
 #include "contexts_blob.h"
+#include "stats_blob.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -233,7 +234,8 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     }
     sqlite3_finalize(st_q);
     /* contexts: the blobs of context_trees read in C (store/contexts_blob.c) */
-    if (piano_contexts_register(p->db) != SQLITE_OK)
+    /* stats: the blobs of stat_trees read in C (store/stats_blob.c) */
+    if (piano_contexts_register(p->db) != SQLITE_OK || piano_stats_register(p->db) != SQLITE_OK)
         pdb_die("cannot read %s: %s", p->path, sqlite3_errmsg(p->db));
     /* report --group template keys rows by it (aggregate.c) */
     sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,

@@ -1,0 +1,523 @@
+/*
+ * stats_blob.c - a thread's per-function stats as one blob: the writer (the
+ * import), the reader (piano-db, through the table-valued function
+ * piano_stats), and the schema's stats view, which reads the same blobs in
+ * plain SQL for clients without the function. The format is stats_blob.h's.
+ */
+#include "stats_blob.h"
+#include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int fields[] = {PIANO_STATS_FIELDS};
+#define NF ((int)(sizeof fields / sizeof *fields))
+
+#define PIANO_STATS_COUNT(id, unit, when, where, ...) PIANO_IF(STATS, where, +1)
+enum { N_STATS_METRICS = 0 PIANO_METRICS(PIANO_STATS_COUNT) };
+_Static_assert(sizeof fields / sizeof *fields == N_STATS_METRICS + 1,
+               "a metric is missing from PIANO_STATS_FIELDS (stats_blob.h): add it at the end");
+_Static_assert(sizeof fields / sizeof *fields < 32, "a blob's header holds at most 31 fields");
+
+static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
+
+/* Field numbers of the histograms' lengths in the plain-SQL view's decoder. */
+enum { F_HS = 32, F_HT = 33 };
+
+static enum piano_metric_when when_of(int m)
+{
+    return m == PIANO_STATS_CHILD ? PIANO_WHEN_ALWAYS : info[m].when;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static int grow(piano_stats_writer *w, size_t more)
+{
+    if (w->failed)
+        return -1;
+    if (w->len + more <= w->cap)
+        return 0;
+    size_t cap = w->cap ? w->cap : 8192;
+    while (cap < w->len + more)
+        cap *= 2;
+    unsigned char *b = realloc(w->buf, cap);
+    if (!b) {
+        w->failed = 1;
+        return -1;
+    }
+    w->buf = b;
+    w->cap = cap;
+    return 0;
+}
+
+void piano_stats_begin(piano_stats_writer *w, int flags)
+{
+    w->len = 0;
+    w->last_fn = -1;
+    w->failed = 0;
+    if (grow(w, 1) == 0)
+        w->buf[w->len++] = (unsigned char)(flags | NF << 2);
+}
+
+static void put(piano_stats_writer *w, uint64_t v)
+{
+    w->len += piano_varint_put(w->buf + w->len, v);
+}
+
+void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
+                     size_t hs_len, const void *ht, size_t ht_len)
+{
+    if (grow(w, (size_t)(3 + NF) * 10 + hs_len + ht_len))
+        return;
+    int64_t f[NF];
+    for (int i = 0; i < NF; i++)
+        f[i] = v[fields[i]] > 0 ? v[fields[i]] : 0;
+    /* total_ns as its difference from self_ns, zigzag: 0 for a leaf */
+    uint64_t d = (uint64_t)f[2] - (uint64_t)f[1];
+    f[2] = (int64_t)(f[2] >= f[1] ? d << 1 : ((uint64_t)(f[1] - f[2]) << 1) - 1);
+    int k = NF;
+    while (k > 0 && f[k - 1] == 0)
+        k--;
+    put(w, (uint64_t)(fn - w->last_fn - 1) << 5 | (uint64_t)k);
+    for (int i = 0; i < k; i++)
+        put(w, (uint64_t)f[i]);
+    put(w, hs ? hs_len + 1 : 0);
+    if (hs && hs_len) {
+        memcpy(w->buf + w->len, hs, hs_len);
+        w->len += hs_len;
+    }
+    if (ht && hs && ht_len == hs_len && memcmp(ht, hs, ht_len) == 0) {
+        put(w, 1);
+    } else {
+        put(w, ht ? ht_len + 2 : 0);
+        if (ht && ht_len) {
+            memcpy(w->buf + w->len, ht, ht_len);
+            w->len += ht_len;
+        }
+    }
+    w->last_fn = fn;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+int piano_stats_open(piano_stats_reader *r, const void *b, size_t len)
+{
+    memset(r, 0, sizeof *r);
+    if (!b || len < 1 || (((const unsigned char *)b)[0] & 0x80))
+        return -1;
+    r->b = b;
+    r->len = len;
+    r->at = 1;
+    r->flags = r->b[0] & 3;
+    r->nf = r->b[0] >> 2;
+    r->fn = -1;
+    return 0;
+}
+
+static int get(piano_stats_reader *r, uint64_t *v)
+{
+    return piano_varint_get(r->b, r->len, &r->at, 10, v) != 0 || *v > (uint64_t)INT64_MAX ? -1 : 0;
+}
+
+int piano_stats_next(piano_stats_reader *r, piano_stats_row *row)
+{
+    if (r->at >= r->len)
+        return 0;
+    uint64_t head, x;
+    if (get(r, &head))
+        return -1;
+    uint64_t step = (head >> 5) + 1, k = head & 31;
+    if (step > (uint64_t)(INT64_MAX - r->fn) || k > (uint64_t)r->nf)
+        return -1;
+    memset(row, 0, sizeof *row);
+    row->fn = r->fn + (int64_t)step;
+    for (int i = 0; i < NF || (uint64_t)i < k; i++) {
+        x = 0;
+        if ((uint64_t)i < k && (i == 2 ? piano_varint_get(r->b, r->len, &r->at, 10, &x) != 0 : get(r, &x)))
+            return -1;
+        if (i >= NF)
+            continue;   /* (a field this reader does not know) */
+        if (i == 2) {   /* total_ns: self_ns + the zigzag difference */
+            uint64_t self = (uint64_t)row->v[fields[1]], t = x & 1 ? self - (x >> 1) - 1 : self + (x >> 1);
+            if (x & 1 ? (x >> 1) + 1 > self : t < self || t > (uint64_t)INT64_MAX)
+                return -1;
+            x = t;
+        }
+        int m = fields[i];
+        enum piano_metric_when when = when_of(m);
+        row->v[m] = (int64_t)x;
+        row->null[m] = (when == PIANO_WHEN_CPU && !(r->flags & PIANO_STATS_CPU)) ||
+                       (when == PIANO_WHEN_HEAP && !(r->flags & PIANO_STATS_HEAP)) ||
+                       (i >= r->nf && when != PIANO_WHEN_ALWAYS);
+    }
+    /* the histograms */
+    uint64_t hs, ht;
+    if (get(r, &hs) || (hs && hs - 1 > r->len - r->at))
+        return -1;
+    if (hs) {
+        row->hs = r->b + r->at;
+        row->hs_len = (size_t)(hs - 1);
+        r->at += row->hs_len;
+    }
+    if (get(r, &ht) || (ht > 1 && ht - 2 > r->len - r->at) || (ht == 1 && !hs))
+        return -1;
+    if (ht == 1) {
+        row->ht = row->hs;
+        row->ht_len = row->hs_len;
+    } else if (ht > 1) {
+        row->ht = r->b + r->at;
+        row->ht_len = (size_t)(ht - 2);
+        r->at += row->ht_len;
+    }
+    r->fn = row->fn;
+    return 1;
+}
+
+/* ----------------------------------------------------------- the columns */
+
+/* The stats view's columns after run and thread, in the order of schema
+ * 17's table: fn, the CTX metrics measured always, hist_self, hist_total,
+ * child_calls, the FN metrics, the CPU ones, the heap ones. */
+enum col_kind { C_FN, C_FIG, C_HS, C_HT };
+static struct col {
+    enum col_kind kind;
+    int m;   /* C_FIG: its figure (PIANO_M_* or PIANO_STATS_CHILD) */
+    const char *name;
+} col[PIANO_STATS_NV + 3];
+static int n_cols;
+
+static void add_col(enum col_kind kind, int m, const char *name)
+{
+    col[n_cols++] = (struct col){kind, m, name};
+}
+
+static void init_cols(void)
+{
+    if (n_cols)
+        return;
+    add_col(C_FN, 0, "fn");
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_CTX && info[m].when == PIANO_WHEN_ALWAYS)
+            add_col(C_FIG, m, info[m].id);
+    add_col(C_HS, 0, "hist_self");
+    add_col(C_HT, 0, "hist_total");
+    add_col(C_FIG, PIANO_STATS_CHILD, "child_calls");
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_FN)
+            add_col(C_FIG, m, info[m].id);
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_CTX && info[m].when == PIANO_WHEN_CPU)
+            add_col(C_FIG, m, info[m].id);
+    for (int m = 0; m < PIANO_M_N; m++)
+        if (info[m].where == PIANO_WHERE_CTX && info[m].when == PIANO_WHEN_HEAP)
+            add_col(C_FIG, m, info[m].id);
+}
+
+/* "fn, calls, ..." with prefix p ("", "s." or "NEW.") before each name. */
+static size_t cols(char *s, size_t n, const char *p)
+{
+    init_cols();
+    size_t k = 0;
+    for (int c = 0; c < n_cols; c++)
+        k += (size_t)snprintf(s + k, n - k, "%s%s%s", c ? ", " : "", p, col[c].name);
+    return k;
+}
+
+/* ------------------------------------------- the table-valued function */
+
+typedef struct {
+    sqlite3_vtab base;
+} st_vtab;
+
+typedef struct {
+    sqlite3_vtab_cursor base;
+    unsigned char *blob;
+    piano_stats_reader r;
+    piano_stats_row row;
+    sqlite3_int64 rowid;
+    int eof;
+} st_cursor;
+
+static int st_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
+    (void)aux, (void)argc, (void)argv, (void)err;
+    char a[1024], sql[1200];
+    cols(a, sizeof a, "");
+    snprintf(sql, sizeof sql, "CREATE TABLE x(%s, fns HIDDEN)", a);
+    int rc = sqlite3_declare_vtab(db, sql);
+    if (rc != SQLITE_OK)
+        return rc;
+#ifdef SQLITE_VTAB_INNOCUOUS
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+#endif
+    st_vtab *v = sqlite3_malloc(sizeof *v);
+    if (!v)
+        return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    *out = &v->base;
+    return SQLITE_OK;
+}
+
+static int st_disconnect(sqlite3_vtab *v)
+{
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
+{
+    (void)v;
+    int found = -1, unusable = 0;
+    for (int i = 0; i < ix->nConstraint; i++) {
+        if (ix->aConstraint[i].iColumn != n_cols || ix->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_EQ)
+            continue;
+        if (!ix->aConstraint[i].usable)
+            unusable = 1;
+        else
+            found = i;
+    }
+    if (found < 0 && unusable)
+        return SQLITE_CONSTRAINT;   /* another plan gives it a value */
+    if (found >= 0) {
+        ix->aConstraintUsage[found].argvIndex = 1;
+        ix->aConstraintUsage[found].omit = 1;
+        ix->idxNum = 1;
+        ix->estimatedCost = 100;
+        ix->estimatedRows = 200;
+    } else {
+        ix->idxNum = 0;
+        ix->estimatedCost = 1e12;
+    }
+    /* Rows come in ascending fn order. */
+    if (ix->nOrderBy == 1 && ix->aOrderBy[0].iColumn == 0 && !ix->aOrderBy[0].desc)
+        ix->orderByConsumed = 1;
+    return SQLITE_OK;
+}
+
+static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+    (void)v;
+    st_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int st_close(sqlite3_vtab_cursor *cur)
+{
+    st_cursor *c = (st_cursor *)cur;
+    sqlite3_free(c->blob);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int malformed(sqlite3_vtab_cursor *cur)
+{
+    sqlite3_free(cur->pVtab->zErrMsg);
+    cur->pVtab->zErrMsg = sqlite3_mprintf("a thread's stats (stat_trees.fns) are malformed");
+    return SQLITE_CORRUPT;
+}
+
+static int st_next(sqlite3_vtab_cursor *cur)
+{
+    st_cursor *c = (st_cursor *)cur;
+    int rc = c->eof ? 0 : piano_stats_next(&c->r, &c->row);
+    if (rc < 0) {
+        c->eof = 1;
+        return malformed(cur);
+    }
+    c->eof = rc == 0;
+    c->rowid++;
+    return SQLITE_OK;
+}
+
+static int st_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str;
+    st_cursor *c = (st_cursor *)cur;
+    sqlite3_free(c->blob);
+    c->blob = NULL;
+    c->eof = 1;
+    c->rowid = 0;
+    if (idx != 1 || argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_BLOB)
+        return SQLITE_OK;
+    int len = sqlite3_value_bytes(argv[0]);
+    const void *b = sqlite3_value_blob(argv[0]);
+    if (len <= 0 || !b)
+        return SQLITE_OK;
+    c->blob = sqlite3_malloc(len);
+    if (!c->blob)
+        return SQLITE_NOMEM;
+    memcpy(c->blob, b, (size_t)len);
+    if (piano_stats_open(&c->r, c->blob, (size_t)len) != 0)
+        return malformed(cur);
+    c->eof = 0;
+    return st_next(cur);
+}
+
+static int st_eof(sqlite3_vtab_cursor *cur)
+{
+    return ((st_cursor *)cur)->eof;
+}
+
+static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+    const piano_stats_row *r = &((st_cursor *)cur)->row;
+    if (i < 0 || i >= n_cols) {
+        sqlite3_result_null(ctx);
+        return SQLITE_OK;
+    }
+    const struct col *c = &col[i];
+    if (c->kind == C_FN)
+        sqlite3_result_int64(ctx, r->fn);
+    else if (c->kind == C_FIG && !r->null[c->m])
+        sqlite3_result_int64(ctx, r->v[c->m]);
+    else if (c->kind == C_HS && r->hs)
+        sqlite3_result_blob(ctx, r->hs, (int)r->hs_len, SQLITE_TRANSIENT);
+    else if (c->kind == C_HT && r->ht)
+        sqlite3_result_blob(ctx, r->ht, (int)r->ht_len, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_null(ctx);
+    return SQLITE_OK;
+}
+
+static int st_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((st_cursor *)cur)->rowid;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module st_module = {
+    .xConnect = st_connect,
+    .xBestIndex = st_best_index,
+    .xDisconnect = st_disconnect,
+    .xOpen = st_open,
+    .xClose = st_close,
+    .xFilter = st_filter,
+    .xNext = st_next,
+    .xEof = st_eof,
+    .xColumn = st_column,
+    .xRowid = st_rowid,
+};
+
+int piano_stats_register(sqlite3 *db)
+{
+    int rc = sqlite3_create_module(db, "piano_stats", &st_module, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    char a[1024], b[1024], sql[3072];
+    cols(a, sizeof a, "");
+    cols(b, sizeof b, "s.");
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP VIEW IF NOT EXISTS stats AS SELECT run, thread, %s FROM main.stat_rows"
+             " UNION ALL SELECT t.run, t.thread, %s FROM main.stat_trees t, piano_stats(t.fns) s",
+             a, b);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* ----------------------------------------------- the view in plain SQL */
+
+/* The view decodes the blobs with a recursive query, a row per varint byte
+ * (the histograms' bytes are taken whole): x the byte's value (its place in
+ * a blob of the 256 bytes), acc and mul the varint so far, f the field it
+ * belongs to (0 the fn step and k, 1.. the figures, 32 hist_self's length, 33
+ * hist_total's), k the function's field count, fn its fn; ofn, of, ov and ohb
+ * the function, field, value and histogram bytes a varint's last byte
+ * completes. Then a row per function of the fields' values. Slower than
+ * piano_stats (the whole table is read for any query): for users' own
+ * queries. */
+#define V "(acc + (x & 127) * mul)"
+#define SKIP "(CASE WHEN x < 128 AND f = 32 AND " V " > 0 THEN " V " - 1 WHEN x < 128 AND f = 33 AND " V \
+             " > 1 THEN " V " - 2 ELSE 0 END)"
+int piano_stats_make_view(sqlite3 *db)
+{
+    init_cols();
+    size_t cap = 32768, k = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return SQLITE_NOMEM;
+    char a[1024];
+    cols(a, sizeof a, "");
+    char bytes[520];
+    for (int i = 0; i < 256; i++)
+        snprintf(bytes + 2 * i, 3, "%02X", i);
+#define ADD(...) (k += (size_t)snprintf(s + k, k < cap ? cap - k : 0, __VA_ARGS__))
+    ADD("DROP VIEW IF EXISTS main.stats;\n"
+        "CREATE VIEW main.stats(run, thread, %s) AS\n"
+        "WITH RECURSIVE d(run, thread, b, h, pos, x, fn, f, k, acc, mul, ofn, of, ov, ohb) AS (\n"
+        "  SELECT run, thread, fns, instr(X'%s', substr(fns, 1, 1)) - 1, 2,\n"
+        "    instr(X'%s', substr(fns, 2, 1)) - 1, -1, 0, 0, 0, 1, NULL, NULL, NULL, NULL\n"
+        "  FROM stat_trees WHERE length(fns) >= 2\n"
+        "  UNION ALL\n"
+        "  SELECT run, thread, b, h, pos + 1 + " SKIP ", instr(X'%s', substr(b, pos + 1 + " SKIP ", 1)) - 1,\n"
+        "    CASE WHEN x < 128 AND f = 0 THEN fn + (" V " >> 5) + 1 ELSE fn END,\n"
+        "    CASE WHEN x >= 128 THEN f WHEN f = 0 THEN CASE WHEN " V " & 31 = 0 THEN 32 ELSE 1 END\n"
+        "      WHEN f < 32 THEN CASE WHEN f >= k THEN 32 ELSE f + 1 END WHEN f = 32 THEN 33 ELSE 0 END,\n"
+        "    CASE WHEN x < 128 AND f = 0 THEN " V " & 31 ELSE k END,\n"
+        "    CASE WHEN x < 128 THEN 0 ELSE " V " END,\n"
+        "    CASE WHEN x < 128 THEN 1 ELSE mul * 128 END,\n"
+        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN fn + (" V " >> 5) + 1 ELSE fn END END,\n"
+        "    CASE WHEN x < 128 THEN f END,\n"
+        "    CASE WHEN x < 128 THEN " V " END,\n"
+        "    CASE WHEN x < 128 AND f >= 32 THEN substr(b, pos + 1, " SKIP ") END\n"
+        "  FROM d WHERE pos <= length(b))\n"
+        "SELECT run, thread, ofn",
+        a, bytes, bytes, bytes);
+    const char *hs = "CASE WHEN max(CASE WHEN of = 32 THEN ov END) > 0 THEN max(CASE WHEN of = 32 THEN ohb END) END";
+    for (int c = 1; c < n_cols; c++) {
+        if (col[c].kind == C_HS) {
+            ADD(",\n  %s", hs);
+            continue;
+        }
+        if (col[c].kind == C_HT) {
+            ADD(",\n  CASE max(CASE WHEN of = 33 THEN ov END) WHEN 0 THEN NULL WHEN 1 THEN %s"
+                " ELSE max(CASE WHEN of = 33 THEN ohb END) END", hs);
+            continue;
+        }
+        int m = col[c].m, i = 0;
+        while (fields[i] != m)
+            i++;
+        enum piano_metric_when when = when_of(m);
+        const char *cond = when == PIANO_WHEN_CPU ? "max(h) & 1" : when == PIANO_WHEN_HEAP ? "max(h) & 2" : NULL;
+        if (cond)
+            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond,
+                i, 1 + i);
+        else if (i == 2)   /* total_ns: self_ns + the zigzag difference */
+            ADD(",\n  coalesce(max(CASE WHEN of = 2 THEN ov END), 0) + "
+                "coalesce(max(CASE WHEN of = 3 THEN CASE WHEN ov & 1 THEN -(ov >> 1) - 1 ELSE ov >> 1 END END), 0)");
+        else
+            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 1 + i);
+    }
+    ADD("\nFROM d WHERE of IS NOT NULL GROUP BY run, thread, ofn\n"
+        "UNION ALL SELECT run, thread, %s FROM stat_rows;\n", a);
+    /* Rows written through the view go to stat_rows; an UPDATE or DELETE of
+     * a function in a blob moves its thread's stats to stat_rows first. */
+    char nw[2048], set[2048], move[4096];
+    size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread");
+    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread");
+    for (int c = 0; c < n_cols; c++) {
+        int nn = col[c].kind == C_FIG && when_of(col[c].m) == PIANO_WHEN_ALWAYS;
+        n += (size_t)snprintf(nw + n, sizeof nw - n, nn ? ", coalesce(NEW.%s, 0)" : ", NEW.%s", col[c].name);
+        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", col[c].name, col[c].name);
+    }
+    snprintf(move, sizeof move,
+             "  INSERT INTO stat_rows(run, thread, %s) SELECT run, thread, %s FROM stats\n"
+             "    WHERE run = OLD.run AND thread = OLD.thread\n"
+             "    AND EXISTS (SELECT 1 FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
+             "  DELETE FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
+             a, a);
+    ADD("CREATE TRIGGER main.stats_insert INSTEAD OF INSERT ON stats BEGIN\n"
+        "  INSERT INTO stat_rows(run, thread, %s) VALUES(%s);\nEND;\n"
+        "CREATE TRIGGER main.stats_update INSTEAD OF UPDATE ON stats BEGIN\n%s"
+        "  UPDATE stat_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n"
+        "CREATE TRIGGER main.stats_delete INSTEAD OF DELETE ON stats BEGIN\n%s"
+        "  DELETE FROM stat_rows WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n",
+        a, nw, move, set, move);
+#undef ADD
+    int rc = k < cap ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
+    free(s);
+    return rc;
+}
