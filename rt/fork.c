@@ -101,6 +101,7 @@ void atfork_prepare(void)
     int saved = errno;
     struct piano_thread *ts = piano_tls;
     if (!g.off && !g.finished) {
+        fns_settle();   /* names registered before the first call, for the child's copy (copy_fns) */
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
         size_t room = 0;
         for (int list = 0; list < 2; list++)

@@ -275,6 +275,10 @@ struct fn_batch {
     char buf[PIANO_FNS_BATCH];
 };
 void batch_flush(struct fn_batch *b);
+struct fn_batch *batch_take(void);    /* the spare batch (with the records waiting), or a new one; NULL: none */
+void batch_done(struct fn_batch *b);  /* a module's registration ended: appended, or kept until the first call */
+void fns_settle(void);                /* the first call, a fork, the exit: the records waiting are appended */
+int fns_settled(void);
 void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
 
 /* ---------------------------------------------------------------- slots.c */
