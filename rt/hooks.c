@@ -107,7 +107,7 @@ static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, st
     /* Written before it is read: a read first of a page of the file is a
      * fault, and the write after it another. */
     for (uint32_t i = 0; i < PIANO_TABLE_PAGES; i++)
-        ((volatile uint64_t *)PIANO_PAGES(ts))[(size_t)(p + i) * PIANO_PAGE_WORDS] = 0;
+        ((volatile uint32_t *)PIANO_PAGES(ts))[(size_t)(p + i) * PIANO_PAGE_WORDS] = 0;
     return p;
 }
 
@@ -124,11 +124,11 @@ static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uin
     uint32_t ps = table[bs >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!ps))
         ps = hist_page(ts, table, bs >> PIANO_PAGE_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2]++;
+    piano_hist_inc(ts, (size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2);
     uint32_t pt = table[bt >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!pt))
         pt = hist_page(ts, table, bt >> PIANO_PAGE_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1]++;
+    piano_hist_inc(ts, (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1);
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -147,7 +147,7 @@ static inline void frame_hist_add(struct piano_thread *ts, uint64_t total)
         ts->n_pages += PIANO_OCTAVE_PAGES;
         ts->frame_pages[b >> PIANO_HIST_SUB_BITS] = (uint16_t)pg;
     }
-    PIANO_PAGES(ts)[(size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1]++;
+    piano_hist_inc(ts, (size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1);
 }
 
 static __attribute__((noinline)) void frame_open(struct piano_thread *ts, uint32_t depth)

@@ -295,7 +295,7 @@ void slot_reuse_wait(void);
 void slot_ended(uint32_t n);
 void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
 void slots_forget(const struct piano_thread *keep);
-#define PIANO_STATE_PARTS 8
+#define PIANO_STATE_PARTS 9
 void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS]);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);

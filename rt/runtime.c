@@ -126,7 +126,7 @@ void refresh_name(struct piano_thread *ts, int self)
 static uint64_t state_bytes(const struct piano_thread *ts)
 {
     return (uint64_t)ts->n_nodes * sizeof(struct piano_node) +
-           (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) +
+           (uint64_t)ts->n_pages * PIANO_PAGE_BYTES +
            ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) + (ts->chunks ? PIANO_CHUNK_SIZE : ts->chunk_used);
 }
 
