@@ -112,7 +112,7 @@ static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, st
 }
 
 /* Counts one call's self and total ticks in the function's histograms. */
-static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
+static inline __attribute__((always_inline)) void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
 {
     unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
     uint32_t tb = fr->table;

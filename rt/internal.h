@@ -42,7 +42,7 @@
 #define PIANO_PATH_MAX 4096                    /* a path with its NUL (Linux PATH_MAX) */
 #define PIANO_MSG_MAX (2 * PIANO_PATH_MAX + 208) /* a line of say(): two paths and the words */
 #define PIANO_WHY_MAX 512                      /* what went wrong, as the store tells it */
-#define PIANO_FNS_BATCH (1 << 16)              /* bytes of fns records written, or copied, at once */
+#define PIANO_FNS_BATCH (1 << 14)              /* bytes of fns records written, or copied, at once */
 #define PIANO_LOCK_MAP 4096                    /* bytes of the lock file mapped (a page): holds its flock */
 
 /* Whether piano may record, kept apart from g's written fields: 1 until piano
