@@ -82,11 +82,11 @@ void frames_budget_reset(struct piano_thread *ts)
 static uint64_t frame_spike_ticks(const struct piano_thread *ts, uint32_t level)
 {
     uint64_t n = 0, seen = 0, med = 0;
-    const uint64_t *pages = PIANO_PAGES(ts);
+    int carried = (int)__atomic_load_n(&ts->hist_carried, __ATOMIC_ACQUIRE);
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
         if (ts->frame_pages[o])
             for (unsigned b = 0; b < PIANO_HIST_SUB; b++)
-                n += pages[(size_t)ts->frame_pages[o] * PIANO_PAGE_WORDS + b * 2 + 1];
+                n += piano_hist_word(ts, carried, (size_t)ts->frame_pages[o] * PIANO_PAGE_WORDS + b * 2 + 1);
     if (!n)
         return UINT64_MAX;
     uint64_t above = !level ? n : level < 40 ? n / (100ull << (level - 1)) : 0;   /* frames over the quantile */
@@ -94,7 +94,7 @@ static uint64_t frame_spike_ticks(const struct piano_thread *ts, uint32_t level)
     for (unsigned o = 0; o < PIANO_HIST_OCTAVES; o++)
         if (ts->frame_pages[o])
             for (unsigned b = 0; b < PIANO_HIST_SUB; b++) {
-                uint64_t c = pages[(size_t)ts->frame_pages[o] * PIANO_PAGE_WORDS + b * 2 + 1];
+                uint64_t c = piano_hist_word(ts, carried, (size_t)ts->frame_pages[o] * PIANO_PAGE_WORDS + b * 2 + 1);
                 if (!c)
                     continue;
                 seen += c;

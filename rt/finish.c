@@ -142,6 +142,7 @@ static void piano_finish(void)
         errno = saved;
         return;
     }
+    fns_settle();   /* a run without calls: its spool names what it registered, as any run's */
     snap_stop();   /* before the end: no snapshot after it */
     struct quiet q;
     quiet_begin(&q);

@@ -62,7 +62,7 @@ static void fork_parts(const struct piano_thread *ts, struct piano_ended_part pa
 {
     state_parts(ts, parts);
     for (int i = 0; i < PIANO_STATE_PARTS; i++)
-        if (parts[i].off == PIANO_OFF_PAGES)
+        if (parts[i].off == PIANO_OFF_PAGES || parts[i].off == PIANO_OFF_CARRY)
             parts[i].len = 0;
 }
 
@@ -101,6 +101,7 @@ void atfork_prepare(void)
     int saved = errno;
     struct piano_thread *ts = piano_tls;
     if (!g.off && !g.finished) {
+        fns_settle();   /* names registered before the first call, for the child's copy (copy_fns) */
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
         size_t room = 0;
         for (int list = 0; list < 2; list++)
@@ -242,8 +243,12 @@ static void reset_counts(struct piano_thread *ts, uint64_t now, int anon)
     }
     /* A state in the child's own file has no pages (fork_parts): zeros
      * already, untouched here. An anonymous one is the parent's, copied. */
-    if (anon)
-        memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t));
+    if (anon) {
+        memset(PIANO_PAGES(ts), 0, (size_t)ts->n_pages * PIANO_PAGE_BYTES);
+        if (ts->hist_carried)
+            memset((char *)ts + PIANO_OFF_CARRY, 0, (size_t)ts->n_pages * PIANO_PAGE_BYTES);
+    }
+    ts->hist_carried = 0;
     ts->n_pages = 1;
     struct piano_slot *stack = PIANO_STACK(ts);
     uint32_t depth = piano_depth(ts->depth);

@@ -123,12 +123,12 @@ static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, st
     /* Written before it is read: a read first of a page of the file is a
      * fault, and the write after it another. */
     for (uint32_t i = 0; i < PIANO_TABLE_PAGES; i++)
-        ((volatile uint64_t *)PIANO_PAGES(ts))[(size_t)(p + i) * PIANO_PAGE_WORDS] = 0;
+        ((volatile uint32_t *)PIANO_PAGES(ts))[(size_t)(p + i) * PIANO_PAGE_WORDS] = 0;
     return p;
 }
 
 /* Counts one call's self and total ticks in the function's histograms. */
-static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
+static inline __attribute__((always_inline)) void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
 {
     unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
     uint32_t tb = fr->table;
@@ -140,11 +140,11 @@ static inline void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uin
     uint32_t ps = table[bs >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!ps))
         ps = hist_page(ts, table, bs >> PIANO_PAGE_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2]++;
+    piano_hist_inc(ts, (size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2);
     uint32_t pt = table[bt >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!pt))
         pt = hist_page(ts, table, bt >> PIANO_PAGE_SUB_BITS);
-    PIANO_PAGES(ts)[(size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1]++;
+    piano_hist_inc(ts, (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1);
 }
 
 /* A histogram counter (PIANO_PAGES' word). */
@@ -190,7 +190,7 @@ static inline void frame_hist_add(struct piano_thread *ts, uint64_t total)
         ts->n_pages += PIANO_OCTAVE_PAGES;
         ts->frame_pages[b >> PIANO_HIST_SUB_BITS] = (uint16_t)pg;
     }
-    PIANO_PAGES(ts)[(size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1]++;
+    piano_hist_inc(ts, (size_t)pg * PIANO_PAGE_WORDS + (b & PIANO_HIST_SUB_MASK) * 2 + 1);
 }
 
 static inline __attribute__((always_inline)) void frame_open(struct piano_thread *ts, uint32_t depth)

@@ -42,7 +42,7 @@
 #define PIANO_PATH_MAX 4096                    /* a path with its NUL (Linux PATH_MAX) */
 #define PIANO_MSG_MAX (2 * PIANO_PATH_MAX + 208) /* a line of say(): two paths and the words */
 #define PIANO_WHY_MAX 512                      /* what went wrong, as the store tells it */
-#define PIANO_FNS_BATCH (1 << 16)              /* bytes of fns records written, or copied, at once */
+#define PIANO_FNS_BATCH (1 << 14)              /* bytes of fns records written, or copied, at once */
 #define PIANO_LOCK_MAP 4096                    /* bytes of the lock file mapped (a page): holds its flock */
 
 /* Whether piano may record, kept apart from g's written fields: 1 until piano
@@ -269,12 +269,18 @@ void append_fns(const void *buf, size_t n);
 /* Function records waiting to be appended to the fns file together: a
  * module's constructor registers all its functions at once, and one append
  * per function (open, write, close: the program may close any descriptor we
- * keep) made a 500-function program start 20 ms later. */
+ * keep) made a 500-function program start 20 ms later. Before the run's first
+ * call the modules' records wait together in one (fns_file.c); 16 KiB: an
+ * append (10 syscalls) costs about what a first touch of a page does. */
 struct fn_batch {
     size_t used;
     char buf[PIANO_FNS_BATCH];
 };
 void batch_flush(struct fn_batch *b);
+struct fn_batch *batch_take(void);    /* the spare batch (with the records waiting), or a new one; NULL: none */
+void batch_done(struct fn_batch *b);  /* a module's registration ended: appended, or kept until the first call */
+void fns_settle(void);                /* the first call, a fork, the exit: the records waiting are appended */
+int fns_settled(void);
 void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char *name, const char *file);
 
 /* ---------------------------------------------------------------- slots.c */
@@ -291,7 +297,7 @@ void slot_reuse_wait(void);
 void slot_ended(uint32_t n);
 void slot_release(struct piano_thread *ts, uint32_t n, uint64_t bytes_used);
 void slots_forget(const struct piano_thread *keep);
-#define PIANO_STATE_PARTS 8
+#define PIANO_STATE_PARTS 9
 void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS]);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
 int dump_anon(struct piano_thread *ts);

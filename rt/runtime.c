@@ -64,6 +64,8 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
 {
     /* A thread's own state may take a reused slot (a signal handler's, made
      * inside the handler, takes no lock: always a new one). */
+    if (!fns_settled())
+        fns_settle();   /* the run's first call: the names of the functions registered so far go first */
     uint32_t slot, room = 0;
     if (owner || !slot_take(&slot, &room))
         slot = atomic_fetch_add(&g.next_slot, 1);
@@ -124,7 +126,7 @@ void refresh_name(struct piano_thread *ts, int self)
 static uint64_t state_bytes(const struct piano_thread *ts)
 {
     return (uint64_t)ts->n_nodes * sizeof(struct piano_node) +
-           (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) +
+           (uint64_t)ts->n_pages * PIANO_PAGE_BYTES +
            ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) + (ts->chunks ? PIANO_CHUNK_SIZE : ts->chunk_used);
 }
 
@@ -279,7 +281,10 @@ static void piano_start(void)
         g.off = 1;
     if (!g.off) {
         import_locate();
-        write_fn_record(NULL, PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
+        struct fn_batch *batch = batch_take();   /* appended with the first modules' records */
+        write_fn_record(batch, PIANO_FN_OVERFLOW, 0, "(functions past piano's limit)", "");
+        if (batch)
+            batch_done(batch);
         pthread_key_create(&g.thread_key, thread_ended);
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     }
@@ -470,18 +475,7 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
         for (uint32_t i = 0; i < count; i++)
             __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
     } else {
-        /* Not on the stack: a dlopen may run this on a thread with a small one.
-         * One mapping serves module after module (a program of many modules
-         * registers each in turn): a new one's first pages were faults again,
-         * 20-40 us each on a VM (jq's 24 modules: 25 faults, bench/README.md);
-         * a module registering meanwhile on another thread maps its own. */
-        static struct fn_batch *_Atomic spare_batch;
-        struct fn_batch *batch = atomic_exchange(&spare_batch, NULL);
-        if (!batch) {
-            batch = mmap(NULL, sizeof *batch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (batch == MAP_FAILED)
-                batch = NULL;   /* one append per function */
-        }
+        struct fn_batch *batch = batch_take();
         for (uint32_t i = 0; i < count; i++) {
             uint32_t id = __atomic_load_n(&sites[i]->id, __ATOMIC_ACQUIRE);
             if (!id)
@@ -489,12 +483,8 @@ PIANO_API int __piano_register(struct piano_site *const *sites, uint32_t count, 
             if (id == PIANO_FN_SKIP)   /* also one registered lazily, before this */
                 __atomic_store_n(sites[i]->on, 0, __ATOMIC_RELAXED);
         }
-        if (batch) {
-            batch_flush(batch);   /* before any of these functions can run */
-            struct fn_batch *none = NULL;
-            if (!atomic_compare_exchange_strong(&spare_batch, &none, batch))
-                munmap(batch, sizeof *batch);
-        }
+        if (batch)
+            batch_done(batch);   /* appended now, or before the first call (fns_file.c) */
     }
     return piano_on();
 }

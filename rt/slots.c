@@ -325,7 +325,7 @@ static int slot_reuse_state(struct piano_thread *ts)
     const struct piano_chunk_hdr *h = (const void *)((const char *)ts + PIANO_SLOT_BUF);
     uint64_t buf_used = __atomic_load_n(&h->used, __ATOMIC_RELAXED);
     if (reuse_off || ts->anon || ts->sig || ts->signal_of || !in_group(ts, slot) ||
-        ts->contexts_truncated || ts->deep_calls || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
+        ts->contexts_truncated || ts->deep_calls || ts->hist_carried || hash_mask(ts) >= PIANO_HASH_MIN || n_nodes > REUSE_NODES_MAX ||
         n_nodes < 1 || n_pages > REUSE_PAGES_MAX || n_pages < 1 || piano_depth(ts->depth) != 0 ||
         buf_used > REUSE_BUF_MAX || __atomic_load_n(&slot_free_n, __ATOMIC_RELAXED) >= SLOT_FREE_MAX ||
         !snap_reuse_ok())
@@ -337,17 +337,17 @@ static int slot_reuse_state(struct piano_thread *ts)
     parts[np++] = (struct piano_ended_part){ PIANO_OFF_NODES, (uint64_t)n_nodes * sizeof(struct piano_node) };
     /* A histogram page's counters in use: its buckets between the first and
      * the last it counted (a function's calls take alike times), not 256 bytes. */
-    const uint64_t *pages = PIANO_PAGES(ts);
+    const uint32_t *pages = PIANO_PAGES(ts);
     for (uint32_t p = 0; p < n_pages; p++) {
-        const uint64_t *w = pages + (size_t)p * PIANO_PAGE_WORDS;
+        const uint32_t *w = pages + (size_t)p * PIANO_PAGE_WORDS;
         uint32_t first = 0, last = PIANO_PAGE_WORDS;
         while (first < PIANO_PAGE_WORDS && !w[first])
             first++;
         while (last > first && !w[last - 1])
             last--;
         if (first < last)
-            parts[np++] = (struct piano_ended_part){ PIANO_OFF_PAGES + ((uint64_t)p * PIANO_PAGE_WORDS + first) * 8,
-                                                     (uint64_t)(last - first) * 8 };
+            parts[np++] = (struct piano_ended_part){ PIANO_OFF_PAGES + ((uint64_t)p * PIANO_PAGE_WORDS + first) * 4,
+                                                     (uint64_t)(last - first) * 4 };
     }
     if (h->magic == PIANO_SPOOL_MAGIC)
         parts[np++] = (struct piano_ended_part){ PIANO_SLOT_BUF, sizeof *h + buf_used };
@@ -453,7 +453,8 @@ void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PI
         { PIANO_OFF_NODES + (uint64_t)PIANO_NODE_CAP * sizeof(struct piano_node),
           ts->contexts_truncated ? (uint64_t)nfn * sizeof(struct piano_node) : 0 },
         { PIANO_OFF_FNS, (uint64_t)nfn * sizeof(struct piano_fnrec) },
-        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_WORDS * sizeof(uint64_t) },
+        { PIANO_OFF_PAGES, (uint64_t)ts->n_pages * PIANO_PAGE_BYTES },
+        { PIANO_OFF_CARRY, ts->hist_carried ? (uint64_t)ts->n_pages * PIANO_PAGE_BYTES : 0 },
         { PIANO_OFF_HASH, hash_mask(ts) < PIANO_HASH_MIN ? 0 : ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) },
         { PIANO_THREAD_FILE_SIZE - 1, 1 },
     };

@@ -36,29 +36,33 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 19  /* 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 20  /* 20: histogram counters of 32 bits, a carry beside (PIANO_OFF_CARRY, piano_thread.hist_carried); 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
 #define PIANO_NODE_CAP (1u << 16)    /* calling contexts per thread; beyond, a per-function orphan node */
 #define PIANO_CTX_DEPTH 256          /* deeper calls share their ancestor's context at this depth */
-#define PIANO_PAGE_CAP (1u << 16)    /* histogram pages per thread (indices 1..65535 fit uint16_t): 16 MiB */
-/* A histogram page holds 16 buckets (a quarter of an octave), 256 bytes: a
+#define PIANO_PAGE_CAP (1u << 16)    /* histogram pages per thread (indices 1..65535 fit uint16_t): 8 MiB */
+/* A histogram page holds 16 buckets (a quarter of an octave), 128 bytes: a
  * short run's calls spread over few buckets of an octave, so pages of a whole
  * octave (1 KiB) left most of the memory pages a run touched zero, and a first
- * touch of a page is a fault (jq's short run: 242 pages of 4 KiB -> 123;
- * bench/README.md). */
+ * touch of a page is a fault (jq's short run: 242 pages of 4 KiB -> 123 with
+ * pages of 16 buckets, -> 62 with counters of 32 bits; bench/README.md).
+ * Counters are 32 bits: one that wraps adds 1 to its word of the carry, at
+ * the same place PIANO_OFF_CARRY - PIANO_OFF_PAGES further (piano_hist_inc),
+ * which no run touches until a bucket passes 2^32 calls. */
 #define PIANO_PAGE_SUB_BITS 4
 #define PIANO_PAGE_BUCKETS (1u << PIANO_PAGE_SUB_BITS)  /* buckets per page: 16 */
 #define PIANO_PAGE_SUB_MASK (PIANO_PAGE_BUCKETS - 1)    /* a bucket's place in its page */
 #define PIANO_PAGE_WORDS (2 * PIANO_PAGE_BUCKETS) /* counters per page: 16 buckets x {self, total} */
+#define PIANO_PAGE_BYTES (PIANO_PAGE_WORDS * sizeof(uint32_t))   /* 128 */
 #define PIANO_FN_PAGES (PIANO_HIST_BUCKETS >> PIANO_PAGE_SUB_BITS) /* pages of a function's histograms: 236 */
 /* The frame histogram takes an octave's pages at once, consecutive: its
  * page of octave o is pages frame_pages[o] .. + PIANO_OCTAVE_PAGES - 1, read
  * as one run of 64 buckets. */
 #define PIANO_OCTAVE_PAGES (PIANO_HIST_SUB >> PIANO_PAGE_SUB_BITS)
-/* Pages of a function's page table (piano_fnrec.table): 472 bytes in 2. */
-#define PIANO_TABLE_PAGES ((PIANO_FN_PAGES * 2 + PIANO_PAGE_WORDS * 8 - 1) / (PIANO_PAGE_WORDS * 8))
+/* Pages of a function's page table (piano_fnrec.table): 472 bytes in 4. */
+#define PIANO_TABLE_PAGES ((PIANO_FN_PAGES * 2 + PIANO_PAGE_BYTES - 1) / PIANO_PAGE_BYTES)
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
 #define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
                                       * it doubles to stay under half full */
@@ -217,6 +221,9 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
      * a later thread once its records are in the ended file (rt/slots.c), so
      * slot and thread number differ then. */
     uint32_t slot;
+    /* 1 once a histogram counter wrapped: the carry (PIANO_OFF_CARRY) holds
+     * their high words; 0, readers never touch it. */
+    uint32_t hist_carried;
 };
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
@@ -516,7 +523,8 @@ struct piano_spool_fn {      /* followed by name_len + file_len bytes */
 #define PIANO_NODES_TOTAL (PIANO_NODE_CAP + PIANO_FN_CAP)
 #define PIANO_OFF_FNS PIANO_ALIGN_UP(PIANO_OFF_NODES + (uint64_t)PIANO_NODES_TOTAL * sizeof(struct piano_node))
 #define PIANO_OFF_PAGES PIANO_ALIGN_UP(PIANO_OFF_FNS + (uint64_t)PIANO_FN_CAP * sizeof(struct piano_fnrec))
-#define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_WORDS * sizeof(uint64_t))
+#define PIANO_OFF_CARRY PIANO_ALIGN_UP(PIANO_OFF_PAGES + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_BYTES)
+#define PIANO_OFF_HASH PIANO_ALIGN_UP(PIANO_OFF_CARRY + (uint64_t)PIANO_PAGE_CAP * PIANO_PAGE_BYTES)
 #define PIANO_OFF_TOUCHED PIANO_ALIGN_UP(PIANO_OFF_HASH + (uint64_t)PIANO_HASH_CAP * sizeof(uint32_t))
 #define PIANO_THREAD_FILE_SIZE PIANO_ALIGN_UP(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t))
 /* The frame's function list (runtime only) fills its section from the end
@@ -529,6 +537,46 @@ _Static_assert(PIANO_OFF_TOUCHED + (uint64_t)PIANO_FN_CAP * sizeof(uint32_t) == 
 #define PIANO_SLOT_BUF PIANO_THREAD_FILE_SIZE   /* the frame buffer's offset in a slot */
 #define PIANO_SLOT_SIZE ((PIANO_SLOT_BUF + PIANO_CHUNK_SIZE + (2ull << 20) - 1) & ~((2ull << 20) - 1))
 _Static_assert(PIANO_SLOT_BUF % 4096 == 0, "a slot's frame buffer starts on a page");
+
+/* Counter `word` of state ts's histogram pages (page p's bucket b, self or
+ * total: word p * PIANO_PAGE_WORDS + b * 2 + k) plus one: 32 bits, and the
+ * rare wrap carried into the word's place in the carry, so no count is lost
+ * (a bucket passes 2^32 after about an hour of 1 ns calls). A reader of a
+ * live thread may see a wrapped word before its carry, short by 2^32 for that
+ * instant. */
+static __attribute__((noinline, cold)) void piano_hist_carry(struct piano_thread *ts, size_t word)
+{
+    ((uint32_t *)(void *)((char *)ts + PIANO_OFF_CARRY))[word]++;
+    __atomic_store_n(&ts->hist_carried, 1, __ATOMIC_RELEASE);
+}
+static inline __attribute__((always_inline)) void piano_hist_inc(struct piano_thread *ts, size_t word)
+{
+    uint32_t *c = (uint32_t *)(void *)((char *)ts + PIANO_OFF_PAGES) + word;
+#if defined(__x86_64__) && (defined(__clang__) || __GNUC__ >= 11)
+    /* One add to memory and a jump on its zero flag: the compiler's own
+     * form kept the counter's address in a register for the carry's call
+     * (a lea more, 2 instructions a call pair). */
+    __asm__ goto("addl $1, %0\n\tje %l[wrapped]" : "+m"(*c) : : "cc" : wrapped);
+    return;
+wrapped:
+    piano_hist_carry(ts, word);
+#else
+    if (__builtin_expect(++*c == 0, 0))
+        piano_hist_carry(ts, word);
+#endif
+}
+/* Counter `word` of a state at `state` (a thread's, or a copy laid out as
+ * one), its carry included when the header says there is one. Relaxed: a
+ * live thread may be adding to it. */
+static inline uint64_t piano_hist_word(const void *state, int carried, size_t word)
+{
+    const uint32_t *lo = (const uint32_t *)(const void *)((const char *)state + PIANO_OFF_PAGES);
+    uint64_t c = __atomic_load_n(&lo[word], __ATOMIC_RELAXED);
+    if (carried)
+        c += (uint64_t)__atomic_load_n(&((const uint32_t *)(const void *)((const char *)state + PIANO_OFF_CARRY))[word],
+                                       __ATOMIC_RELAXED) << 32;
+    return c;
+}
 
 /* Where thread n's slot starts in states. */
 static inline uint64_t piano_slot_offset(uint32_t n)

@@ -93,13 +93,15 @@ static int by_sample_fn(const void *a, const void *b)
 }
 
 /* The counters of histogram k (0 self, 1 total) in page p of thread t's state:
- * a page interleaves the two, [bucket][self, total] (spool.h). Read relaxed:
- * a live thread may be adding to them. */
+ * a page interleaves the two, [bucket][self, total] (spool.h), 32 bits each,
+ * their carry read only when the thread's header says a counter wrapped.
+ * Read relaxed: a live thread may be adding to them. */
 static void page_counts(const struct thread_in *t, uint32_t p, int k, uint64_t *counts, unsigned n)
 {   /* n buckets from page p's first: n / PIANO_PAGE_BUCKETS consecutive pages */
-    const uint64_t *page = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) + (size_t)p * PIANO_PAGE_WORDS;
+    int carried = t->hdr.hist_carried != 0;
+    size_t word = (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
     for (unsigned b = 0; b < n; b++)
-        counts[b] = __atomic_load_n(&page[b * 2 + (unsigned)k], __ATOMIC_RELAXED);
+        counts[b] = piano_hist_word(t->state, carried, word + b * 2);
 }
 
 /* The PIANO_OCTAVE_PAGES 16-bit entries of an octave in a page table, read as
@@ -131,8 +133,9 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
     uint32_t tb = __atomic_load_n(&fns[fn].table, __ATOMIC_RELAXED);
     const uint16_t *table = tb && tb + PIANO_TABLE_PAGES <= n_pages
                                 ? (const uint16_t *)(const void *)(t->state + PIANO_OFF_PAGES +
-                                                                   (size_t)tb * PIANO_PAGE_WORDS * sizeof(uint64_t))
+                                                                   (size_t)tb * PIANO_PAGE_BYTES)
                                 : NULL;
+    int carried = t->hdr.hist_carried != 0;   /* a counter wrapped: its carry is read too (spool.h) */
     piano_hist_writer w;
     piano_hist_begin(&w, j->blob);
     /* The octaves with an entry in the table (an octave's PIANO_OCTAVE_PAGES
@@ -162,11 +165,11 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
             uint64_t *ex = extra + q * PIANO_PAGE_BUCKETS;
             if (p && p < n_pages) {   /* (a page past the pool's end is none) */
                 /* page_counts' words, read as they are put: most of a page's buckets are 0 */
-                const uint64_t *words = (const uint64_t *)(const void *)(t->state + PIANO_OFF_PAGES) +
-                                        (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
-                if (has_extra) {
+                size_t word = (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
+                const uint32_t *words = (const uint32_t *)(const void *)(t->state + PIANO_OFF_PAGES) + word;
+                if (has_extra || carried) {
                     for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++) {
-                        uint64_t c = __atomic_load_n(&words[2 * b], __ATOMIC_RELAXED) + ex[b];
+                        uint64_t c = piano_hist_word(t->state, carried, word + 2 * b) + ex[b];
                         if (c)
                             piano_hist_put_one(&w, first + b, c);
                     }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
+#include "spool.h"
+#include <sys/mman.h>
 
 /* Every value maps into a bucket whose reported value is within 1/128 of it. */
 static void bucket_value_within_one_percent(void **state)
@@ -134,6 +136,37 @@ static void blob_formats(void **state)
     free(h);
 }
 
+/* A thread's histogram counters are 32 bits (spool.h piano_hist_inc): a
+ * bucket driven past 2^32 carries into its word of the carry, read back by
+ * piano_hist_word (the import's and the frame budget's reader) as 64 bits. */
+static void counter_carries_past_32_bits(void **state)
+{
+    (void)state;
+    size_t len = PIANO_OFF_HASH;   /* header, ..., pages, carry: untouched parts cost nothing */
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    assert_true(m != MAP_FAILED);
+    struct piano_thread *ts = m;
+    uint32_t *lo = (uint32_t *)(void *)((char *)m + PIANO_OFF_PAGES);
+    size_t word = (size_t)(PIANO_PAGE_CAP - 1) * PIANO_PAGE_WORDS + 7;   /* the last page: the carry's far end */
+    lo[word] = UINT32_MAX - 1;
+    piano_hist_inc(ts, word);
+    assert_int_equal(ts->hist_carried, 0);
+    assert_true(piano_hist_word(m, 0, word) == UINT32_MAX);
+    piano_hist_inc(ts, word);   /* 2^32: wraps */
+    assert_int_equal(lo[word], 0);
+    assert_int_equal(ts->hist_carried, 1);
+    assert_true(piano_hist_word(m, 1, word) == 1ull << 32);
+    piano_hist_inc(ts, word);
+    assert_true(piano_hist_word(m, 1, word) == (1ull << 32) + 1);
+    lo[word] = UINT32_MAX;   /* 2^33 - 1, then the second wrap */
+    assert_true(piano_hist_word(m, 1, word) == (1ull << 33) - 1);
+    piano_hist_inc(ts, word);
+    assert_true(piano_hist_word(m, 1, word) == 1ull << 33);
+    /* Its neighbours are untouched. */
+    assert_true(piano_hist_word(m, 1, word - 1) == 0 && piano_hist_word(m, 1, word + 1) == 0);
+    munmap(m, len);
+}
+
 static void empty_histogram_quantile_is_zero(void **state)
 {
     (void)state;
@@ -151,6 +184,7 @@ int main(void)
         cmocka_unit_test(quantiles_within_one_percent),
         cmocka_unit_test(blob_round_trip),
         cmocka_unit_test(empty_histogram_quantile_is_zero),
+        cmocka_unit_test(counter_carries_past_32_bits),
     };
     return cmocka_run_group_tests_name("hist", tests, NULL, NULL);
 }
