@@ -6,6 +6,7 @@
  * contexts_blob.h's.
  */
 #include "contexts_blob.h"
+#include "blob_table.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -153,146 +154,34 @@ static void init_cols(void)
 }
 
 typedef struct {
-    sqlite3_vtab base;
-} ctx_vtab;
-
-typedef struct {
-    sqlite3_vtab_cursor base;
-    unsigned char *blob;
     piano_ctx_reader r;
     piano_ctx_row row;
-    sqlite3_int64 rowid;
-    int eof;
-} ctx_cursor;
+} ctx_state;
 
-static int ctx_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+static int ctx_declare(char *sql, size_t n)
 {
-    (void)aux, (void)argc, (void)argv, (void)err;
     init_cols();
-    char sql[1024];
-    size_t k = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE x(id, parent, fn");
+    size_t k = (size_t)snprintf(sql, n, "CREATE TABLE x(id, parent, fn");
     for (int c = 3; c < n_cols; c++)
-        k += (size_t)snprintf(sql + k, sizeof sql - k, ", %s", info[col_metric[c]].id);
-    snprintf(sql + k, sizeof sql - k, ", nodes HIDDEN)");
-    int rc = sqlite3_declare_vtab(db, sql);
-    if (rc != SQLITE_OK)
-        return rc;
-#ifdef SQLITE_VTAB_INNOCUOUS
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-#endif
-    ctx_vtab *v = sqlite3_malloc(sizeof *v);
-    if (!v)
-        return SQLITE_NOMEM;
-    memset(v, 0, sizeof *v);
-    *out = &v->base;
-    return SQLITE_OK;
+        k += (size_t)snprintf(sql + k, n - k, ", %s", info[col_metric[c]].id);
+    snprintf(sql + k, n - k, ", nodes HIDDEN)");
+    return n_cols;
 }
 
-static int ctx_disconnect(sqlite3_vtab *v)
+static int ctx_open(void *state, const unsigned char *b, size_t len)
 {
-    sqlite3_free(v);
-    return SQLITE_OK;
+    return piano_ctx_open(&((ctx_state *)state)->r, b, len);
 }
 
-static int ctx_best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
+static int ctx_next(void *state)
 {
-    (void)v;
-    int found = -1, unusable = 0;
-    for (int i = 0; i < ix->nConstraint; i++) {
-        if (ix->aConstraint[i].iColumn != n_cols || ix->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_EQ)
-            continue;
-        if (!ix->aConstraint[i].usable)
-            unusable = 1;
-        else
-            found = i;
-    }
-    if (found < 0 && unusable)
-        return SQLITE_CONSTRAINT;   /* another plan gives it a value */
-    if (found >= 0) {
-        ix->aConstraintUsage[found].argvIndex = 1;
-        ix->aConstraintUsage[found].omit = 1;
-        ix->idxNum = 1;
-        ix->estimatedCost = 100;
-        ix->estimatedRows = 1000;
-    } else {
-        ix->idxNum = 0;
-        ix->estimatedCost = 1e12;
-    }
-    /* Rows come in ascending id order. */
-    if (ix->nOrderBy == 1 && ix->aOrderBy[0].iColumn == 0 && !ix->aOrderBy[0].desc)
-        ix->orderByConsumed = 1;
-    return SQLITE_OK;
+    ctx_state *s = state;
+    return piano_ctx_next(&s->r, &s->row);
 }
 
-static int ctx_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+static void ctx_column(const void *state, sqlite3_context *ctx, int col)
 {
-    (void)v;
-    ctx_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
-}
-
-static int ctx_close(sqlite3_vtab_cursor *cur)
-{
-    ctx_cursor *c = (ctx_cursor *)cur;
-    sqlite3_free(c->blob);
-    sqlite3_free(c);
-    return SQLITE_OK;
-}
-
-static int ctx_next(sqlite3_vtab_cursor *cur)
-{
-    ctx_cursor *c = (ctx_cursor *)cur;
-    int rc = c->eof ? 0 : piano_ctx_next(&c->r, &c->row);
-    if (rc < 0) {
-        c->eof = 1;
-        sqlite3_free(cur->pVtab->zErrMsg);
-        cur->pVtab->zErrMsg = sqlite3_mprintf("a calling context tree (context_trees.nodes) is malformed");
-        return SQLITE_CORRUPT;
-    }
-    c->eof = rc == 0;
-    c->rowid++;
-    return SQLITE_OK;
-}
-
-static int ctx_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
-{
-    (void)idx_str;
-    ctx_cursor *c = (ctx_cursor *)cur;
-    sqlite3_free(c->blob);
-    c->blob = NULL;
-    c->eof = 1;
-    c->rowid = 0;
-    if (idx != 1 || argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_BLOB)
-        return SQLITE_OK;
-    int len = sqlite3_value_bytes(argv[0]);
-    const void *b = sqlite3_value_blob(argv[0]);
-    if (len <= 0 || !b)
-        return SQLITE_OK;
-    c->blob = sqlite3_malloc(len);
-    if (!c->blob)
-        return SQLITE_NOMEM;
-    memcpy(c->blob, b, (size_t)len);
-    if (piano_ctx_open(&c->r, c->blob, (size_t)len) != 0) {
-        sqlite3_free(cur->pVtab->zErrMsg);
-        cur->pVtab->zErrMsg = sqlite3_mprintf("a calling context tree (context_trees.nodes) is malformed");
-        return SQLITE_CORRUPT;
-    }
-    c->eof = 0;
-    return ctx_next(cur);
-}
-
-static int ctx_eof(sqlite3_vtab_cursor *cur)
-{
-    return ((ctx_cursor *)cur)->eof;
-}
-
-static int ctx_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
-{
-    const piano_ctx_row *r = &((ctx_cursor *)cur)->row;
+    const piano_ctx_row *r = &((const ctx_state *)state)->row;
     if (col == 0)
         sqlite3_result_int64(ctx, r->id);
     else if (col == 1 && r->parent >= 0)
@@ -303,26 +192,16 @@ static int ctx_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_int64(ctx, r->v[col_metric[col]]);
     else
         sqlite3_result_null(ctx);
-    return SQLITE_OK;
 }
 
-static int ctx_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((ctx_cursor *)cur)->rowid;
-    return SQLITE_OK;
-}
-
-static const sqlite3_module ctx_module = {
-    .xConnect = ctx_connect,
-    .xBestIndex = ctx_best_index,
-    .xDisconnect = ctx_disconnect,
-    .xOpen = ctx_open,
-    .xClose = ctx_close,
-    .xFilter = ctx_filter,
-    .xNext = ctx_next,
-    .xEof = ctx_eof,
-    .xColumn = ctx_column,
-    .xRowid = ctx_rowid,
+static const piano_blob_table ctx_table = {
+    .declare = ctx_declare,
+    .open = ctx_open,
+    .next = ctx_next,
+    .column = ctx_column,
+    .state_size = sizeof(ctx_state),
+    .rows = 1000,
+    .malformed = "a calling context tree (context_trees.nodes) is malformed",
 };
 
 /* "run, thread, id, parent, fn, calls, ..." with prefix p ("" or "c.") for
@@ -338,7 +217,7 @@ static size_t cols(char *s, size_t n, const char *p)
 
 int piano_contexts_register(sqlite3 *db)
 {
-    int rc = sqlite3_create_module(db, "piano_contexts", &ctx_module, NULL);
+    int rc = piano_blob_table_register(db, "piano_contexts", &ctx_table);
     if (rc != SQLITE_OK)
         return rc;
     char a[1024], b[1024], sql[3072];

@@ -5,6 +5,7 @@
  * plain SQL for clients without the function. The format is stats_blob.h's.
  */
 #include "stats_blob.h"
+#include "blob_table.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -227,185 +228,58 @@ static size_t cols(char *s, size_t n, const char *p)
 /* ------------------------------------------- the table-valued function */
 
 typedef struct {
-    sqlite3_vtab base;
-} st_vtab;
-
-typedef struct {
-    sqlite3_vtab_cursor base;
-    unsigned char *blob;
     piano_stats_reader r;
     piano_stats_row row;
-    sqlite3_int64 rowid;
-    int eof;
-} st_cursor;
+} st_state;
 
-static int st_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+static int st_declare(char *sql, size_t n)
 {
-    (void)aux, (void)argc, (void)argv, (void)err;
-    char a[1024], sql[1200];
+    char a[1024];
     cols(a, sizeof a, "");
-    snprintf(sql, sizeof sql, "CREATE TABLE x(%s, fns HIDDEN)", a);
-    int rc = sqlite3_declare_vtab(db, sql);
-    if (rc != SQLITE_OK)
-        return rc;
-#ifdef SQLITE_VTAB_INNOCUOUS
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-#endif
-    st_vtab *v = sqlite3_malloc(sizeof *v);
-    if (!v)
-        return SQLITE_NOMEM;
-    memset(v, 0, sizeof *v);
-    *out = &v->base;
-    return SQLITE_OK;
+    snprintf(sql, n, "CREATE TABLE x(%s, fns HIDDEN)", a);
+    return n_cols;
 }
 
-static int st_disconnect(sqlite3_vtab *v)
+static int st_open(void *state, const unsigned char *b, size_t len)
 {
-    sqlite3_free(v);
-    return SQLITE_OK;
+    return piano_stats_open(&((st_state *)state)->r, b, len);
 }
 
-static int st_best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
+static int st_next(void *state)
 {
-    (void)v;
-    int found = -1, unusable = 0;
-    for (int i = 0; i < ix->nConstraint; i++) {
-        if (ix->aConstraint[i].iColumn != n_cols || ix->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_EQ)
-            continue;
-        if (!ix->aConstraint[i].usable)
-            unusable = 1;
-        else
-            found = i;
-    }
-    if (found < 0 && unusable)
-        return SQLITE_CONSTRAINT;   /* another plan gives it a value */
-    if (found >= 0) {
-        ix->aConstraintUsage[found].argvIndex = 1;
-        ix->aConstraintUsage[found].omit = 1;
-        ix->idxNum = 1;
-        ix->estimatedCost = 100;
-        ix->estimatedRows = 200;
-    } else {
-        ix->idxNum = 0;
-        ix->estimatedCost = 1e12;
-    }
-    /* Rows come in ascending fn order. */
-    if (ix->nOrderBy == 1 && ix->aOrderBy[0].iColumn == 0 && !ix->aOrderBy[0].desc)
-        ix->orderByConsumed = 1;
-    return SQLITE_OK;
+    st_state *s = state;
+    return piano_stats_next(&s->r, &s->row);
 }
 
-static int st_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+static void st_column(const void *state, sqlite3_context *ctx, int i)
 {
-    (void)v;
-    st_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
-}
-
-static int st_close(sqlite3_vtab_cursor *cur)
-{
-    st_cursor *c = (st_cursor *)cur;
-    sqlite3_free(c->blob);
-    sqlite3_free(c);
-    return SQLITE_OK;
-}
-
-static int malformed(sqlite3_vtab_cursor *cur)
-{
-    sqlite3_free(cur->pVtab->zErrMsg);
-    cur->pVtab->zErrMsg = sqlite3_mprintf("a thread's stats (stat_trees.fns) are malformed");
-    return SQLITE_CORRUPT;
-}
-
-static int st_next(sqlite3_vtab_cursor *cur)
-{
-    st_cursor *c = (st_cursor *)cur;
-    int rc = c->eof ? 0 : piano_stats_next(&c->r, &c->row);
-    if (rc < 0) {
-        c->eof = 1;
-        return malformed(cur);
-    }
-    c->eof = rc == 0;
-    c->rowid++;
-    return SQLITE_OK;
-}
-
-static int st_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int argc, sqlite3_value **argv)
-{
-    (void)idx_str;
-    st_cursor *c = (st_cursor *)cur;
-    sqlite3_free(c->blob);
-    c->blob = NULL;
-    c->eof = 1;
-    c->rowid = 0;
-    if (idx != 1 || argc < 1 || sqlite3_value_type(argv[0]) != SQLITE_BLOB)
-        return SQLITE_OK;
-    int len = sqlite3_value_bytes(argv[0]);
-    const void *b = sqlite3_value_blob(argv[0]);
-    if (len <= 0 || !b)
-        return SQLITE_OK;
-    c->blob = sqlite3_malloc(len);
-    if (!c->blob)
-        return SQLITE_NOMEM;
-    memcpy(c->blob, b, (size_t)len);
-    if (piano_stats_open(&c->r, c->blob, (size_t)len) != 0)
-        return malformed(cur);
-    c->eof = 0;
-    return st_next(cur);
-}
-
-static int st_eof(sqlite3_vtab_cursor *cur)
-{
-    return ((st_cursor *)cur)->eof;
-}
-
-static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
-{
-    const piano_stats_row *r = &((st_cursor *)cur)->row;
-    if (i < 0 || i >= n_cols) {
-        sqlite3_result_null(ctx);
-        return SQLITE_OK;
-    }
-    const struct col *c = &col[i];
-    if (c->kind == C_FN)
+    const piano_stats_row *r = &((const st_state *)state)->row;
+    const struct col *c = i >= 0 && i < n_cols ? &col[i] : NULL;
+    if (c && c->kind == C_FN)
         sqlite3_result_int64(ctx, r->fn);
-    else if (c->kind == C_FIG && !r->null[c->m])
+    else if (c && c->kind == C_FIG && !r->null[c->m])
         sqlite3_result_int64(ctx, r->v[c->m]);
-    else if (c->kind == C_HS && r->hs)
+    else if (c && c->kind == C_HS && r->hs)
         sqlite3_result_blob(ctx, r->hs, (int)r->hs_len, SQLITE_TRANSIENT);
-    else if (c->kind == C_HT && r->ht)
+    else if (c && c->kind == C_HT && r->ht)
         sqlite3_result_blob(ctx, r->ht, (int)r->ht_len, SQLITE_TRANSIENT);
     else
         sqlite3_result_null(ctx);
-    return SQLITE_OK;
 }
 
-static int st_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = ((st_cursor *)cur)->rowid;
-    return SQLITE_OK;
-}
-
-static const sqlite3_module st_module = {
-    .xConnect = st_connect,
-    .xBestIndex = st_best_index,
-    .xDisconnect = st_disconnect,
-    .xOpen = st_open,
-    .xClose = st_close,
-    .xFilter = st_filter,
-    .xNext = st_next,
-    .xEof = st_eof,
-    .xColumn = st_column,
-    .xRowid = st_rowid,
+static const piano_blob_table st_table = {
+    .declare = st_declare,
+    .open = st_open,
+    .next = st_next,
+    .column = st_column,
+    .state_size = sizeof(st_state),
+    .rows = 200,
+    .malformed = "a thread's stats (stat_trees.fns) are malformed",
 };
 
 int piano_stats_register(sqlite3 *db)
 {
-    int rc = sqlite3_create_module(db, "piano_stats", &st_module, NULL);
+    int rc = piano_blob_table_register(db, "piano_stats", &st_table);
     if (rc != SQLITE_OK)
         return rc;
     char a[1024], b[1024], sql[3072];

@@ -398,6 +398,13 @@ error bad_fns_blob "frame 2: malformed fns blob in $W/badblob.db" "$P" report --
 "$P" export --db "$W/badblob.db" --format chrome > "$W/out" 2> "$W/err" && fail "bad_fns_blob_export: exit 0"
 [ "$(cat "$W/err")" = "piano-db: frame 2: malformed fns blob in $W/badblob.db" ] ||
     fail "bad_fns_blob_export: stderr '$(cat "$W/err")'"
+# A thread's stats or contexts blob cut short: one line naming the table, exit 1.
+cp "$B" "$W/badstats.db"
+sqlite3 "$W/badstats.db" "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 7, x'0105')" || fail "corrupting a stats blob"
+error bad_stats_blob "$W/badstats.db: a thread's stats (stat_trees.fns) are malformed" "$P" report --db "$W/badstats.db"
+cp "$B" "$W/badctx.db"
+sqlite3 "$W/badctx.db" "INSERT INTO context_trees(run, thread, nodes) VALUES(2, 7, x'05ffff')" || fail "corrupting a contexts blob"
+error bad_ctx_blob "$W/badctx.db: a calling context tree (context_trees.nodes) is malformed" "$P" export --db "$W/badctx.db" --format folded
 # PIANO_DB is the default database.
 PIANO_DB=$B "$P" runs > /dev/null || fail "PIANO_DB not used"
 # A database whose pages are damaged past the header.

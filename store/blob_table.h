@@ -1,0 +1,34 @@
+/*
+ * blob_table.h - a table-valued function whose rows are those a blob
+ * format's reader decodes from its one argument: piano_contexts(nodes)
+ * (contexts_blob.c) and piano_stats(fns) (stats_blob.c). The SQLite module
+ * (cursor, plan, copy of the blob) is here once; a format gives its columns
+ * and three callbacks on a state of its own (its reader and current row).
+ */
+#ifndef PIANO_BLOB_TABLE_H
+#define PIANO_BLOB_TABLE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+typedef struct {
+    /* Writes the table's declaration, "CREATE TABLE x(c0, c1, ..., blob
+     * HIDDEN)", into sql; returns the visible columns (the blob's is the
+     * next). Rows are read in ascending order of column 0. */
+    int (*declare)(char *sql, size_t n);
+    /* Starts reading blob b into state: 0, or -1 when malformed. */
+    int (*open)(void *state, const unsigned char *b, size_t len);
+    /* The next row: 1, 0 at the end, -1 when malformed. */
+    int (*next)(void *state);
+    /* Column col of the current row into ctx. */
+    void (*column)(const void *state, sqlite3_context *ctx, int col);
+    size_t state_size;
+    double rows;         /* the planner's estimate of a blob's rows */
+    const char *malformed;   /* the error of a malformed blob */
+} piano_blob_table;
+
+/* Registers module `name` reading blobs as t says (t must outlive db).
+ * Returns SQLITE_OK or an error. */
+int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t);
+
+#endif
