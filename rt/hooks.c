@@ -147,8 +147,7 @@ static inline __attribute__((always_inline)) void hist_add(struct piano_thread *
     piano_hist_inc(ts, (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1);
 }
 
-/* A histogram counter (PIANO_PAGES' word). */
-typedef __typeof__(*PIANO_PAGES((struct piano_thread *)0)) hist_word;
+typedef piano_hist_counter hist_word;   /* PIANO_PAGES' word */
 
 /* The counters a sample of (self, total) ticks of fr's function adds one to,
  * when its page table and both pages exist and neither counter is about to

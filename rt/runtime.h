@@ -12,7 +12,8 @@
 #define PIANO_STACK(ts) ((struct piano_slot *)((char *)(ts) + PIANO_OFF_STACK))
 #define PIANO_NODES(ts) ((struct piano_node *)((char *)(ts) + PIANO_OFF_NODES))
 #define PIANO_FNS(ts) ((struct piano_fnrec *)((char *)(ts) + PIANO_OFF_FNS))
-#define PIANO_PAGES(ts) ((uint32_t *)((char *)(ts) + PIANO_OFF_PAGES))   /* 32-bit counters (piano_hist_inc) */
+typedef uint32_t piano_hist_counter;   /* a histogram counter: 32 bits, a wrap carried (piano_hist_inc) */
+#define PIANO_PAGES(ts) ((piano_hist_counter *)((char *)(ts) + PIANO_OFF_PAGES))
 /* The context hash of mask+1 slots: in the header's page while it is the smallest (spool.h). */
 static inline uint32_t *piano_hash_table(void *ts, uint32_t mask)
 {

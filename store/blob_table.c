@@ -14,7 +14,7 @@ typedef struct {
     unsigned char *blob;
     sqlite3_int64 rowid;
     int eof;
-    _Alignas(16) unsigned char state[];   /* the format's reader and row */
+    sqlite3_int64 state[];   /* the format's reader and row (sqlite3_malloc aligns to 8) */
 } bt_cursor;
 
 static const piano_blob_table *table_of(sqlite3_vtab_cursor *cur) { return ((bt_vtab *)cur->pVtab)->t; }

@@ -129,7 +129,7 @@ int piano_stats_next(piano_stats_reader *r, piano_stats_row *row)
     if (get(r, &head))
         return -1;
     uint64_t step = (head >> 5) + 1, k = head & 31;
-    if (step > (uint64_t)(INT64_MAX - r->fn) || k > (uint64_t)r->nf)
+    if (step > (uint64_t)(INT64_MAX - (r->fn + 1)) + 1 || k > (uint64_t)r->nf)   /* (r->fn >= -1) */
         return -1;
     memset(row, 0, sizeof *row);
     row->fn = r->fn + (int64_t)step;
