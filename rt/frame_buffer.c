@@ -23,8 +23,8 @@
 
 /* ---------------------------------------------------------------- frame buffers */
 
-/* Frames are written into one buffer of PIANO_CHUNK_SIZE bytes per thread,
- * the tail of its slot's mapping: in states (MAP_SHARED, so a crash keeps
+/* Frames are written into one buffer of CHUNK_ROOM_MAX bytes at most per
+ * thread, the tail of its slot's mapping (PIANO_CHUNK_SIZE): in states (MAP_SHARED, so a crash keeps
  * it), or anonymous memory for an anonymous thread. A full buffer is copied
  * into the next chunk file f<N>.<K> by one write and reused. Mapping a fresh
  * file per chunk instead took a page fault per 4 KiB written: 4x the CPU time
@@ -81,17 +81,22 @@ static int buffer_open(struct piano_thread *ts)
     return 0;
 }
 
-/* The buffer has no room for `need` more bytes: more of it is reserved
- * (doubling, up to PIANO_CHUNK_SIZE). Returns 0; 1 when it is whole already
- * (it must be stored); -1 when it cannot grow (errno set). */
+/* The buffer may have no room for `need` more bytes: more of it is reserved
+ * (doubling, up to CHUNK_ROOM_MAX; up to PIANO_CHUNK_SIZE for one record
+ * longer than that in an empty buffer: a frame of ~58,000 functions). Returns
+ * 0 (room made, or there was); 1 when it is whole already (it must be
+ * stored); -1 when it cannot grow (errno set). */
 static int buffer_grow(struct piano_thread *ts, size_t need)
 {
-    if (ts->chunk_room >= PIANO_CHUNK_SIZE)
-        return 1;
     uint64_t want = sizeof(struct piano_chunk_hdr) + ts->chunk_used + need, room = ts->chunk_room;
+    if (want <= room)
+        return 0;
+    uint32_t max = want > CHUNK_ROOM_MAX && !ts->chunk_used ? PIANO_CHUNK_SIZE : CHUNK_ROOM_MAX;
+    if (room >= max || want > max)   /* an empty buffer has room for any record (frame_write's bound) */
+        return 1;
     while (room < want)
         room *= 2;
-    return buffer_reserve(ts, room < PIANO_CHUNK_SIZE ? (uint32_t)room : PIANO_CHUNK_SIZE);
+    return buffer_reserve(ts, room < max ? (uint32_t)room : max);
 }
 
 /* Appends the buffer's records to the chunks file as chunk ts->chunks (a
@@ -204,7 +209,9 @@ __attribute__((noinline)) int frame_room(struct piano_thread *ts, int full, size
     }
     if (full) {
         int grown = buffer_grow(ts, need);
-        if (grown == 0 || (grown == 1 && buffer_flush(ts) == 0))
+        if (grown == 1 && buffer_flush(ts) == 0)
+            grown = buffer_grow(ts, need);   /* empty now: 0 or -1 */
+        if (grown == 0)
             return 0;
     } else if (buffer_open(ts) == 0) {
         return 0;

@@ -289,6 +289,15 @@ void write_fn_record(struct fn_batch *b, uint32_t id, uint32_t line, const char 
 extern unsigned char spool_zeros[64 << 10];
 extern const unsigned char spool_pad_zeros[8];
 #define CHUNK_ROOM_FIRST 4096u   /* bytes of a frame buffer reserved first: made with its slot */
+/* Bytes of a frame buffer in use at most (of the PIANO_CHUNK_SIZE a slot
+ * holds): a full one is stored as a chunk of this size. 1 MiB, not 4: a
+ * buffer this size stays in a core's L2 cache between stores (where the frame
+ * records are written, and read again by the store's copy) and takes 256 first
+ * touches of a page, not 1,024 (~17 us each on the bench VM). Row (b) with
+ * every frame kept: 2.43x -> 1.76x the floor (bench/README.md, "Frame buffers
+ * of 1 MiB"). Runtime only: the import reads chunks of any size up to
+ * PIANO_CHUNK_SIZE. */
+#define CHUNK_ROOM_MAX (1u << 20)
 int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
 int slot_take(uint32_t *slot, uint32_t *room);

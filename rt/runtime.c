@@ -127,7 +127,7 @@ static uint64_t state_bytes(const struct piano_thread *ts)
 {
     return (uint64_t)ts->n_nodes * sizeof(struct piano_node) +
            (uint64_t)ts->n_pages * PIANO_PAGE_BYTES +
-           ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) + (ts->chunks ? PIANO_CHUNK_SIZE : ts->chunk_used);
+           ((uint64_t)hash_mask(ts) + 1) * sizeof(uint32_t) + (ts->chunks ? ts->chunk_room : ts->chunk_used);
 }
 
 /* The end of one state (a thread's, or its signal handlers'): calls still
