@@ -294,9 +294,9 @@ extern const unsigned char spool_pad_zeros[8];
  * buffer this size stays in a core's L2 cache between stores (where the frame
  * records are written, and read again by the store's copy) and takes 256 first
  * touches of a page, not 1,024 (~17 us each on the bench VM). Row (b) with
- * every frame kept: 2.43x -> 1.76x the floor (bench/README.md, "Frame buffers
- * of 1 MiB"). Runtime only: the import reads chunks of any size up to
- * PIANO_CHUNK_SIZE. */
+ * every frame kept: 0.52-0.87 of main's cost added over plain, e.g. 2.43x ->
+ * 1.76x the floor (bench/README.md, "Frame buffers of 1 MiB"). Runtime only:
+ * the import reads chunks of any size up to PIANO_CHUNK_SIZE. */
 #define CHUNK_ROOM_MAX (1u << 20)
 int states_extend(int fd, uint64_t end);
 struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
