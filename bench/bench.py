@@ -701,7 +701,7 @@ def live_reads(a):
     open(stop, 'w').close()
     loop.wait()
     prog_err = p.stderr.read().decode(errors='replace')
-    stored = sh(['sqlite3', dbf, 'SELECT count(*), max(frames), (SELECT count(*) FROM contexts) FROM runs']).stdout.strip()
+    stored = sh([PIANO_DB, '--db', dbf, 'sql', 'SELECT count(*), max(frames), (SELECT count(*) FROM contexts) FROM runs']).stdout.strip()
     shutil.rmtree(tmp, ignore_errors=True)
     m = re.search(rb'calls=(\d+)', out)
     print('')

@@ -68,7 +68,7 @@ jq=$work/piano/jq one recording LD_LIBRARY_PATH="$build/lib"
 n=$(sqlite3 "$db" 'PRAGMA wal_checkpoint(TRUNCATE); SELECT count(*) FROM runs' | tail -1)
 echo "database: $(stat -c %s "$db") bytes, $n runs, $(( $(stat -c %s "$db") / n )) bytes per run"
 sqlite3 "$db" "SELECT printf('  %-22s %8d bytes per run', name, sum(pgsize) / $n) FROM dbstat GROUP BY name ORDER BY sum(pgsize) DESC LIMIT 6"
-sqlite3 "$db" "SELECT printf('  per run: %d functions, %d contexts, %d calls', (SELECT count(*) FROM stats) / $n, (SELECT count(*) FROM contexts) / $n, (SELECT sum(calls) FROM stats) / $n)"
+"$build/bin/piano-db" --db "$db" sql "SELECT printf('  per run: %d functions, %d contexts, %d calls', (SELECT count(*) FROM stats) / $n, (SELECT count(*) FROM contexts) / $n, (SELECT sum(calls) FROM stats) / $n)"
 if [ -n "${COMPARE_LIB:-}" ] && command -v perf >/dev/null; then
     other=$(cd "$COMPARE_LIB" && pwd)
     echo "side by side, $runs runs a round, ${ROUNDS:-5} rounds (task-clock ms, page faults); load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -14,7 +14,7 @@ _piano_db()
         cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
-    local commands="report runs snapshots tag untag diff rm gc flamegraph plot export push top"
+    local commands="report runs snapshots tag untag diff rm gc flamegraph plot export push top sql"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
         return
@@ -47,6 +47,7 @@ _piano_db()
         export) opts+=" --format -o --output --thread --metric --group" ;;
         push) opts+=" --app --label --tenant --auth --again --timeout --kept --follow --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
+        sql) opts+=" --header --csv --json" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
@@ -54,7 +55,7 @@ _piano_db()
         COMPREPLY=($(compgen -W "frames heap timeline" -- "$cur"))
     elif [[ $cmd == push && $cword -eq 2 ]]; then
         COMPREPLY=($(compgen -W "http:// https://" -- "$cur")); compopt -o nospace 2>/dev/null
-    elif [[ $cmd != runs && $cmd != gc ]]; then
+    elif [[ $cmd != runs && $cmd != gc && $cmd != sql ]]; then
         COMPREPLY=($(compgen -W "$(_piano_db_runs "$db")" -- "$cur"))
     fi
 }

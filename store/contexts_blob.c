@@ -1,9 +1,8 @@
 /*
  * contexts_blob.c - a thread's calling contexts as one blob: the writer (the
  * import), the reader (piano-db, through the table-valued function
- * piano_contexts), and the schema's contexts view, which reads the same blobs
- * in plain SQL for clients without the function. The format is
- * contexts_blob.h's.
+ * piano_contexts, and the TEMP view contexts over it, which piano-db and
+ * `piano-db sql` make on their connection). The format is contexts_blob.h's.
  */
 #include "contexts_blob.h"
 #include "blob_table.h"
@@ -230,70 +229,16 @@ int piano_contexts_register(sqlite3 *db)
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
-/* ----------------------------------------------- the view in plain SQL */
+/* ------------------------------------------- writing through the view */
 
-/* The view decodes the blobs byte by byte with a recursive query: a row per
- * byte, x its value (its place in a blob of the 256 bytes), acc and mul the
- * varint so far, f the field it belongs to (0 the id step and k, 1 up, 2 fn,
- * 3.. the metric fields), k the node's field count, id the node's id; of and
- * ov are the field and value a varint's last byte completes. Then a row per
- * context of the fields' values. Slower than piano_contexts (the whole table
- * is read for any query): for users' own queries. */
-int piano_contexts_make_view(sqlite3 *db)
+int piano_contexts_make_triggers(sqlite3 *db)
 {
-    size_t cap = 32768, k = 0;
-    char *s = malloc(cap);
-    if (!s)
-        return SQLITE_NOMEM;
     char a[1024];
     cols(a, sizeof a, "");
-    char bytes[520];
-    for (int i = 0; i < 256; i++)
-        snprintf(bytes + 2 * i, 3, "%02X", i);
-#define ADD(...) (k += (size_t)snprintf(s + k, cap - k, __VA_ARGS__))
-    ADD("DROP VIEW IF EXISTS main.contexts;\n"
-        "CREATE VIEW main.contexts(run, thread, %s) AS\n"
-        "WITH RECURSIVE d(run, thread, b, h, pos, x, id, f, k, acc, mul, oid, of, ov) AS (\n"
-        "  SELECT run, thread, nodes, instr(X'%s', substr(nodes, 1, 1)) - 1, 2,\n"
-        "    instr(X'%s', substr(nodes, 2, 1)) - 1, 0, 0, 0, 0, 1, NULL, NULL, NULL\n"
-        "  FROM context_trees WHERE length(nodes) >= 2\n"
-        "  UNION ALL\n"
-        "  SELECT run, thread, b, h, pos + 1, instr(X'%s', substr(b, pos + 1, 1)) - 1,\n"
-        "    CASE WHEN x < 128 AND f = 0 THEN id + ((acc + (x & 127) * mul) >> 5) + 1 ELSE id END,\n"
-        "    CASE WHEN x >= 128 THEN f WHEN f < 2 THEN f + 1\n"
-        "      WHEN f = 2 THEN CASE WHEN k = 0 THEN 0 ELSE 3 END\n"
-        "      WHEN f - 2 >= k THEN 0 ELSE f + 1 END,\n"
-        "    CASE WHEN x < 128 AND f = 0 THEN (acc + (x & 127) * mul) & 31 ELSE k END,\n"
-        "    CASE WHEN x < 128 THEN 0 ELSE acc + (x & 127) * mul END,\n"
-        "    CASE WHEN x < 128 THEN 1 ELSE mul * 128 END,\n"
-        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN id + ((acc + (x & 127) * mul) >> 5) + 1 ELSE id END END,\n"
-        "    CASE WHEN x < 128 THEN f END,\n"
-        "    CASE WHEN x < 128 THEN acc + (x & 127) * mul END\n"
-        "  FROM d WHERE pos <= length(b))\n"
-        "SELECT run, thread, oid,\n"
-        "  max(CASE WHEN of = 1 AND ov > 0 THEN oid - ov END),\n"
-        "  max(CASE WHEN of = 2 THEN ov END)",
-        a, bytes, bytes, bytes);
-    for (int m = 0; m < PIANO_M_N; m++) {
-        if (info[m].where != PIANO_WHERE_CTX)
-            continue;
-        int i = 0;
-        while (fields[i] != m)
-            i++;
-        const char *cond = info[m].when == PIANO_WHEN_CPU ? "max(h) & 1" : info[m].when == PIANO_WHEN_HEAP ? "max(h) & 2" : NULL;
-        if (cond)
-            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond, i, 3 + i);
-        else if (i == 2)   /* total_ns: self_ns + the zigzag difference */
-            ADD(",\n  coalesce(max(CASE WHEN of = 4 THEN ov END), 0) + "
-                "coalesce(max(CASE WHEN of = 5 THEN CASE WHEN ov & 1 THEN -(ov >> 1) - 1 ELSE ov >> 1 END END), 0)");
-        else
-            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 3 + i);
-    }
-    ADD("\nFROM d WHERE of IS NOT NULL GROUP BY run, thread, oid\n"
-        "UNION ALL SELECT run, thread, %s FROM context_rows;\n", a);
     /* Rows written through the view go to context_rows; an UPDATE or DELETE
-     * of a context in a blob moves its thread's tree to context_rows first. */
-    char nw[2048], set[2048], move[4096];
+     * of a context in a blob moves its thread's tree to context_rows first.
+     * TEMP triggers on the TEMP view: nothing is stored in the schema. */
+    char nw[2048], set[2048], move[4096], s[16384];
     size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread, NEW.id, NEW.parent, NEW.fn");
     size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread, id = NEW.id, parent = NEW.parent, fn = NEW.fn");
     for (int m = 0; m < PIANO_M_N; m++) {
@@ -311,17 +256,15 @@ int piano_contexts_make_view(sqlite3 *db)
              "    AND EXISTS (SELECT 1 FROM context_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
              "  DELETE FROM context_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
              a, a);
-    ADD("CREATE TRIGGER main.contexts_insert INSTEAD OF INSERT ON contexts BEGIN\n"
+    size_t k = (size_t)snprintf(s, sizeof s,
+        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_insert INSTEAD OF INSERT ON contexts BEGIN\n"
         "  INSERT INTO context_rows(run, thread, %s) VALUES(%s);\nEND;\n"
-        "CREATE TRIGGER main.contexts_update INSTEAD OF UPDATE ON contexts BEGIN\n%s"
+        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_update INSTEAD OF UPDATE ON contexts BEGIN\n%s"
         "  UPDATE context_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n"
-        "CREATE TRIGGER main.contexts_delete INSTEAD OF DELETE ON contexts BEGIN\n%s"
+        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_delete INSTEAD OF DELETE ON contexts BEGIN\n%s"
         "  DELETE FROM context_rows WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n",
         a, nw, move, set, move);
-#undef ADD
-    int rc = k < cap ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
-    free(s);
-    return rc;
+    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
 }
 
 /* ------------------------------------------ rows of older schemas, packed */
@@ -416,7 +359,7 @@ int piano_contexts_pack(sqlite3 *db)
         int64_t v[PIANO_M_N] = {0};
         for (int c = 3; c < n_cols; c++)
             v[col_metric[c]] = sqlite3_column_int64(st, 2 + c);
-        /* (a difference the view's SQL reads exactly: under 2^55) */
+        /* (under 2^55: what the plain-SQL view of schemas 17 and 18 read exactly) */
         int64_t diff = v[PIANO_M_total_ns] - v[PIANO_M_self_ns];   /* both >= 0: no overflow */
         if (diff >= (int64_t)1 << 55 || diff <= -((int64_t)1 << 55)) {
             g.ok = 0;

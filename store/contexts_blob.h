@@ -77,15 +77,17 @@ int piano_ctx_open(piano_ctx_reader *r, const void *b, size_t len);
 int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row);
 
 /* Registers the table-valued function piano_contexts(nodes) on db (its
- * columns: id, parent, fn and the CTX metrics) and makes the temp view
- * contexts over it that piano-db's statements read (it hides the schema's
- * view of the same name, which decodes the blobs in plain SQL for other
- * clients: sqlite3, Python). Returns SQLITE_OK or an error. */
+ * columns: id, parent, fn and the CTX metrics) and makes the TEMP view
+ * contexts over it and context_rows, which piano-db's statements read (the
+ * table of schema 16, same columns; since schema 19 the database stores no
+ * view of its own). Returns SQLITE_OK or an error. */
 int piano_contexts_register(sqlite3 *db);
 
-/* Makes (again) the schema's view contexts over context_trees and
- * context_rows, with its INSTEAD OF triggers. Returns SQLITE_OK or an error. */
-int piano_contexts_make_view(sqlite3 *db);
+/* Makes the TEMP view contexts (piano_contexts_register) take inserts,
+ * updates and deletes (`piano-db sql`): INSTEAD OF triggers, inserted rows
+ * going to context_rows; an update or delete of a context in a blob moves its
+ * thread's tree to context_rows first. Returns SQLITE_OK or an error. */
+int piano_contexts_make_triggers(sqlite3 *db);
 
 /* Moves the rows of context_rows (older schemas' contexts) into blobs, each
  * thread's whose rows a blob can hold as they are (whole numbers >= 0, a

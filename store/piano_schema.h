@@ -40,9 +40,10 @@
 /* 12 (spans), 13 (the run-time selection), 14 (spans in snapshots), 15
  * (tag_runs), 16 (compact histogram blobs: older tools cannot read them; the
  * upgrade rewrites nothing), 17 (a thread's contexts as one blob:
- * context_trees), 18 (a thread's stats as one blob: stat_trees), and one per
- * metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (18 + PIANO_METRICS_SCHEMA)
+ * context_trees), 18 (a thread's stats as one blob: stat_trees), 19 (no
+ * plain-SQL views contexts and stats: PIANO_SCHEMA_MIGRATE_VIEWS), and one
+ * per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (19 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them
@@ -184,10 +185,11 @@ PIANO_SPAN_FIGURE_COLUMNS \
  * then fills its overflow pages whole (SQLite keeps the remainder in the
  * table's page), where a WITHOUT ROWID table's spills from 489 bytes on and
  * leaves its last overflow page part empty (jq's 10 KB trees: 3 pages
- * instead of 2 and 2 KB in a shared page). The view contexts (contexts_blob.c: made by piano_store_open)
- * reads both as the table of schema 16 did, same columns, and takes inserts,
- * updates and deletes (an update or delete of a context in a blob moves its
- * thread's tree to context_rows first). */
+ * instead of 2 and 2 KB in a shared page). The TEMP view contexts
+ * (contexts_blob.c: made on their connection by piano-db and `piano-db sql`,
+ * not stored) reads both as the table of schema 16 did, same columns; under
+ * `piano-db sql` it takes inserts, updates and deletes (an update or delete
+ * of a context in a blob moves its thread's tree to context_rows first). */
 #define PIANO_SCHEMA_CONTEXT_ROWS \
 "CREATE TABLE IF NOT EXISTS context_rows(  -- calling context tree per run and thread (read through contexts)\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
@@ -213,10 +215,11 @@ PIANO_SCHEMA_INUSE \
  * where a row took about 50, and a leaf function's hist_total, equal to its
  * hist_self, stored once); stat_rows holds rows written before (the stats
  * table of schema 17 and older, renamed) and rows inserted through the view.
- * stat_trees has rowids, as context_trees. The view stats (stats_blob.c:
- * made by piano_store_open) reads both as the table of schema 17 did, same
- * columns, and takes inserts, updates and deletes (an update or delete of a
- * function in a blob moves its thread's stats to stat_rows first). */
+ * stat_trees has rowids, as context_trees. The TEMP view stats (stats_blob.c:
+ * made as contexts is) reads both as the table of schema 17 did, same
+ * columns; under `piano-db sql` it takes inserts, updates and deletes (an
+ * update or delete of a function in a blob moves its thread's stats to
+ * stat_rows first). */
 #define PIANO_SCHEMA_STAT_ROWS \
 "CREATE TABLE IF NOT EXISTS stat_rows( -- per run and thread and function (read through stats)\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
@@ -419,5 +422,15 @@ PIANO_SCHEMA_CONTEXT_TREES
 #define PIANO_SCHEMA_MIGRATE_STAT_TREES \
 "ALTER TABLE stats RENAME TO stat_rows;\n" \
 PIANO_SCHEMA_STAT_TREES
+
+/* To version 19: the plain-SQL views contexts and stats of schemas 17 and 18
+ * (recursive queries decoding the blobs, with INSTEAD OF triggers) go: every
+ * connection parsed them at its first statement, 5.7M instructions of a short
+ * run's exit (bench/README.md, issue 23). SQL reaches the blobs through
+ * `piano-db sql` (doc/piano-db.md). Dropping a view drops its triggers. Run
+ * after the renames above (no table is named contexts or stats then). */
+#define PIANO_SCHEMA_MIGRATE_VIEWS \
+"DROP VIEW IF EXISTS contexts;\n" \
+"DROP VIEW IF EXISTS stats;\n"
 
 #endif

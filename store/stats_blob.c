@@ -1,8 +1,8 @@
 /*
  * stats_blob.c - a thread's per-function stats as one blob: the writer (the
  * import), the reader (piano-db, through the table-valued function
- * piano_stats), and the schema's stats view, which reads the same blobs in
- * plain SQL for clients without the function. The format is stats_blob.h's.
+ * piano_stats, and the TEMP view stats over it, which piano-db and
+ * `piano-db sql` make on their connection). The format is stats_blob.h's.
  */
 #include "stats_blob.h"
 #include "blob_table.h"
@@ -22,9 +22,6 @@ _Static_assert(sizeof fields / sizeof *fields == N_STATS_METRICS + 1,
 _Static_assert(sizeof fields / sizeof *fields < 32, "a blob's header holds at most 31 fields");
 
 static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
-
-/* Field numbers of the histograms' lengths in the plain-SQL view's decoder. */
-enum { F_HS = 32, F_HT = 33 };
 
 static enum piano_metric_when when_of(int m)
 {
@@ -292,84 +289,17 @@ int piano_stats_register(sqlite3 *db)
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
-/* ----------------------------------------------- the view in plain SQL */
+/* ------------------------------------------- writing through the view */
 
-/* The view decodes the blobs with a recursive query, a row per varint byte
- * (the histograms' bytes are taken whole): x the byte's value (its place in
- * a blob of the 256 bytes), acc and mul the varint so far, f the field it
- * belongs to (0 the fn step and k, 1.. the figures, 32 hist_self's length, 33
- * hist_total's), k the function's field count, fn its fn; ofn, of, ov and ohb
- * the function, field, value and histogram bytes a varint's last byte
- * completes. Then a row per function of the fields' values. Slower than
- * piano_stats (the whole table is read for any query): for users' own
- * queries. */
-#define V "(acc + (x & 127) * mul)"
-#define SKIP "(CASE WHEN x < 128 AND f = 32 AND " V " > 0 THEN " V " - 1 WHEN x < 128 AND f = 33 AND " V \
-             " > 1 THEN " V " - 2 ELSE 0 END)"
-int piano_stats_make_view(sqlite3 *db)
+int piano_stats_make_triggers(sqlite3 *db)
 {
     init_cols();
-    size_t cap = 32768, k = 0;
-    char *s = malloc(cap);
-    if (!s)
-        return SQLITE_NOMEM;
     char a[1024];
     cols(a, sizeof a, "");
-    char bytes[520];
-    for (int i = 0; i < 256; i++)
-        snprintf(bytes + 2 * i, 3, "%02X", i);
-#define ADD(...) (k += (size_t)snprintf(s + k, k < cap ? cap - k : 0, __VA_ARGS__))
-    ADD("DROP VIEW IF EXISTS main.stats;\n"
-        "CREATE VIEW main.stats(run, thread, %s) AS\n"
-        "WITH RECURSIVE d(run, thread, b, h, pos, x, fn, f, k, acc, mul, ofn, of, ov, ohb) AS (\n"
-        "  SELECT run, thread, fns, instr(X'%s', substr(fns, 1, 1)) - 1, 2,\n"
-        "    instr(X'%s', substr(fns, 2, 1)) - 1, -1, 0, 0, 0, 1, NULL, NULL, NULL, NULL\n"
-        "  FROM stat_trees WHERE length(fns) >= 2\n"
-        "  UNION ALL\n"
-        "  SELECT run, thread, b, h, pos + 1 + " SKIP ", instr(X'%s', substr(b, pos + 1 + " SKIP ", 1)) - 1,\n"
-        "    CASE WHEN x < 128 AND f = 0 THEN fn + (" V " >> 5) + 1 ELSE fn END,\n"
-        "    CASE WHEN x >= 128 THEN f WHEN f = 0 THEN CASE WHEN " V " & 31 = 0 THEN 32 ELSE 1 END\n"
-        "      WHEN f < 32 THEN CASE WHEN f >= k THEN 32 ELSE f + 1 END WHEN f = 32 THEN 33 ELSE 0 END,\n"
-        "    CASE WHEN x < 128 AND f = 0 THEN " V " & 31 ELSE k END,\n"
-        "    CASE WHEN x < 128 THEN 0 ELSE " V " END,\n"
-        "    CASE WHEN x < 128 THEN 1 ELSE mul * 128 END,\n"
-        "    CASE WHEN x < 128 THEN CASE WHEN f = 0 THEN fn + (" V " >> 5) + 1 ELSE fn END END,\n"
-        "    CASE WHEN x < 128 THEN f END,\n"
-        "    CASE WHEN x < 128 THEN " V " END,\n"
-        "    CASE WHEN x < 128 AND f >= 32 THEN substr(b, pos + 1, " SKIP ") END\n"
-        "  FROM d WHERE pos <= length(b))\n"
-        "SELECT run, thread, ofn",
-        a, bytes, bytes, bytes);
-    const char *hs = "CASE WHEN max(CASE WHEN of = 32 THEN ov END) > 0 THEN max(CASE WHEN of = 32 THEN ohb END) END";
-    for (int c = 1; c < n_cols; c++) {
-        if (col[c].kind == C_HS) {
-            ADD(",\n  %s", hs);
-            continue;
-        }
-        if (col[c].kind == C_HT) {
-            ADD(",\n  CASE max(CASE WHEN of = 33 THEN ov END) WHEN 0 THEN NULL WHEN 1 THEN %s"
-                " ELSE max(CASE WHEN of = 33 THEN ohb END) END", hs);
-            continue;
-        }
-        int m = col[c].m, i = 0;
-        while (fields[i] != m)
-            i++;
-        enum piano_metric_when when = when_of(m);
-        const char *cond = when == PIANO_WHEN_CPU ? "max(h) & 1" : when == PIANO_WHEN_HEAP ? "max(h) & 2" : NULL;
-        if (cond)
-            ADD(",\n  CASE WHEN %s AND %d < max(h) >> 2 THEN coalesce(max(CASE WHEN of = %d THEN ov END), 0) END", cond,
-                i, 1 + i);
-        else if (i == 2)   /* total_ns: self_ns + the zigzag difference */
-            ADD(",\n  coalesce(max(CASE WHEN of = 2 THEN ov END), 0) + "
-                "coalesce(max(CASE WHEN of = 3 THEN CASE WHEN ov & 1 THEN -(ov >> 1) - 1 ELSE ov >> 1 END END), 0)");
-        else
-            ADD(",\n  coalesce(max(CASE WHEN of = %d THEN ov END), 0)", 1 + i);
-    }
-    ADD("\nFROM d WHERE of IS NOT NULL GROUP BY run, thread, ofn\n"
-        "UNION ALL SELECT run, thread, %s FROM stat_rows;\n", a);
     /* Rows written through the view go to stat_rows; an UPDATE or DELETE of
-     * a function in a blob moves its thread's stats to stat_rows first. */
-    char nw[2048], set[2048], move[4096];
+     * a function in a blob moves its thread's stats to stat_rows first.
+     * TEMP triggers on the TEMP view: nothing is stored in the schema. */
+    char nw[2048], set[2048], move[4096], s[16384];
     size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread");
     size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread");
     for (int c = 0; c < n_cols; c++) {
@@ -383,15 +313,13 @@ int piano_stats_make_view(sqlite3 *db)
              "    AND EXISTS (SELECT 1 FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
              "  DELETE FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
              a, a);
-    ADD("CREATE TRIGGER main.stats_insert INSTEAD OF INSERT ON stats BEGIN\n"
+    size_t k = (size_t)snprintf(s, sizeof s,
+        "CREATE TEMP TRIGGER IF NOT EXISTS stats_insert INSTEAD OF INSERT ON stats BEGIN\n"
         "  INSERT INTO stat_rows(run, thread, %s) VALUES(%s);\nEND;\n"
-        "CREATE TRIGGER main.stats_update INSTEAD OF UPDATE ON stats BEGIN\n%s"
+        "CREATE TEMP TRIGGER IF NOT EXISTS stats_update INSTEAD OF UPDATE ON stats BEGIN\n%s"
         "  UPDATE stat_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n"
-        "CREATE TRIGGER main.stats_delete INSTEAD OF DELETE ON stats BEGIN\n%s"
+        "CREATE TEMP TRIGGER IF NOT EXISTS stats_delete INSTEAD OF DELETE ON stats BEGIN\n%s"
         "  DELETE FROM stat_rows WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n",
         a, nw, move, set, move);
-#undef ADD
-    int rc = k < cap ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
-    free(s);
-    return rc;
+    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
 }

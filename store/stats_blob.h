@@ -88,14 +88,16 @@ int piano_stats_open(piano_stats_reader *r, const void *b, size_t len);
 int piano_stats_next(piano_stats_reader *r, piano_stats_row *row);
 
 /* Registers the table-valued function piano_stats(fns) on db (its columns:
- * those of the stats view from fn on) and makes the temp view stats over it
- * that piano-db's statements read (it hides the schema's view of the same
- * name, which decodes the blobs in plain SQL for other clients). Returns
- * SQLITE_OK or an error. */
+ * those of the stats view from fn on) and makes the TEMP view stats over it
+ * and stat_rows, which piano-db's statements read (the table of schema 17,
+ * same columns; since schema 19 the database stores no view of its own).
+ * Returns SQLITE_OK or an error. */
 int piano_stats_register(sqlite3 *db);
 
-/* Makes (again) the schema's view stats over stat_trees and stat_rows, with
- * its INSTEAD OF triggers. Returns SQLITE_OK or an error. */
-int piano_stats_make_view(sqlite3 *db);
+/* Makes the TEMP view stats (piano_stats_register) take inserts, updates and
+ * deletes (`piano-db sql`): INSTEAD OF triggers, inserted rows going to
+ * stat_rows; an update or delete of a function in a blob moves its thread's
+ * stats to stat_rows first. Returns SQLITE_OK or an error. */
+int piano_stats_make_triggers(sqlite3 *db);
 
 #endif

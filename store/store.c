@@ -322,8 +322,7 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_STAT_TREES) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && (!pack || piano_contexts_pack(db) == SQLITE_OK) &&
-             piano_contexts_make_view(db) == SQLITE_OK && piano_stats_make_view(db) == SQLITE_OK &&
-             piano_store_exec(db, buf) == SQLITE_OK;
+             piano_store_exec(db, PIANO_SCHEMA_MIGRATE_VIEWS) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
 }
 
@@ -342,9 +341,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         return -1;
     }
     if (ok && version == 0)
-        ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_contexts_make_view(db) == SQLITE_OK &&
-             piano_stats_make_view(db) == SQLITE_OK &&
-             piano_store_exec(db, buf) == SQLITE_OK;
+        ok = piano_store_exec(db, PIANO_SCHEMA_SQL) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "create the schema in", path, err, errn);
 }
 

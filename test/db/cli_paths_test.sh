@@ -305,18 +305,18 @@ error global_unknown 2 "unknown option '--bogus' before the command (piano-db --
 error global_no_command 2 "missing command (piano-db --help lists them)" "$P" --db "$B"
 # piano-db --help lists every command (made from the command table), each with its own --help.
 "$P" --help > "$W/help" || fail "--help"
-for c in report runs tag untag diff rm gc flamegraph plot export push top; do
+for c in report runs tag untag diff rm gc flamegraph plot export push top sql; do
     grep -q "^  $c\( \|$\)" "$W/help" || fail "--help does not list $c"
     "$P" $c --help > "$W/chelp" && head -1 "$W/chelp" | grep -q "^usage: piano-db $c" || fail "$c --help"
 done
-[ "$(grep -c '^  [a-z]' "$W/help")" -eq 13 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 13"
+[ "$(grep -c '^  [a-z]' "$W/help")" -eq 14 ] || fail "--help lists $(grep -c '^  [a-z]' "$W/help") commands, not 14"
 "$P" --db "$B" --help > "$W/help2" && cmp -s "$W/help" "$W/help2" || fail "--db F --help"
 ;;
 
 defaults)
 # Runs 3 and 4, newer than 1 and 2, recorded nothing (a build tool's exec'd
 # children): a stats row with no calls, no frames.
-sqlite3 "$B" "INSERT INTO runs(id, key, pid, command, started_ns, duration_ns, status, clock, ns_per_tick)
+"$P" --db "$B" sql "INSERT INTO runs(id, key, pid, command, started_ns, duration_ns, status, clock, ns_per_tick)
               VALUES (3, '1010-1700000200000000000', 1010, './child', 1700000200000000000, 1000, 'recovered', 'tsc', 1.0),
                      (4, '1011-1700000300000000000', 1011, './child', 1700000300000000000, 1000, 'complete', 'tsc', 1.0);
               INSERT INTO functions(run, id, name, file, line) VALUES (4, 1, 'main', 'child.c', 1);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_test.sh SECTION PIANO_DB MAKE_FIXTURE WORKDIR
 # Runs piano-db against fixture databases with known figures and compares its
-# output exactly. Sections: report frames runs tags diff errors big huge snapshots.
+# output exactly. Sections: report frames runs tags diff errors big huge snapshots sql.
 set -u
 SECTION=$1 P=$2 FX=$3 W=$4
 export TZ=UTC NO_COLOR=1 LC_ALL=C
@@ -439,7 +439,7 @@ EOF
 # negative CPU time once). parse's stored self time is made 1 ms below its
 # last snapshot's.
 cp "$S" "$W/neg.db"
-sqlite3 "$W/neg.db" "UPDATE stats SET self_ns = 299000000 WHERE run = 1 AND fn = 2" || fail "making neg.db"
+"$P" --db "$W/neg.db" sql "UPDATE stats SET self_ns = 299000000 WHERE run = 1 AND fn = 2" || fail "making neg.db"
 got=$("$P" report --db "$W/neg.db" 1 --from 2 --json --uncorrected | grep -o '"function": "parse", "file": "parse.c", "line": 20, "calls": [0-9]*, "self_ns": -\?[0-9]*')
 [ "$got" = '"function": "parse", "file": "parse.c", "line": 20, "calls": 10, "self_ns": 0' ] || fail "window_never_negative: $got"
 expect snapshots_none "$P" snapshots --db "$S" 2 <<'EOF'
@@ -586,6 +586,71 @@ long_names "$W/longer.db" 100000 1 || fail "longer names fixture"
 [ "$(grep -c '^3\.[0-9]*s  *ns::x*…x*[0-3]y*…*y*  ' "$W/out")" = 1000 ] ||
     fail "longer names: not 1,000 rows cut where they differ: $(grep -c 'ns::' "$W/out")"
 rm -f "$W/longer.db" "$W/long.db" "$W/out"
+;;
+
+sql)
+# piano-db sql: the user's own SQL, with the views stats and contexts that the
+# stored schema no longer holds (schema 19): rows as sqlite3 -batch prints them.
+T=$W/tree.db
+"$FX" tree "$T" || exit 1
+expect sql_no_stored_views "$P" sql --db "$B" "SELECT count(*) FROM main.sqlite_master WHERE type IN ('view', 'trigger')
+    AND (name IN ('stats', 'contexts') OR sql LIKE '%stat_trees%' OR sql LIKE '%context_trees%')" <<'EOF'
+0
+EOF
+expect sql_stats "$P" sql --db "$B" "SELECT run, thread, fn, calls, self_ns, cpu_ns, hex(hist_self) FROM stats
+    WHERE run = 1 ORDER BY fn LIMIT 4" <<'EOF'
+1|0|0|12|341210000||AC0A0C
+1|0|1|47|141130000||DB082F
+1|0|2|100|3000||3D64
+1|0|3|3|900||8C0203
+EOF
+# SQL from stdin, two statements and a comment; the tree fixture's contexts
+# are blobs (context_trees), as a run's import stores them
+printf '%s\n' "SELECT run, thread, id, parent, fn, calls, total_ns FROM contexts WHERE run = 1 ORDER BY thread, id LIMIT 3;" \
+    "-- the blobs" "SELECT count(*) > 0 FROM context_trees;" > "$W/two.sql"
+expect sql_contexts_stdin sh -c '"$1" sql --db "$2" < "$3"' sh "$P" "$T" "$W/two.sql" <<'EOF'
+1|0|1||0|1|13200
+1|0|2|1|1|12|10000
+1|0|3|2|3|20|2000
+1
+EOF
+expect sql_csv "$P" sql --db "$B" --header --csv "SELECT f.name, f.file, s.calls, s.cpu_ns, 'a b' AS t FROM stats s
+    JOIN functions f ON f.run = s.run AND f.id = s.fn WHERE s.run = 1 ORDER BY s.fn LIMIT 2" <<'EOF'
+name,file,calls,cpu_ns,t
+parse,parse.c,12,,"a b"
+resolve,resolve.c,47,,"a b"
+EOF
+expect sql_json "$P" sql --db "$B" --json "SELECT f.name, s.calls, s.cpu_ns, s.self_ns / 1e6 AS ms FROM stats s
+    JOIN functions f ON f.run = s.run AND f.id = s.fn WHERE s.run = 1 ORDER BY s.fn LIMIT 2" <<'EOF'
+[{"name":"parse","calls":12,"cpu_ns":null,"ms":341.21},
+{"name":"resolve","calls":47,"cpu_ns":null,"ms":141.13}]
+EOF
+# the user's own writes: a real table's, and the views' (an update moves a
+# thread's blob to rows), read back
+cp "$T" "$W/w.db"
+"$P" tag --db "$W/w.db" gone 1 > /dev/null || fail "sql: tag"
+expect sql_writes "$P" sql --db "$W/w.db" "DELETE FROM tags WHERE name = 'gone';
+    UPDATE contexts SET calls = 7 WHERE run = 1 AND thread = 0 AND id = 2;
+    SELECT (SELECT count(*) FROM tags WHERE name = 'gone'), calls FROM contexts WHERE run = 1 AND thread = 0 AND id = 2" <<'EOF'
+0|7
+EOF
+[ "$("$P" sql --db "$W/w.db" "SELECT count(*) FROM context_rows WHERE run = 1 AND thread = 0")" -gt 1 ] ||
+    fail "sql: the updated thread's contexts are not rows"
+# the same views in the sqlite3 shell through the loadable extension
+EXT=$(cd "$(dirname "$P")/../lib" && pwd)/libpiano_sqlite
+if command -v sqlite3 > /dev/null; then
+    for q in "SELECT * FROM contexts ORDER BY run, thread, id" "SELECT * FROM stats ORDER BY run, thread, fn"; do
+        "$P" sql --db "$T" "$q" > "$W/a" || fail "sql: $q"
+        sqlite3 -batch -noheader "$T" -cmd ".load $EXT" "$q" > "$W/b" 2>&1 || fail "sqlite3 .load: $(cat "$W/b")"
+        [ -s "$W/a" ] && cmp -s "$W/a" "$W/b" || fail "sqlite3 .load $EXT: not piano-db sql's rows for $q"
+    done
+else
+    echo "note: sqlite3 missing: the loadable extension not checked"
+fi
+error sql_error "sql: no such table: no_such_table" "$P" sql --db "$B" "SELECT * FROM no_such_table"
+[ "$rc" = 1 ] || fail "sql_error: exit $rc, wanted 1"
+error sql_two_args "sql: one SQL argument (quote it), or none to read SQL from stdin" "$P" sql --db "$B" "SELECT 1" "SELECT 2"
+[ "$rc" = 2 ] || fail "sql_two_args: exit $rc, wanted 2"
 ;;
 
 big)

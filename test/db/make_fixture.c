@@ -22,6 +22,7 @@
 #include "hist.h"
 #include "piano_schema.h"
 #include "store.h"
+#include "stats_blob.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,10 @@ static void open_db(const char *path)
         fprintf(stderr, "make_fixture: %s\n", err);
         exit(1);
     }
+    /* stats and contexts: the views `piano-db sql` makes, which take inserts */
+    if (piano_contexts_register(db) != SQLITE_OK || piano_stats_register(db) != SQLITE_OK ||
+        piano_contexts_make_triggers(db) != SQLITE_OK || piano_stats_make_triggers(db) != SQLITE_OK)
+        die("the views stats and contexts");
 }
 
 static void run(int id, const char *key, const char *parent, int pid, const char *cmd,

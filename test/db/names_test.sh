@@ -19,7 +19,7 @@ expect() {
 }
 D=$W/names.db
 "$FX" empty "$D" || exit 1
-sqlite3 "$D" <<'SQL' || exit 1
+"$P" --db "$D" sql <<'SQL' || exit 1
 INSERT INTO runs(id,key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) VALUES
  (1,'1-1',1,'/home/user/src/redis/src/redis-server --port 7000 --save "" --appendonly no --dir /tmp/some/long/folder/name --loglevel warning',1700000000000000000,2000000000,'complete','tsc',1.0),
  (2,'2-2',2,'./db_bench',1700000100000000000,0,'recovered','tsc',1.0);
@@ -160,7 +160,7 @@ C=$W/cxx.db
 "$FX" empty "$C" || exit 1
 I21=$(i=0; s=""; while [ $i -lt 21 ]; do s="$s${s:+, }int const&"; i=$((i + 1)); done; echo "$s")
 I20=${I21%, int const&}
-sqlite3 "$C" <<SQL || exit 1
+"$P" --db "$C" sql <<SQL || exit 1
 INSERT INTO runs(id,key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) VALUES
  (1,'1-1',1,'./format-test',1700000000000000000,2000000000,'complete','tsc',1.0);
 INSERT INTO functions(run,id,name,file,line) VALUES

@@ -82,14 +82,14 @@ fi
 # function held its allocations at the peak and half of them at the end.
 if command -v sqlite3 > /dev/null; then
     cp "$T" "$W/heap.db"
-    sqlite3 "$W/heap.db" "UPDATE stats SET inuse_objects = allocs / 2, inuse_bytes = alloc_bytes / 2,
+    "$P" --db "$W/heap.db" sql "UPDATE stats SET inuse_objects = allocs / 2, inuse_bytes = alloc_bytes / 2,
         peak_inuse_bytes = alloc_bytes; UPDATE runs SET heap_peak_bytes =
         (SELECT sum(alloc_bytes) FROM stats WHERE stats.run = runs.id)" || fail "heap fixture"
     "$P" plot --db "$W/heap.db" heap 2 -o "$W/heap.svg" || fail "plot heap"
     shot heap "$W/heap.svg" 8 0.02
     dom heap "$W/heap.svg" 'Heap in use: run 2' '>peak</text>' '>end</text>' 'at the peak</title>' 'at the end</title>'
     # ... and with three snapshots (PIANO_INTERVAL) holding a quarter, all, then half of it
-    sqlite3 "$W/heap.db" "INSERT INTO snapshot_times SELECT 2, d * (SELECT duration_ns FROM runs WHERE id = 2) / 4
+    "$P" --db "$W/heap.db" sql "INSERT INTO snapshot_times SELECT 2, d * (SELECT duration_ns FROM runs WHERE id = 2) / 4
         FROM (SELECT 1 AS d UNION SELECT 2 UNION SELECT 3);
         INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes, inuse_objects, inuse_bytes)
         SELECT s.run, s.fn, t.t_ns, 0, 0, 0, s.allocs, s.alloc_bytes, s.allocs, s.alloc_bytes * (CASE t.t_ns * 4 /

@@ -37,7 +37,7 @@ wellformed() { # FILE
     if have xmllint; then xmllint --noout "$1" || fail "$1 is not well-formed XML"
     else python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$1" || fail "$1 is not well-formed XML"; fi
 }
-q() { sqlite3 "$T" "$1"; }
+q() { "$P" --db "$T" sql "$1"; }
 
 T=$W/tree.db
 "$FX" tree "$T" || exit 1

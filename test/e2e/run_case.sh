@@ -74,7 +74,9 @@ status=$?
 [ "$status" = "${want_exit:-0}" ] || { cat "$work/err"; fail "exit status $status, expected ${want_exit:-0}"; }
 
 # Helpers for NAME.check
-q() { sqlite3 -batch -noheader "$PIANO_DB" "$1"; }
+# q SQL: rows as `sqlite3 -batch -noheader` prints them, through piano-db sql: the
+# views stats and contexts are piano-db's (the stored schema has none since 19)
+q() { "$build/bin/piano-db" --db "$PIANO_DB" sql "$1"; }
 # the latest run's id
 run() { q "SELECT max(id) FROM runs"; }
 # figure of one function, summed over threads: fig FUNCTION COLUMN [RUN]

@@ -40,7 +40,7 @@ cd "$WORK"
 "$PROG" > "$WORK/out.txt" 2>&1 || { cat "$WORK/out.txt"; echo "FAIL: $PROG exited $?"; exit 1; }
 
 {
-  sqlite3 "$PIANO_DB" "SELECT f.name, SUM(s.calls) FROM stats s JOIN functions f
+  "$BINDIR/piano-db" --db "$PIANO_DB" sql "SELECT f.name, SUM(s.calls) FROM stats s JOIN functions f
                         ON f.run = s.run AND f.id = s.fn
                         WHERE s.run = (SELECT MAX(id) FROM runs)
                         GROUP BY f.name ORDER BY f.name;"

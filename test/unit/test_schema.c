@@ -12,6 +12,7 @@
 #include "contexts_blob.h"
 #include "fns_blob.h"
 #include "piano_schema.h"
+#include "schema18_views.h"
 #include "stats_blob.h"
 #include "store.h"
 
@@ -32,6 +33,26 @@ static int teardown(void **state)
     return system(cmd);
 }
 
+static int count_of(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* The views stats and contexts as `piano-db sql` makes them on its
+ * connection (TEMP: the stored schema has none since 19), taking writes. */
+static void with_views(sqlite3 *db)
+{
+    assert_int_equal(piano_contexts_register(db), SQLITE_OK);
+    assert_int_equal(piano_stats_register(db), SQLITE_OK);
+    assert_int_equal(piano_contexts_make_triggers(db), SQLITE_OK);
+    assert_int_equal(piano_stats_make_triggers(db), SQLITE_OK);
+}
+
 static void creates_schema_with_version(void **state)
 {
     (void)state;
@@ -44,13 +65,23 @@ static void creates_schema_with_version(void **state)
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
     sqlite3_finalize(st);
-    const char *tables[] = { "runs", "functions", "threads", "stats", "contexts", "frames", "unfinished", "tags",
-                             "pushes" };
+    const char *tables[] = { "runs", "functions", "threads", "stat_rows", "stat_trees", "context_rows",
+                             "context_trees", "frames", "unfinished", "tags", "pushes" };
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char q[128];
         snprintf(q, sizeof q, "SELECT count(*) FROM %s", tables[i]);
         assert_int_equal(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
     }
+    /* No view over the blobs in the stored schema (schema 19): every
+     * connection would parse it at its first statement, each run's exit too. */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('view', 'trigger') AND"
+                                  " (sql LIKE '%context_trees%' OR sql LIKE '%stat_trees%' OR name IN"
+                                  " ('contexts', 'stats'))"),
+                     0);
+    /* piano-db's views (TEMP, this connection's) read both */
+    with_views(db);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 0);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM contexts"), 0);
     sqlite3_close(db);
     /* opening again (read) works and keeps the version */
     db = piano_store_open(path, PIANO_STORE_READ, err, sizeof err);
@@ -123,6 +154,7 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
     sqlite3_close(db);
     db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     assert_non_null(db);
+    with_views(db);
     return db;
 }
 
@@ -160,9 +192,9 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
 /* What schema 14 added (spans in snapshots). */
 #define UNDO_14 "DROP TABLE span_snapshots;"
 /* What schema 17 changed: contexts was a table of rows. */
-#define UNDO_17 "DROP VIEW contexts; DROP TABLE context_trees; ALTER TABLE context_rows RENAME TO contexts;"
+#define UNDO_17 "DROP TABLE context_trees; ALTER TABLE context_rows RENAME TO contexts;"
 /* What schema 18 changed: stats was a table of rows. */
-#define UNDO_18 "DROP VIEW stats; DROP TABLE stat_trees; ALTER TABLE stat_rows RENAME TO stats;"
+#define UNDO_18 "DROP TABLE stat_trees; ALTER TABLE stat_rows RENAME TO stats;"
 
 /* Makes database NAME in the current schema with one run, turns it into an
  * older one with old_sql (after UNDO_18, UNDO_17, UNDO_14, UNDO_13, UNDO_12, UNDO_11, UNDO_10, UNDO_9, UNDO_8, UNDO_7, UNDO_6 and UNDO_5), and opens it for
@@ -488,16 +520,6 @@ static char *all_contexts(sqlite3 *db)
     return out;
 }
 
-static int count_of(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int n = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return n;
-}
-
 /* Rows of schema 16's contexts table, one thread per case: CPU time and no
  * heap, heap and no CPU time, the largest figures, a value a blob cannot hold
  * (negative), CPU time NULL in one row only. */
@@ -517,9 +539,8 @@ static int count_of(sqlite3 *db, const char *sql)
 
 /* A version-16 database (contexts as rows) has its rows packed into one blob
  * per thread (context_trees), those a blob cannot hold as they are kept as
- * rows; the view contexts reads all of them as the table did, in plain SQL
- * and through piano_contexts (piano-db's), and takes inserts, updates and
- * deletes. */
+ * rows; the view contexts (piano_contexts: piano-db's) reads all of them as
+ * the table did, and takes inserts, updates and deletes. */
 static void upgrades_version_16_contexts(void **state)
 {
     (void)state;
@@ -541,15 +562,12 @@ static void upgrades_version_16_contexts(void **state)
     assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
     assert_int_equal(count_of(db, "SELECT count(*) FROM context_trees"), 3);   /* threads 0, 1, 2 */
     assert_int_equal(count_of(db, "SELECT count(*) FROM context_rows"), 3);    /* threads 3, 4 */
-    assert_string_equal(all_contexts(db), before);
-    /* piano-db's reading: the same */
-    assert_int_equal(piano_contexts_register(db), SQLITE_OK);
+    with_views(db);
     assert_string_equal(all_contexts(db), before);
     /* thread 0's blob: its header, then 3 bytes for id step and k, up and fn
      * and 12 figures up to offcpu_ns, 17 and 16 bytes (total 900 as +400 from
      * self, 2 bytes; total 400 as +0, 1 byte); the root at 70000: 6 and 12 */
     assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 20 + 19 + 18);
-    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.contexts", NULL, NULL, NULL), SQLITE_OK);
     /* an update moves thread 0's tree to rows; a delete, thread 1's */
     assert_int_equal(sqlite3_exec(db,
                                   "UPDATE contexts SET calls = 7 WHERE run = 1 AND thread = 0 AND id = 2;"
@@ -648,8 +666,8 @@ static char *all_stats(sqlite3 *db)
     "NULL,NULL,NULL,NULL,NULL);"
 
 /* A version-17 database (stats as rows) keeps its rows in stat_rows; the
- * view stats reads them as the table did, in plain SQL and through
- * piano_stats (piano-db's), and takes inserts, updates and deletes. */
+ * view stats (piano_stats: piano-db's) reads them as the table did, and
+ * takes inserts, updates and deletes. */
 static void upgrades_version_17_stats(void **state)
 {
     (void)state;
@@ -670,10 +688,8 @@ static void upgrades_version_17_stats(void **state)
     assert_non_null(db);
     assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_rows"), 5);
+    with_views(db);
     assert_string_equal(all_stats(db), before);
-    assert_int_equal(piano_stats_register(db), SQLITE_OK);
-    assert_string_equal(all_stats(db), before);
-    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.stats", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "UPDATE stats SET calls = 7 WHERE run = 1 AND thread = 0 AND fn = 7;"
                                   "DELETE FROM stats WHERE run = 1 AND thread = 1 AND fn = 3;"
@@ -687,24 +703,10 @@ static void upgrades_version_17_stats(void **state)
     sqlite3_close(db);
 }
 
-/* The rows of V17_STATS as the import writes them: a blob per thread
- * (stat_trees), read by the plain-SQL view and by piano_stats as the rows
- * were; an update moves a thread's blob to rows. */
-static void stats_blobs_read_as_rows(void **state)
+/* Moves the rows of stat_rows into blobs, a thread each, as the import
+ * writes them (thread 0 measured CPU time, thread 1 heap in use). */
+static void stats_rows_to_blobs(sqlite3 *db)
 {
-    (void)state;
-    char path[300], err[512];
-    snprintf(path, sizeof path, "%s/blobs.db", dir);
-    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
-    assert_non_null(db);
-    assert_int_equal(sqlite3_exec(db,
-                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
-                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS,
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    char rows[16384];
-    snprintf(rows, sizeof rows, "%s", all_stats(db));
-    /* the same figures as blobs, a thread each */
     sqlite3_stmt *st, *ins;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT thread, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees,"
                                             " free_bytes, child_calls, unfinished, cpu_ns, cpu_total_ns, cpu_user_ns,"
@@ -757,6 +759,28 @@ static void stats_blobs_read_as_rows(void **state)
     sqlite3_finalize(ins);
     assert_false(w.failed);
     assert_int_equal(sqlite3_exec(db, "DELETE FROM stat_rows", NULL, NULL, NULL), SQLITE_OK);
+    free(w.buf);
+}
+
+/* The rows of V17_STATS as the import writes them: a blob per thread
+ * (stat_trees), read by piano_stats as the rows were; an update moves a
+ * thread's blob to rows. */
+static void stats_blobs_read_as_rows(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/blobs.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    with_views(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS,
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char rows[16384];
+    snprintf(rows, sizeof rows, "%s", all_stats(db));
+    stats_rows_to_blobs(db);
     /* thread 0's blob: its header; fn 1: fn step and k, then calls 3 (1 byte),
      * self 500 (2), total 900 as +400 (2), 4 zeros, child_calls 2 and
      * unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
@@ -765,16 +789,61 @@ static void stats_blobs_read_as_rows(void **state)
      * hist_total, equal to it, 1: 24 */
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
     assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 26 + 24);
-    assert_string_equal(all_stats(db), rows);   /* the plain-SQL view */
-    assert_int_equal(piano_stats_register(db), SQLITE_OK);
     assert_string_equal(all_stats(db), rows);   /* piano_stats */
-    assert_int_equal(sqlite3_exec(db, "DROP VIEW temp.stats", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "UPDATE stats SET calls = 5 WHERE thread = 0 AND fn = 1", NULL, NULL, NULL),
                      SQLITE_OK);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 2);
     assert_int_equal(count_of(db, "SELECT calls FROM stats WHERE thread = 0 AND fn = 1"), 5);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 5);
-    free(w.buf);
+    sqlite3_close(db);
+}
+
+/* A version-18 database (the views contexts and stats in plain SQL in its
+ * schema, with their triggers) loses them on the upgrade to 19, its figures
+ * kept: read by piano-db's views (and, before, by the plain-SQL ones) the
+ * same, blobs and rows. */
+static void upgrades_version_18_views(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v18.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    with_views(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS V16_CONTEXTS,
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    stats_rows_to_blobs(db);   /* threads 0, 1, 2 in blobs; 5 (a negative count) as rows */
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns) VALUES(1,5,1,-2,1,2)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(piano_contexts_pack(db), SQLITE_OK);   /* threads 0, 1, 2 in blobs; 3, 4 rows */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM context_trees"), 3);
+    char stats[16384], contexts[8192];
+    snprintf(stats, sizeof stats, "%s", all_stats(db));
+    snprintf(contexts, sizeof contexts, "%s", all_contexts(db));
+    sqlite3_close(db);
+    /* schema 18: its views and triggers, as it stored them */
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, SCHEMA18_VIEWS "PRAGMA user_version=18", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('stats', 'contexts')"), 2);
+    assert_string_equal(all_stats(db), stats);   /* the plain-SQL views: the same */
+    assert_string_equal(all_contexts(db), contexts);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE type IN ('view', 'trigger') AND"
+                                  " name NOT IN ('functions', 'functions_insert')"),
+                     0);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM context_trees"), 3);
+    with_views(db);
+    assert_string_equal(all_stats(db), stats);
+    assert_string_equal(all_contexts(db), contexts);
     sqlite3_close(db);
 }
 
@@ -870,6 +939,7 @@ int main(void)
         cmocka_unit_test(contexts_blob_round_trip),
         cmocka_unit_test(upgrades_version_17_stats),
         cmocka_unit_test(stats_blobs_read_as_rows),
+        cmocka_unit_test(upgrades_version_18_views),
         cmocka_unit_test(stats_blob_round_trip),
         cmocka_unit_test(fns_blob_varints),
     };

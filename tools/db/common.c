@@ -175,6 +175,19 @@ const size_t pdb_metric_offset[PIANO_M_N] = {
 
 static void pdb_probe_schema(pdb *p);
 
+/* The views contexts and stats (TEMP: the stored schema has none since 19):
+ * the blobs of context_trees and stat_trees read in C (store/contexts_blob.c,
+ * store/stats_blob.c) with the rows of context_rows and stat_rows. Once per
+ * connection. */
+static int register_views(pdb *p)
+{
+    int rc = SQLITE_OK;
+    if (!p->has_views && (rc = piano_contexts_register(p->db)) == SQLITE_OK &&
+        (rc = piano_stats_register(p->db)) == SQLITE_OK)
+        p->has_views = 1;
+    return rc;
+}
+
 void pdb_open(pdb *p, const char *dbopt, int write)
 {
     char err[1024] = "", why[1024];
@@ -190,8 +203,17 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("%s: the path is too long", p->path);
     int pending = spool_pending(spool);
     const char *ro = piano_db_unwritable(p->path, why, sizeof why);
-    if (!exists && !pending)
+    if (!exists && (!pending || write == PDB_OPEN_AS_IS))
         pdb_die("no database at %s", p->path);
+    if (write == PDB_OPEN_AS_IS) {
+        /* sql: the stored runs as they are (no import: the user's statements
+         * do not run inside one), for writing when the file can be written. */
+        p->db = piano_store_open(p->path, ro ? PIANO_STORE_READ : PIANO_STORE_WRITE, err, sizeof err);
+        if (!p->db)
+            pdb_die("%s", err);
+        pending = 0;
+        write = 0;
+    }
     if (!exists && ro)
         pdb_die("no database at %s, and the runs waiting in %s cannot be stored: %s", p->path, spool, ro);
     if (write && ro)
@@ -200,7 +222,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
      * writing, so that its close, as the database's last user, copies the log
      * into the file (a connection that only reads never does). */
     int fold = exists && !ro && piano_store_log_bytes(p->path) > 0;
-    if (write || ((pending || fold) && !ro)) {
+    if (!p->db && (write || ((pending || fold) && !ro))) {
         p->db = piano_store_open(p->path, PIANO_STORE_WRITE, err, sizeof err);
         if (!p->db && (write || !exists))
             pdb_die("%s", err);
@@ -213,8 +235,12 @@ void pdb_open(pdb *p, const char *dbopt, int write)
     }
     if (p->db && pending) {
         import_pending(p);
-        if (!write)
+        /* The views first: made in the live runs' transaction, its rollback
+         * (pdb_live_release) would take them away. */
+        if (!write) {
+            register_views(p);   /* (a failure: dies below, with the checks) */
             pdb_live_reload(p);
+        }
     }
     /* A command that only reads opens read-only: a read-only folder or file, or
      * a full disk, still lets it read. */
@@ -233,9 +259,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("cannot read %s: %s", p->path, m);
     }
     sqlite3_finalize(st_q);
-    /* contexts: the blobs of context_trees read in C (store/contexts_blob.c) */
-    /* stats: the blobs of stat_trees read in C (store/stats_blob.c) */
-    if (piano_contexts_register(p->db) != SQLITE_OK || piano_stats_register(p->db) != SQLITE_OK)
+    if (register_views(p) != SQLITE_OK)
         pdb_die("cannot read %s: %s", p->path, sqlite3_errmsg(p->db));
     /* report --group template keys rows by it (aggregate.c) */
     sqlite3_create_function(p->db, "piano_group", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_name_group,

@@ -286,6 +286,20 @@ static const char *help_export =
     "A SET of runs (3..40,45, or a tag naming several: report --help) in folded, pprof or\n"
     "callgrind: their calling contexts merged, each path's figures summed over the runs.\n";
 
+static const char *help_sql =
+    "usage: piano-db sql [SQL] [--db FILE] [--header] [--csv|--json]\n"
+    "\n"
+    "Runs SQL (the argument, else stdin: one or more statements) on the database and\n"
+    "prints each statement's rows as the sqlite3 shell does: columns separated by '|',\n"
+    "NULL empty. The views contexts and stats (the calling contexts and the\n"
+    "per-function figures, one row each, as doc/piano-db.md describes) are there\n"
+    "besides the tables; they take INSERT, UPDATE and DELETE too. The runs are read\n"
+    "as stored: runs of crashed or live processes are not imported. An error is one\n"
+    "line, 'piano-db: sql: ' and SQLite's message, and exit status 1.\n"
+    "  --header   a line of the column names first\n"
+    "  --csv      comma-separated, quoted as sqlite3 -csv does\n"
+    "  --json     a JSON array of objects per statement (as sqlite3 -json)\n";
+
 static const char *help_top =
     "usage: piano-db top [RUN|PID] [--interval SECS] [--top N] [--count N]\n"
     "\n"
@@ -421,7 +435,8 @@ typedef struct {
     int (*fn)(pdb *, const pdb_opts *);
     const char *allowed; /* option names, space separated and enclosed */
     const char **help;
-    int writes;          /* 0: reads only (opens read-only); 1: writes; 2: writes when given arguments */
+    int writes;          /* 0: reads only (opens read-only); 1: writes; 2: writes when given arguments;
+                            3: the database as it is, writable when it can be (PDB_OPEN_AS_IS) */
 } command;
 
 static const command commands[] = {
@@ -446,6 +461,8 @@ static const command commands[] = {
      " db output thread format all metric group ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
+    {"sql", "[SQL]", "run SQL on the database, with the views contexts and stats (stdin without SQL)", cmd_sql,
+     " db json csv header ", &help_sql, 3},
     {"push", "URL [RUN|TAG]", "send a run's profiles to a Pyroscope server (--follow: a live run's snapshots)", cmd_push,
      " db app label tenant auth again timeout kept follow follow-all count ", &help_push, 1},
 };
@@ -562,6 +579,7 @@ static void set_option(pdb_opts *o, const command *c, const char *name, const ch
         {"heap", offsetof(pdb_opts, heap)},     {"spans", offsetof(pdb_opts, spans)},
         {"cpu", offsetof(pdb_opts, cpu)},
         {"all-runs", offsetof(pdb_opts, all_runs)},
+        {"header", offsetof(pdb_opts, header)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(name, flags[i].name))
@@ -780,7 +798,7 @@ int main(int argc, char **argv)
 
     pdb p;
     pdb_live_parts = live_parts(c, &o);
-    pdb_open(&p, o.db, c->writes == 1 || (c->writes == 2 && o.npos > 0));
+    pdb_open(&p, o.db, c->writes == 3 ? PDB_OPEN_AS_IS : c->writes == 1 || (c->writes == 2 && o.npos > 0));
     int rc = c->fn(&p, &o);
     pdb_close(&p);
     free(o.pos);

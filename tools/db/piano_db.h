@@ -34,6 +34,7 @@ typedef struct {
     const char *cmd;
     const char *db;
     int json, csv, all, threads, frames, spikes, uncorrected, cpu, heap, spans;
+    int header;         /* sql --header */
     const char *sort;
     const char *group;  /* report, diff, flamegraph, export --group template; runs --group command|parent */
     int all_runs;       /* report, tag --all-runs: every run that recorded something */
@@ -78,6 +79,7 @@ typedef struct {
     unsigned char has_metric[PIANO_M_N]; /* stats has metric m's column (spool/metrics.h) */
     int has_selection;   /* runs.selection exists (schema 13) */
     int has_tag_runs;    /* the table tag_runs exists (schema 15; made by piano-db's first tag of a set before) */
+    int has_views;       /* the TEMP views contexts and stats are made (common.c register_views) */
 } pdb;
 
 typedef struct {
@@ -110,6 +112,9 @@ char *xstrdup(const char *s);
  * changes it (else it is opened read-only). Runs of crashed processes waiting in
  * the spool are stored first when the database can be written (else a warning). */
 void pdb_open(pdb *p, const char *dbopt, int write);
+/* pdb_open's write for `sql`: the database as it is (runs of crashed or live
+ * processes not imported), opened for writing when the file can be written. */
+enum { PDB_OPEN_AS_IS = 2 };
 void pdb_close(pdb *p);
 /* Stores the runs of crashed processes waiting in the spool (a database opened
  * for writing); a failure is one warning line. Returns how many were stored. */
@@ -532,6 +537,7 @@ void export_pprof(pdb *p, const pdb_opts *o, const run_info *r, const runset *se
 int cmd_push(pdb *p, const pdb_opts *o);
 int cmd_top(pdb *p, const pdb_opts *o);
 int cmd_snapshots(pdb *p, const pdb_opts *o);
+int cmd_sql(pdb *p, const pdb_opts *o);   /* sql.c */
 
 /* ---- snapshots over time (snapshots.c, window.c) ---- */
 /* Whether the database has the snapshot tables (schema 10 on). */

@@ -27,7 +27,7 @@ CLANGXX=$(sed -n 's/^set(PIANO_CLANGXX "\(.*\)")$/\1/p' "$P/lib/cmake/Piano/Pian
 [ -x "$CLANG" ] && [ -x "$CLANGXX" ] || fail "no clang in PianoConfig.cmake ($CLANG, $CLANGXX)"
 
 counts() {
-  sqlite3 "$1" "SELECT f.name, SUM(s.calls) FROM stats s JOIN functions f
+  "$P/bin/piano-db" --db "$1" sql "SELECT f.name, SUM(s.calls) FROM stats s JOIN functions f
                 ON f.run = s.run AND f.id = s.fn
                 WHERE s.run = (SELECT MAX(id) FROM runs)
                 GROUP BY f.name ORDER BY f.name;"
