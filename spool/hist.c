@@ -14,26 +14,6 @@ uint64_t piano_hist_value(unsigned b)
     return lo + width / 2;
 }
 
-/* The fixed records of schemas before 14: { uint16 bucket; uint64 count; } little-endian. */
-static int add_fixed(piano_hist *h, const unsigned char *p, size_t len, unsigned *lo, unsigned *hi)
-{
-    for (size_t i = 0; i < len; i += PIANO_HIST_RECORD) {
-        unsigned b = (unsigned)p[i] | (unsigned)p[i + 1] << 8;
-        uint64_t c = 0;
-        for (int k = 7; k >= 0; k--)
-            c = c << 8 | p[i + 2 + k];
-        if (b >= PIANO_HIST_BUCKETS)
-            return -1;
-        h->count[b] += c;
-        h->total += c;
-        if (b < *lo)
-            *lo = b;
-        if (b > *hi)
-            *hi = b;
-    }
-    return 0;
-}
-
 /* An unsigned LEB128 varint at p[*at], below len: 0, or -1 if it is cut or longer than 64 bits. */
 static int varint(const unsigned char *p, size_t len, size_t *at, uint64_t *v)
 {
@@ -51,20 +31,70 @@ static int varint(const unsigned char *p, size_t len, size_t *at, uint64_t *v)
     return -1;
 }
 
+void piano_hist_iter_open(piano_hist_iter *it, const void *blob, size_t len)
+{
+    it->p = blob;
+    it->len = len;
+    it->next = 0;
+    if (len % PIANO_HIST_RECORD == 0) {
+        it->fmt = 0;   /* the fixed records of schema 15 and before */
+        it->at = 0;
+    } else {
+        it->fmt = it->p[0] == 0 ? 2 : 1;
+        it->at = it->fmt == 2;
+    }
+}
+
+int piano_hist_iter_next(piano_hist_iter *it, unsigned *bucket, uint64_t *count)
+{
+    const unsigned char *p = it->p;
+    if (it->at >= it->len)
+        return 0;
+    if (it->fmt == 0) {
+        size_t i = it->at;
+        unsigned b = (unsigned)p[i] | (unsigned)p[i + 1] << 8;
+        uint64_t c = 0;
+        for (int k = 7; k >= 0; k--)
+            c = c << 8 | p[i + 2 + k];
+        if (b >= PIANO_HIST_BUCKETS)
+            return -1;
+        it->at += PIANO_HIST_RECORD;
+        *bucket = b;
+        *count = c;
+        return 1;
+    }
+    if (p[it->at] == 0 && it->at + 1 == it->len) {
+        it->at++;
+        return 0;   /* the end mark of a length that would be a multiple of 10 */
+    }
+    uint64_t d, c;
+    if (varint(p, it->len, &it->at, &d))
+        return -1;
+    if (it->fmt == 2) {
+        c = d & 3;
+        d >>= 2;
+        if (!c && varint(p, it->len, &it->at, &c))
+            return -1;
+    } else if (varint(p, it->len, &it->at, &c)) {
+        return -1;
+    }
+    if (d == 0 || d > PIANO_HIST_BUCKETS - it->next)
+        return -1;
+    unsigned b = (unsigned)(it->next + d - 1);
+    it->next = b + 1;
+    *bucket = b;
+    *count = c;
+    return 1;
+}
+
 int piano_hist_add_blob_range(piano_hist *h, const void *blob, size_t len, unsigned *lo, unsigned *hi)
 {
-    const unsigned char *p = blob;
-    if (len % PIANO_HIST_RECORD == 0)
-        return add_fixed(h, p, len, lo, hi);
-    uint64_t next = 0;   /* the previous bucket + 1 */
-    for (size_t at = 0; at < len;) {
-        if (p[at] == 0 && at + 1 == len)
-            break;   /* the end mark of a length that would be a multiple of 10 */
-        uint64_t d, c;
-        if (varint(p, len, &at, &d) || varint(p, len, &at, &c) || d == 0 || d > PIANO_HIST_BUCKETS - next)
-            return -1;
-        unsigned b = (unsigned)(next + d - 1);
-        next = b + 1;
+    piano_hist_iter it;
+    piano_hist_iter_open(&it, blob, len);
+    unsigned b;
+    uint64_t c;
+    int rc;
+    while ((rc = piano_hist_iter_next(&it, &b, &c)) == 1) {
         h->count[b] += c;
         h->total += c;
         if (b < *lo)
@@ -72,13 +102,61 @@ int piano_hist_add_blob_range(piano_hist *h, const void *blob, size_t len, unsig
         if (b > *hi)
             *hi = b;
     }
-    return 0;
+    return rc;
 }
 
 int piano_hist_add_blob(piano_hist *h, const void *blob, size_t len)
 {
     unsigned lo = PIANO_HIST_BUCKETS, hi = 0;
     return piano_hist_add_blob_range(h, blob, len, &lo, &hi);
+}
+
+size_t piano_hist_items(const void *blob, size_t len, unsigned char *out)
+{
+    const unsigned char *p = blob;
+    if (len % PIANO_HIST_RECORD && p[0] == 0) {   /* v2: its buckets as they are, after checking them */
+        piano_hist_iter it;
+        piano_hist_iter_open(&it, blob, len);
+        unsigned b;
+        uint64_t c;
+        size_t end;
+        int rc;
+        do
+            end = it.at;   /* where the buckets end: at the end mark, or the blob's end */
+        while ((rc = piano_hist_iter_next(&it, &b, &c)) == 1);
+        if (rc)
+            return (size_t)-1;
+        size_t n = end - 1;
+        memcpy(out, p + 1, n);
+        return n;
+    }
+    piano_hist_iter it;
+    piano_hist_iter_open(&it, blob, len);
+    piano_hist_writer w = {out, 0, 0};
+    unsigned b;
+    uint64_t c;
+    int rc;
+    long last = -1;
+    while ((rc = piano_hist_iter_next(&it, &b, &c)) == 1) {
+        if ((long)b <= last)
+            return (size_t)-1;
+        last = b;
+        if (c)
+            piano_hist_put_one(&w, b, c);
+    }
+    return rc ? (size_t)-1 : w.len;
+}
+
+size_t piano_hist_wrap(const void *items, size_t n, unsigned char *out)
+{
+    if (!n)
+        return 0;
+    out[0] = 0;
+    memcpy(out + 1, items, n);
+    n++;
+    if (n % PIANO_HIST_RECORD == 0)
+        out[n++] = 0;
+    return n;
 }
 
 void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n)
@@ -90,7 +168,9 @@ void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first
 
 size_t piano_hist_end(piano_hist_writer *w)
 {
-    if (w->len && w->len % PIANO_HIST_RECORD == 0)
+    if (w->len <= 1)
+        return 0;   /* no bucket: the empty blob */
+    if (w->len % PIANO_HIST_RECORD == 0)
         w->out[w->len++] = 0;
     return w->len;
 }

@@ -21,14 +21,21 @@
 #define PIANO_HIST_PAGES (64 - PIANO_HIST_SUB_BITS + 1)
 #define PIANO_HIST_BUCKETS (PIANO_HIST_PAGES * PIANO_HIST_SUB)
 /* A histogram blob (stats.hist_self/hist_total, runs/threads.frame_hist, spans.hist_*) lists
- * the non-zero buckets, ascending, each as two unsigned LEB128 varints: the bucket's distance
- * from the previous one (the first's from -1, so always >= 1) and its count. When that makes
- * a length that is a multiple of 10, one 0 byte ends the blob (a distance is never 0): a
- * length that is a multiple of 10 is the fixed format of databases before schema 16, records
- * { uint16 bucket; uint64 count; } little-endian, which is still read. The usual record is
- * 2 bytes (one bucket further, a count below 128) where the fixed one took 10. */
+ * the non-zero buckets, ascending. Three formats, told apart by the blob alone:
+ * - compact v2 (schema 20 on, written now): a 0 byte, then per bucket, with d its distance
+ *   from the previous bucket (the first's from -1, so always >= 1) and c its count, one
+ *   unsigned LEB128 varint d << 2 | c when c is 1-3, else the varint d << 2 then the varint
+ *   c. The usual bucket is 1 byte (a distance under 32, a count of 1-3: 56% of a short run's
+ *   buckets have count 1).
+ * - compact v1 (schemas 16-19): per bucket the varints d and c; its first byte is never 0.
+ * - fixed (schema 15 and before): records { uint16 bucket; uint64 count; } little-endian;
+ *   their length is a multiple of 10.
+ * A compact blob whose length would be a multiple of 10 ends with one more 0 byte (no bucket
+ * starts with a 0 byte). An empty histogram is an empty blob (0 fixed records).
+ * Inside a stats blob (store/stats_blob.h) a v2 histogram is kept as its buckets alone,
+ * without the leading 0 and the end mark (piano_hist_items, piano_hist_wrap). */
 #define PIANO_HIST_RECORD 10               /* bytes per record of the fixed (old) format */
-#define PIANO_HIST_BLOB_MAX (PIANO_HIST_BUCKETS * 12 + 1)   /* the longest compact blob */
+#define PIANO_HIST_BLOB_MAX (PIANO_HIST_BUCKETS * 12 + 2)   /* the longest compact blob */
 
 /* Bucket of value v: with o = floor(log2(v | 64)), i.e. at least 6, the top
  * seven bits of v are m = v >> (o - 6), and b = 64 * (o - 6) + m. Values
@@ -67,23 +74,27 @@ typedef struct {
 static inline void piano_hist_begin(piano_hist_writer *w, unsigned char *out)
 {
     w->out = out;
-    w->len = 0;
+    out[0] = 0;   /* compact v2 */
+    w->len = 1;
     w->next = 0;
 }
 
-/* Adds count c (not 0) of bucket b, above the buckets put so far. */
+/* Adds count c (not 0) of bucket b, above the buckets put so far (compact v2). */
 static inline void piano_hist_put_one(piano_hist_writer *w, unsigned b, uint64_t c)
 {
     unsigned char *o = w->out + w->len;
     size_t n = 0;
-    for (uint64_t v = b + 1 - w->next; ; v >>= 7) {   /* the distance, then the count: LEB128 varints */
-        o[n++] = (unsigned char)(v | (v >= 0x80 ? 0x80 : 0));
-        if (v < 0x80)
-            break;
+    uint64_t v = (uint64_t)(b + 1 - w->next) << 2;   /* the distance and a count of 1-3 in one varint */
+    if (c <= 3)
+        v |= c;
+    for (; v >= 0x80; v >>= 7)
+        o[n++] = (unsigned char)(v | 0x80);
+    o[n++] = (unsigned char)v;
+    if (c > 3) {   /* else the count on its own */
+        for (; c >= 0x80; c >>= 7)
+            o[n++] = (unsigned char)(c | 0x80);
+        o[n++] = (unsigned char)c;
     }
-    for (; c >= 0x80; c >>= 7)
-        o[n++] = (unsigned char)(c | 0x80);
-    o[n++] = (unsigned char)c;
     w->len += n;
     w->next = b + 1;
 }
@@ -91,8 +102,30 @@ static inline void piano_hist_put_one(piano_hist_writer *w, unsigned b, uint64_t
 /* Adds the non-zero counts of buckets first_bucket .. first_bucket + n - 1. */
 void piano_hist_put(piano_hist_writer *w, const uint64_t *counts, unsigned first_bucket, unsigned n);
 
-/* Ends the blob; returns its length. */
+/* Ends the blob; returns its length (0 when no bucket was put). */
 size_t piano_hist_end(piano_hist_writer *w);
+
+/* The buckets of a blob one at a time, whatever its format. */
+typedef struct {
+    const unsigned char *p;
+    size_t len, at;
+    int fmt;         /* 0 fixed, 1 compact v1, 2 compact v2 */
+    uint64_t next;   /* the previous bucket + 1 */
+} piano_hist_iter;
+
+void piano_hist_iter_open(piano_hist_iter *it, const void *blob, size_t len);
+/* The next bucket b (< PIANO_HIST_BUCKETS, ascending in compact blobs) and its count c:
+ * returns 1, 0 at the end, -1 when the blob is malformed there. */
+int piano_hist_iter_next(piano_hist_iter *it, unsigned *b, uint64_t *c);
+
+/* The buckets of blob (any format) as compact v2 buckets alone (no leading 0, no end mark)
+ * into out, which holds 2 * len + 16 bytes. Returns their length, or (size_t)-1 when the
+ * blob is malformed or its buckets do not ascend (fixed records may not). */
+size_t piano_hist_items(const void *blob, size_t len, unsigned char *out);
+
+/* The compact v2 blob of buckets items[0 .. n - 1] (as piano_hist_items makes them) into
+ * out, which holds n + 2 bytes. Returns its length: 0 when n is 0. */
+size_t piano_hist_wrap(const void *items, size_t n, unsigned char *out);
 
 /* The blob of counts[0 .. n - 1] (buckets first_bucket ..) into out, which holds
  * PIANO_HIST_BLOB_MAX bytes. Returns the blob's length. */

@@ -8,10 +8,11 @@
  *
  * Histogram blobs (stats.hist_self, stats.hist_total) are sparse log-linear
  * histograms of per-call times in clock ticks: their non-zero buckets, ascending,
- * each as two varints (its distance from the previous bucket and its count), the
- * format spool/hist.h describes and spool/hist.c alone writes and reads. Schema 15
- * and before stored fixed 10-byte records { uint16 bucket; uint64 count; }; such
- * blobs stay as they are and are still read (their length tells them apart).
+ * each its distance from the previous bucket and its count as varints (one
+ * varint for both when the count is 1-3), the format spool/hist.h describes and
+ * spool/hist.c alone writes and reads. Older formats (schema 15 and before: fixed
+ * 10-byte records { uint16 bucket; uint64 count; }; schemas 16-19: two varints a
+ * bucket) stay as they are and are still read (each blob tells its format).
  * Multiply a bucket's value by runs.ns_per_tick for ns.
  *
  * Frame histograms (runs.frame_hist, threads.frame_hist) and span histograms
@@ -41,9 +42,11 @@
  * (tag_runs), 16 (compact histogram blobs: older tools cannot read them; the
  * upgrade rewrites nothing), 17 (a thread's contexts as one blob:
  * context_trees), 18 (a thread's stats as one blob: stat_trees), 19 (no
- * plain-SQL views contexts and stats: PIANO_SCHEMA_MIGRATE_VIEWS), and one
+ * plain-SQL views contexts and stats: PIANO_SCHEMA_MIGRATE_VIEWS), 20
+ * (compact v2 histograms, one varint for a bucket's distance and a count of
+ * 1-3: older tools cannot read them; the upgrade rewrites nothing), and one
  * per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (19 + PIANO_METRICS_SCHEMA)
+#define PIANO_SCHEMA_VERSION (20 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them

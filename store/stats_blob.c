@@ -6,7 +6,8 @@
  */
 #include "stats_blob.h"
 #include "blob_table.h"
-#include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
+#include "fns_blob.h"
+#include "hist.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ void piano_stats_begin(piano_stats_writer *w, int flags)
     w->last_fn = -1;
     w->failed = 0;
     if (grow(w, 1) == 0)
-        w->buf[w->len++] = (unsigned char)(flags | NF << 2);
+        w->buf[w->len++] = (unsigned char)(flags | NF << 2 | PIANO_STATS_HIST_V2);
 }
 
 static void put(piano_stats_writer *w, uint64_t v)
@@ -63,10 +64,28 @@ static void put(piano_stats_writer *w, uint64_t v)
     w->len += piano_varint_put(w->buf + w->len, v);
 }
 
+/* Appends histogram h (h_len bytes, any format) as its length + add, then its
+ * compact v2 buckets (hist.h piano_hist_items): *at where they start, *n
+ * their length. Returns 0, or -1 when it is malformed (w->failed set). */
+static int put_hist(piano_stats_writer *w, const void *h, size_t h_len, unsigned add, size_t *at, size_t *n)
+{
+    unsigned char *items = w->buf + w->len + 10;   /* (room for the length before them) */
+    *n = piano_hist_items(h, h_len, items);
+    if (*n == (size_t)-1) {
+        w->failed = 1;
+        return -1;
+    }
+    put(w, *n + add);
+    memmove(w->buf + w->len, items, *n);
+    *at = w->len;
+    w->len += *n;
+    return 0;
+}
+
 void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
                      size_t hs_len, const void *ht, size_t ht_len)
 {
-    if (grow(w, (size_t)(3 + NF) * 10 + hs_len + ht_len))
+    if (grow(w, (size_t)(3 + NF) * 10 + 2 * (hs_len + ht_len) + 64))
         return;
     int64_t f[NF];
     for (int i = 0; i < NF; i++)
@@ -77,24 +96,28 @@ void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_ST
     int k = NF;
     while (k > 0 && f[k - 1] == 0)
         k--;
+    size_t start = w->len;
     put(w, (uint64_t)(fn - w->last_fn - 1) << 5 | (uint64_t)k);
     for (int i = 0; i < k; i++)
         put(w, (uint64_t)f[i]);
-    put(w, hs ? hs_len + 1 : 0);
-    if (hs && hs_len) {
-        memcpy(w->buf + w->len, hs, hs_len);
-        w->len += hs_len;
-    }
-    if (ht && hs && ht_len == hs_len && memcmp(ht, hs, ht_len) == 0) {
+    size_t hs_at = 0, hs_n = 0, ht_start = 0, ht_at, ht_n;
+    if (!hs)
+        put(w, 0);
+    else if (put_hist(w, hs, hs_len, 1, &hs_at, &hs_n))
+        goto failed;
+    ht_start = w->len;
+    if (!ht)
+        put(w, 0);
+    else if (put_hist(w, ht, ht_len, 2, &ht_at, &ht_n))
+        goto failed;
+    else if (hs && ht_n == hs_n && memcmp(w->buf + hs_at, w->buf + ht_at, hs_n) == 0) {
+        w->len = ht_start;   /* hist_total equal to hist_self (a leaf function): 1, no bytes */
         put(w, 1);
-    } else {
-        put(w, ht ? ht_len + 2 : 0);
-        if (ht && ht_len) {
-            memcpy(w->buf + w->len, ht, ht_len);
-            w->len += ht_len;
-        }
     }
     w->last_fn = fn;
+    return;
+failed:
+    w->len = start;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -102,13 +125,14 @@ void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_ST
 int piano_stats_open(piano_stats_reader *r, const void *b, size_t len)
 {
     memset(r, 0, sizeof *r);
-    if (!b || len < 1 || (((const unsigned char *)b)[0] & 0x80))
+    if (!b || len < 1)
         return -1;
     r->b = b;
     r->len = len;
     r->at = 1;
     r->flags = r->b[0] & 3;
-    r->nf = r->b[0] >> 2;
+    r->nf = (r->b[0] >> 2) & 31;
+    r->hist_v2 = (r->b[0] & PIANO_STATS_HIST_V2) != 0;
     r->fn = -1;
     return 0;
 }
@@ -248,6 +272,21 @@ static int st_next(void *state)
     return piano_stats_next(&s->r, &s->row);
 }
 
+/* A histogram column: blobs with v2 buckets as a whole v2 blob (hist.h). */
+static void result_hist(sqlite3_context *ctx, const unsigned char *h, size_t n, int v2)
+{
+    if (!v2 || !n) {
+        sqlite3_result_blob(ctx, n ? (const void *)h : "", (int)n, SQLITE_TRANSIENT);
+        return;
+    }
+    unsigned char *b = sqlite3_malloc64(n + 2);
+    if (!b) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_result_blob(ctx, b, (int)piano_hist_wrap(h, n, b), sqlite3_free);
+}
+
 static void st_column(const void *state, sqlite3_context *ctx, int i)
 {
     const piano_stats_row *r = &((const st_state *)state)->row;
@@ -256,10 +295,9 @@ static void st_column(const void *state, sqlite3_context *ctx, int i)
         sqlite3_result_int64(ctx, r->fn);
     else if (c && c->kind == C_FIG && !r->null[c->m])
         sqlite3_result_int64(ctx, r->v[c->m]);
-    else if (c && c->kind == C_HS && r->hs)
-        sqlite3_result_blob(ctx, r->hs, (int)r->hs_len, SQLITE_TRANSIENT);
-    else if (c && c->kind == C_HT && r->ht)
-        sqlite3_result_blob(ctx, r->ht, (int)r->ht_len, SQLITE_TRANSIENT);
+    else if (c && (c->kind == C_HS || c->kind == C_HT) && (c->kind == C_HS ? r->hs : r->ht))
+        result_hist(ctx, c->kind == C_HS ? r->hs : r->ht, c->kind == C_HS ? r->hs_len : r->ht_len,
+                    ((const st_state *)state)->r.hist_v2);
     else
         sqlite3_result_null(ctx);
 }

@@ -3,9 +3,10 @@
  * schema 18), the one writer and reader of the format, and the stats view
  * that reads them as the rows of schema 17's stats table.
  *
- * A blob: one byte h = flags | nf << 2 (flags: 1 the thread measured CPU time,
- * 2 the run tracked heap in use; nf: the figure fields the writer knew, at
- * most 31), then per function in ascending fn order, unsigned LEB128 varints:
+ * A blob: one byte h = flags | nf << 2 | v2 (flags: 1 the thread measured CPU
+ * time, 2 the run tracked heap in use; nf: the figure fields the writer knew,
+ * at most 31; v2: 0x80, set since schema 20, see below), then per function in
+ * ascending fn order, unsigned LEB128 varints:
  *   (fn - the previous function's fn - 1) << 5 | k (the first's previous is
  *     -1; k: the figure fields that follow, those past them 0)
  *   k values, in PIANO_STATS_FIELDS order; total_ns (the third) as its
@@ -14,7 +15,11 @@
  *   hist_self: 0 when NULL, else its length + 1, then its bytes
  *   hist_total: 0 when NULL, 1 when it equals hist_self (a leaf function:
  *     no bytes follow), else its length + 2, then its bytes
- * The histograms are spool/hist.h's blobs, as they were in stats' columns.
+ * Without v2 (schemas 18-19) the histograms are spool/hist.h's blobs as they
+ * were in stats' columns; with it, their compact v2 buckets alone, without
+ * the blob's leading 0 and end mark (hist.h piano_hist_items): the reader
+ * (piano_stats) gives them back as whole v2 blobs (piano_hist_wrap), so the
+ * stats rows read the same.
  * A short run's function takes about 5 bytes besides its histograms, where a
  * row of the stats table took about 50 (a record header of a byte per column
  * for 22 columns, its key, and the pages' slack). The CPU fields are NULL
@@ -46,7 +51,7 @@
 #define PIANO_CTX_FIELD_COMMA(id, field) , PIANO_M_##id
 #endif
 
-enum { PIANO_STATS_CPU = 1, PIANO_STATS_HEAP = 2 };
+enum { PIANO_STATS_CPU = 1, PIANO_STATS_HEAP = 2, PIANO_STATS_HIST_V2 = 0x80 };
 
 /* A blob being written: a growing buffer (malloc'd; free buf when done). */
 typedef struct {
@@ -59,14 +64,17 @@ typedef struct {
 /* Starts a blob (w's buffer kept from a previous one); flags PIANO_STATS_*. */
 void piano_stats_begin(piano_stats_writer *w, int flags);
 /* Appends function fn (ascending): v[PIANO_STATS_NV] its figures (>= 0), its
- * histograms hs (hs_len bytes) and ht, each NULL for a NULL column. */
+ * histograms hs (hs_len bytes) and ht, each NULL for a NULL column (any of
+ * hist.h's formats; a malformed one, or fixed records out of order, fails the
+ * blob: w->failed). */
 void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
                      size_t hs_len, const void *ht, size_t ht_len);
 /* Whether it holds a function. */
 static inline int piano_stats_any(const piano_stats_writer *w) { return w->len > 1; }
 
 /* A function read back: null[m] when figure m is NULL (not measured); hs and
- * ht point into the blob (NULL: the column is NULL). */
+ * ht point into the blob (NULL: the column is NULL): whole hist.h blobs, or
+ * v2 buckets alone when the reader's hist_v2 is set. */
 typedef struct {
     int64_t fn;
     int64_t v[PIANO_STATS_NV];
@@ -79,6 +87,7 @@ typedef struct {
     const unsigned char *b;
     size_t len, at;
     int flags, nf;
+    int hist_v2;   /* the histograms are compact v2 buckets alone (PIANO_STATS_HIST_V2) */
     int64_t fn;
 } piano_stats_reader;
 

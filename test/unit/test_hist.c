@@ -84,8 +84,10 @@ static void blob_round_trip(void **state)
     counts[127] = 3;
     unsigned char blob[PIANO_HIST_BLOB_MAX];
     size_t len = piano_hist_encode(counts, 640, 128, blob);
-    /* 641 = 0x81 0x05, 5; 70 on, 2^40 in 6 bytes; 57 on, 3 */
-    static const unsigned char want[] = { 0x81, 0x05, 0x05, 70, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 57, 3 };
+    /* v2: its mark 0; 641 << 2 = 0x84 0x14, then 5; 70 << 2 = 0x98 0x02, then 2^40 in 6 bytes;
+     * 57 << 2 | 3 = 0xe7 0x01 */
+    static const unsigned char want[] = { 0x00, 0x84, 0x14, 0x05, 0x98, 0x02, 0x80, 0x80,
+                                          0x80, 0x80, 0x80, 0x20, 0xe7, 0x01 };
     assert_int_equal(len, sizeof want);
     assert_memory_equal(blob, want, sizeof want);
     piano_hist *h = calloc(1, sizeof *h);
@@ -97,7 +99,17 @@ static void blob_round_trip(void **state)
     assert_int_equal(h->count[710], 1ull << 40);
     assert_int_equal(h->count[767], 3);
     assert_int_equal(h->total, 8 + (1ull << 40));
-    assert_int_equal(piano_hist_add_blob(h, blob, len - 1), -1);   /* a bucket without its count */
+    assert_int_equal(piano_hist_add_blob(h, blob, len - 1), -1);   /* a bucket cut */
+    assert_int_equal(piano_hist_add_blob(h, blob, 11), -1);        /* a bucket without its count */
+    /* the same histogram in the compact v1 format of schemas 16-19 reads the same */
+    static const unsigned char v1[] = { 0x81, 0x05, 0x05, 70, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 57, 3 };
+    piano_hist *h1 = calloc(1, sizeof *h1);
+    assert_int_equal(piano_hist_add_blob(h1, v1, sizeof v1), 0);
+    assert_int_equal(h1->total, 8 + (1ull << 40));
+    memset(h, 0, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, blob, len), 0);
+    assert_memory_equal(h, h1, sizeof *h);
+    free(h1);
     unsigned char bad[] = { 0x00, 0x01, 0x01 };                    /* a distance of 0 */
     assert_int_equal(piano_hist_add_blob(h, bad, sizeof bad), -1);
     unsigned char past[] = { 0xc1, 0x1d, 0x01 };                   /* bucket 3776: past the last */
@@ -112,13 +124,21 @@ static void blob_round_trip(void **state)
 static void blob_formats(void **state)
 {
     (void)state;
-    uint64_t counts[5] = { 1, 1, 1, 1, 1 };   /* five records of 2 bytes: 10 */
+    uint64_t counts[9] = { 1, 1, 1, 1, 1, 1, 1, 1, 1 };   /* its mark and nine buckets of 1 byte: 10 */
     unsigned char blob[PIANO_HIST_BLOB_MAX];
-    size_t len = piano_hist_encode(counts, 0, 5, blob);
+    size_t len = piano_hist_encode(counts, 0, 9, blob);
     assert_int_equal(len, 11);
+    assert_int_equal(blob[0], 0);
+    assert_int_equal(blob[1], 1 << 2 | 1);
     assert_int_equal(blob[10], 0);
     piano_hist *h = calloc(1, sizeof *h);
     assert_int_equal(piano_hist_add_blob(h, blob, len), 0);
+    assert_int_equal(h->total, 9);
+    assert_int_equal(h->count[8], 1);
+    /* v1 with its end mark: five records of 2 bytes, then 0 */
+    static const unsigned char v1[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 };
+    memset(h, 0, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, v1, sizeof v1), 0);
     assert_int_equal(h->total, 5);
     assert_int_equal(h->count[4], 1);
     /* fixed records: bucket 700 x 3, bucket 5 x 2^33 */
@@ -167,6 +187,114 @@ static void counter_carries_past_32_bits(void **state)
     munmap(m, len);
 }
 
+/* Compact v2 (schema 20): a count of 1-3 shares its bucket's varint, 0 is not
+ * written, 4 and above follow it; counts past 2^32 and up to 2^64 - 1, the
+ * first bucket (distance 1 from -1) and the last, gaps across the whole
+ * range. Each histogram reads back the same, through piano_hist_items and
+ * piano_hist_wrap too (a stats blob's form), and from v1 and fixed blobs. */
+static void v2_edges(void **state)
+{
+    (void)state;
+    static uint64_t counts[PIANO_HIST_BUCKETS];
+    static unsigned char blob[PIANO_HIST_BLOB_MAX], items[2 * PIANO_HIST_BLOB_MAX + 16], again[PIANO_HIST_BLOB_MAX];
+    piano_hist *h = calloc(1, sizeof *h);
+    struct {
+        unsigned b;
+        uint64_t c;
+        size_t bytes;   /* its bytes in the blob */
+    } cases[] = {
+        { 0, 1, 1 }, { 1, 2, 1 }, { 2, 3, 1 }, { 3, 4, 2 }, { 4, 0, 0 }, { 5, 127, 2 }, { 6, 128, 3 },
+        { 37, 1, 1 },                                    /* distance 31: 124 | 1, one byte */
+        { 70, 3, 2 },                                    /* distance 33: two bytes */
+        { 100, (1ull << 32) + 5, 1 + 5 },                /* past 32 bits */
+        { 200, UINT64_MAX, 2 + 10 },                     /* distance 100: two bytes, then 10 */
+        { PIANO_HIST_BUCKETS - 1, 2, 2 },                /* the last bucket, a long gap */
+    };
+    size_t n_cases = sizeof cases / sizeof *cases, want = 1;
+    for (size_t i = 0; i < n_cases; i++) {
+        counts[cases[i].b] = cases[i].c;
+        want += cases[i].bytes;
+    }
+    size_t len = piano_hist_encode(counts, 0, PIANO_HIST_BUCKETS, blob);
+    assert_int_equal(len, want + (want % PIANO_HIST_RECORD == 0));
+    assert_int_equal(blob[0], 0);
+    assert_int_equal(blob[1], 1 << 2 | 1);        /* bucket 0 x 1 */
+    assert_int_equal(blob[2], 1 << 2 | 2);        /* bucket 1 x 2 */
+    assert_int_equal(blob[3], 1 << 2 | 3);        /* bucket 2 x 3 */
+    assert_int_equal(blob[4], 1 << 2);            /* bucket 3, then its count 4 */
+    assert_int_equal(blob[5], 4);
+    assert_int_equal(blob[6], 2 << 2);            /* bucket 5 (4 has none), then 127 */
+    assert_int_equal(blob[7], 127);
+    unsigned lo = PIANO_HIST_BUCKETS, hi = 0;
+    assert_int_equal(piano_hist_add_blob_range(h, blob, len, &lo, &hi), 0);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, PIANO_HIST_BUCKETS - 1);
+    assert_memory_equal(h->count, counts, sizeof counts);
+    /* its buckets alone, and whole again */
+    size_t n = piano_hist_items(blob, len, items);
+    assert_int_equal(n, want - 1);
+    assert_memory_equal(items, blob + 1, n);
+    assert_int_equal(piano_hist_wrap(items, n, again), len);
+    assert_memory_equal(again, blob, len);
+    /* the same buckets from a v1 blob and from fixed records: the same v2 buckets */
+    size_t v1_len = 0, fx_len = 0;
+    static unsigned char v1[PIANO_HIST_BLOB_MAX], fx[PIANO_HIST_BUCKETS * PIANO_HIST_RECORD];
+    unsigned next = 0;
+    for (unsigned b = 0; b < PIANO_HIST_BUCKETS; b++) {
+        if (!counts[b])
+            continue;
+        for (uint64_t v = b + 1 - next;; v >>= 7) {
+            v1[v1_len++] = (unsigned char)(v | (v >= 0x80 ? 0x80 : 0));
+            if (v < 0x80)
+                break;
+        }
+        uint64_t c = counts[b];
+        for (; c >= 0x80; c >>= 7)
+            v1[v1_len++] = (unsigned char)(c | 0x80);
+        v1[v1_len++] = (unsigned char)c;
+        next = b + 1;
+        fx[fx_len] = (unsigned char)b, fx[fx_len + 1] = (unsigned char)(b >> 8);
+        for (int k = 0; k < 8; k++)
+            fx[fx_len + 2 + k] = (unsigned char)(counts[b] >> (8 * k));
+        fx_len += PIANO_HIST_RECORD;
+    }
+    if (v1_len % PIANO_HIST_RECORD == 0)
+        v1[v1_len++] = 0;
+    assert_int_equal(piano_hist_items(v1, v1_len, again), n);
+    assert_memory_equal(again, items, n);
+    assert_int_equal(piano_hist_items(fx, fx_len, again), n);
+    assert_memory_equal(again, items, n);
+    memset(h, 0, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, v1, v1_len), 0);
+    assert_memory_equal(h->count, counts, sizeof counts);
+    /* fixed records out of order have no v2 buckets; malformed blobs none either */
+    static const unsigned char unordered[2 * PIANO_HIST_RECORD] = { 5, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 1 };
+    assert_int_equal(piano_hist_items(unordered, sizeof unordered, again), (size_t)-1);
+    assert_int_equal(piano_hist_items(blob, len - 1, again), (size_t)-1);
+    /* an empty histogram: the empty blob, no buckets */
+    assert_int_equal(piano_hist_encode(counts, 0, 0, blob), 0);
+    assert_int_equal(piano_hist_items(blob, 0, again), 0);
+    assert_int_equal(piano_hist_wrap(items, 0, again), 0);
+    /* malformed v2 */
+    static const unsigned char zero_gap[] = { 0x00, 0x00, 0x05 };             /* distance 0, count 5 */
+    static const unsigned char no_count[] = { 0x00, 0x04 };                    /* count 4+ missing */
+    static const unsigned char past[] = { 0x00, 0x85, 0x76 };                  /* bucket 3776 */
+    static const unsigned char huge[] = { 0x00, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                          0xff, 0xff, 0xff, 0xff, 0x02 };      /* a count of 2^64 */
+    static const unsigned char cut[] = { 0x00, 0x84 };                         /* a varint cut */
+    assert_int_equal(piano_hist_add_blob(h, zero_gap, sizeof zero_gap), -1);
+    assert_int_equal(piano_hist_add_blob(h, no_count, sizeof no_count), -1);
+    assert_int_equal(piano_hist_add_blob(h, past, sizeof past), -1);
+    assert_int_equal(piano_hist_add_blob(h, huge, sizeof huge), -1);
+    assert_int_equal(piano_hist_add_blob(h, cut, sizeof cut), -1);
+    /* the last bucket alone: 3776 << 2 | 1 in two bytes */
+    static const unsigned char last[] = { 0x00, 0x81, 0x76 };
+    memset(h, 0, sizeof *h);
+    assert_int_equal(piano_hist_add_blob(h, last, sizeof last), 0);
+    assert_int_equal(h->count[PIANO_HIST_BUCKETS - 1], 1);
+    free(h);
+}
+
 static void empty_histogram_quantile_is_zero(void **state)
 {
     (void)state;
@@ -183,6 +311,7 @@ int main(void)
         cmocka_unit_test(blob_formats),
         cmocka_unit_test(quantiles_within_one_percent),
         cmocka_unit_test(blob_round_trip),
+        cmocka_unit_test(v2_edges),
         cmocka_unit_test(empty_histogram_quantile_is_zero),
         cmocka_unit_test(counter_carries_past_32_bits),
     };

@@ -703,9 +703,145 @@ static void upgrades_version_17_stats(void **state)
     sqlite3_close(db);
 }
 
+/* A version-18 database: its stats blobs (no v2 flag in their header) hold
+ * v1 histograms, which the upgrade to 20 leaves as they are and piano_stats
+ * reads back as they were; a blob written since holds v2 ones. The
+ * blob, as schema 18's import wrote it: header nf 17 << 2, CPU measured; fn 3
+ * (step 3 << 5, k 2): calls 3, self 500; hist_self x'0501' (bucket 4 x 1,
+ * length + 1), hist_total x'0602' (length + 2); fn 4 (k 1): calls 1,
+ * hist_total equal to hist_self x'0a04' (1). */
+static void upgrades_version_18_histograms(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v18.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
+                                  "INSERT INTO stat_trees(run, thread, fns) VALUES"
+                                  "(1, 0, x'456203f4030305010406020101030a0401');"
+                                  "PRAGMA user_version=18",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "SELECT user_version FROM pragma_user_version"), PIANO_SCHEMA_VERSION);
+    static const char *want = "run=1|thread=0|fn=3|calls=3|self_ns=500|total_ns=500|allocs=0|alloc_bytes=0|"
+                              "frees=0|free_bytes=0|hist_self=x'0501'|hist_total=x'0602'|child_calls=0|"
+                              "unfinished=0|cpu_ns=0|cpu_total_ns=0|cpu_user_ns=0|cpu_sys_ns=0|offcpu_ns=0|"
+                              "inuse_objects=NULL|inuse_bytes=NULL|peak_inuse_bytes=NULL\n"
+                              "run=1|thread=0|fn=4|calls=1|self_ns=0|total_ns=0|allocs=0|alloc_bytes=0|"
+                              "frees=0|free_bytes=0|hist_self=x'0a04'|hist_total=x'0a04'|child_calls=0|"
+                              "unfinished=0|cpu_ns=0|cpu_total_ns=0|cpu_user_ns=0|cpu_sys_ns=0|offcpu_ns=0|"
+                              "inuse_objects=NULL|inuse_bytes=NULL|peak_inuse_bytes=NULL\n";
+    with_views(db);
+    assert_string_equal(all_stats(db), want);   /* piano_stats */
+    /* a thread written now: v2 histograms, read back as whole v2 blobs */
+    piano_stats_writer w = {0};
+    piano_stats_begin(&w, PIANO_STATS_CPU);
+    int64_t v[PIANO_STATS_NV] = {0};
+    v[PIANO_M_calls] = 3, v[PIANO_M_self_ns] = 500;
+    piano_stats_put(&w, 3, v, "\x05\x01", 2, "\x06\x02", 2);
+    v[PIANO_M_calls] = 1, v[PIANO_M_self_ns] = 0;
+    piano_stats_put(&w, 4, v, "\x0a\x04", 2, "\x0a\x04", 2);
+    assert_false(w.failed);
+    assert_int_equal(w.buf[0], 0x80 | 17 << 2 | PIANO_STATS_CPU);
+    sqlite3_stmt *ins;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 1, ?1)", -1, &ins,
+                                        NULL),
+                     SQLITE_OK);
+    sqlite3_bind_blob(ins, 1, w.buf, (int)w.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_finalize(ins);
+    free(w.buf);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats WHERE thread = 1 AND hist_self = x'0015' AND "
+                                  "hist_total = x'001a' AND fn = 3"),
+                     1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats WHERE thread = 1 AND hist_self = x'002804' AND "
+                                  "hist_total = x'002804' AND fn = 4"),
+                     1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stats WHERE thread = 0 AND hist_self = x'0501'"), 1);
+    sqlite3_close(db);
+}
+
+/* V17_STATS with its histograms in the compact v2 format (spool/hist.h) the
+ * import writes since schema 20: the same buckets (x'01', a cut blob, as
+ * bucket 0 x 1), so that rows and blobs read the same bytes. */
+#define V20_STATS                                                                                                  \
+    "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,hist_self,"        \
+    "hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,"        \
+    "inuse_bytes,peak_inuse_bytes) VALUES"                                                                         \
+    "(1,0,1,3,500,900,0,0,0,0,x'0015',x'001a',2,0,400,800,700,100,100,NULL,NULL,NULL),"                           \
+    "(1,0,7,4,400,400,2,64,0,0,x'002804',x'002804',0,1,300,300,300,0,100,NULL,NULL,NULL),"                        \
+    "(1,1,2,3,30,30,1,16,1,16,NULL,NULL,0,0,NULL,NULL,NULL,NULL,NULL,0,0,48),"                                     \
+    "(1,1,3,0,0,0,1,8,0,0,x'',x'',0,0,NULL,NULL,NULL,NULL,NULL,1,8,8),"                                            \
+    "(1,2,1,9223372036854775807,9223372036854775807,9223372036854775807,0,0,0,0,x'0005',NULL,0,0,NULL,NULL,NULL,"  \
+    "NULL,NULL,NULL,NULL,NULL);"
+
+/* Schema 18's stats blob writer (before v2 histograms): the histograms'
+ * bytes as they are, no 0x80 in the header. For databases made as that
+ * schema's import made them. */
+static void v18_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
+                          size_t hs_len, const void *ht, size_t ht_len)
+{
+    static const int f18[] = {PIANO_M_calls, PIANO_M_self_ns, PIANO_M_total_ns, PIANO_M_allocs,
+                              PIANO_M_alloc_bytes, PIANO_M_frees, PIANO_M_free_bytes, PIANO_STATS_CHILD,
+                              PIANO_M_unfinished, PIANO_M_cpu_ns, PIANO_M_cpu_total_ns, PIANO_M_cpu_user_ns,
+                              PIANO_M_cpu_sys_ns, PIANO_M_offcpu_ns, PIANO_M_inuse_objects, PIANO_M_inuse_bytes,
+                              PIANO_M_peak_inuse_bytes};
+    enum { NF18 = sizeof f18 / sizeof *f18 };
+    size_t need = w->len + (3 + NF18) * 10 + hs_len + ht_len;
+    if (need > w->cap) {
+        w->cap = need * 2;
+        w->buf = realloc(w->buf, w->cap);
+    }
+    if (w->len == 1)
+        w->buf[0] &= 0x7f;   /* (begun by piano_stats_begin) */
+    int64_t f[NF18];
+    for (int i = 0; i < NF18; i++)
+        f[i] = v[f18[i]] > 0 ? v[f18[i]] : 0;
+    uint64_t d = (uint64_t)f[2] - (uint64_t)f[1];
+    f[2] = (int64_t)(f[2] >= f[1] ? d << 1 : ((uint64_t)(f[1] - f[2]) << 1) - 1);
+    int k = NF18;
+    while (k > 0 && f[k - 1] == 0)
+        k--;
+    w->len += piano_varint_put(w->buf + w->len, (uint64_t)(fn - w->last_fn - 1) << 5 | (uint64_t)k);
+    for (int i = 0; i < k; i++)
+        w->len += piano_varint_put(w->buf + w->len, (uint64_t)f[i]);
+    w->len += piano_varint_put(w->buf + w->len, hs ? hs_len + 1 : 0);
+    if (hs && hs_len)
+        memcpy(w->buf + w->len, hs, hs_len), w->len += hs_len;
+    if (ht && hs && ht_len == hs_len && memcmp(ht, hs, ht_len) == 0) {
+        w->len += piano_varint_put(w->buf + w->len, 1);
+    } else {
+        w->len += piano_varint_put(w->buf + w->len, ht ? ht_len + 2 : 0);
+        if (ht && ht_len)
+            memcpy(w->buf + w->len, ht, ht_len), w->len += ht_len;
+    }
+    w->last_fn = fn;
+}
+
+/* V17_STATS with its histograms in the compact v2 format (spool/hist.h) the
+ * import writes since schema 20: the same buckets (x'01', a cut blob, as
+ * bucket 0 x 1), so that rows and blobs read the same bytes. */
+#define V20_STATS                                                                                                  \
+    "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,hist_self,"        \
+    "hist_total,child_calls,unfinished,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,"        \
+    "inuse_bytes,peak_inuse_bytes) VALUES"                                                                         \
+    "(1,0,1,3,500,900,0,0,0,0,x'0015',x'001a',2,0,400,800,700,100,100,NULL,NULL,NULL),"                           \
+    "(1,0,7,4,400,400,2,64,0,0,x'002804',x'002804',0,1,300,300,300,0,100,NULL,NULL,NULL),"                        \
+    "(1,1,2,3,30,30,1,16,1,16,NULL,NULL,0,0,NULL,NULL,NULL,NULL,NULL,0,0,48),"                                     \
+    "(1,1,3,0,0,0,1,8,0,0,x'',x'',0,0,NULL,NULL,NULL,NULL,NULL,1,8,8),"                                            \
+    "(1,2,1,9223372036854775807,9223372036854775807,9223372036854775807,0,0,0,0,x'0005',NULL,0,0,NULL,NULL,NULL,"  \
+    "NULL,NULL,NULL,NULL,NULL);"
+
 /* Moves the rows of stat_rows into blobs, a thread each, as the import
- * writes them (thread 0 measured CPU time, thread 1 heap in use). */
-static void stats_rows_to_blobs(sqlite3 *db)
+ * writes them (thread 0 measured CPU time, thread 1 heap in use); v18: as
+ * schema 18's did (v1 histograms as they are: v18_stats_put). */
+static void stats_rows_to_blobs(sqlite3 *db, int v18)
 {
     sqlite3_stmt *st, *ins;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT thread, fn, calls, self_ns, total_ns, allocs, alloc_bytes, frees,"
@@ -753,7 +889,8 @@ static void stats_rows_to_blobs(sqlite3 *db)
         unsigned char a[16], b[16];
         memcpy(a, hs ? hs : "", hs_len);
         memcpy(b, ht ? ht : "", ht_len);
-        piano_stats_put(&w, sqlite3_column_int64(st, 1), v, hs ? a : NULL, hs_len, ht ? b : NULL, ht_len);
+        (v18 ? v18_stats_put : piano_stats_put)(&w, sqlite3_column_int64(st, 1), v, hs ? a : NULL, hs_len,
+                                               ht ? b : NULL, ht_len);
     }
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
@@ -762,7 +899,7 @@ static void stats_rows_to_blobs(sqlite3 *db)
     free(w.buf);
 }
 
-/* The rows of V17_STATS as the import writes them: a blob per thread
+/* The rows of V20_STATS as the import writes them: a blob per thread
  * (stat_trees), read by piano_stats as the rows were; an update moves a
  * thread's blob to rows. */
 static void stats_blobs_read_as_rows(void **state)
@@ -775,20 +912,21 @@ static void stats_blobs_read_as_rows(void **state)
     with_views(db);
     assert_int_equal(sqlite3_exec(db,
                                   "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
-                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS,
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V20_STATS,
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     char rows[16384];
     snprintf(rows, sizeof rows, "%s", all_stats(db));
-    stats_rows_to_blobs(db);
+    stats_rows_to_blobs(db, 0);
     /* thread 0's blob: its header; fn 1: fn step and k, then calls 3 (1 byte),
      * self 500 (2), total 900 as +400 (2), 4 zeros, child_calls 2 and
      * unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
-     * hist_self and hist_total (1 + 2 each): 26; fn 7: its step of 6 and k in
-     * 2 bytes, 18 bytes of figures (total as +0: 1), hist_self 1 + 2, and
-     * hist_total, equal to it, 1: 24 */
+     * hist_self and hist_total (1 + 1 each: a v2 blob's bucket without its
+     * leading 0): 24; fn 7: its step of 6 and k in 2 bytes, 18 bytes of
+     * figures (total as +0: 1), hist_self 1 + 2, and hist_total, equal to it,
+     * 1: 24 */
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
-    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 26 + 24);
+    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 24 + 24);
     assert_string_equal(all_stats(db), rows);   /* piano_stats */
     assert_int_equal(sqlite3_exec(db, "UPDATE stats SET calls = 5 WHERE thread = 0 AND fn = 1", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -815,7 +953,7 @@ static void upgrades_version_18_views(void **state)
                                   "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);" V17_STATS V16_CONTEXTS,
                                   NULL, NULL, NULL),
                      SQLITE_OK);
-    stats_rows_to_blobs(db);   /* threads 0, 1, 2 in blobs; 5 (a negative count) as rows */
+    stats_rows_to_blobs(db, 1);   /* threads 0, 1, 2 in blobs (schema 18's); 5 (a negative count) as rows */
     assert_int_equal(sqlite3_exec(db, "INSERT INTO stats(run,thread,fn,calls,self_ns,total_ns) VALUES(1,5,1,-2,1,2)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -872,13 +1010,15 @@ static void stats_blob_round_trip(void **state)
     assert_true(row.v[PIANO_M_self_ns] == INT64_MAX && row.v[PIANO_M_cpu_ns] == 5 && !row.null[PIANO_M_cpu_ns]);
     assert_true(row.v[PIANO_M_total_ns] == 0);   /* (less than self: a negative difference) */
     assert_true(row.null[PIANO_M_inuse_bytes] && !row.null[PIANO_M_allocs]);
-    assert_true(row.hs_len == 2 && memcmp(row.hs, "\x05\x01", 2) == 0);
-    assert_true(row.ht_len == 2 && memcmp(row.ht, "\x06\x02", 2) == 0);
+    /* v1 blobs in, their v2 buckets kept: bucket 4 x 1 (5 << 2 | 1), bucket 5 x 2 */
+    assert_true(r.hist_v2);
+    assert_true(row.hs_len == 1 && memcmp(row.hs, "\x15", 1) == 0);
+    assert_true(row.ht_len == 1 && memcmp(row.ht, "\x1a", 1) == 0);
     assert_int_equal(piano_stats_next(&r, &row), 1);
     assert_true(row.fn == 65543 && row.v[PIANO_M_calls] == 0 && !row.hs && !row.ht);
     assert_true(row.v[PIANO_M_total_ns] == INT64_MAX && row.v[PIANO_M_self_ns] == 0);
     assert_int_equal(piano_stats_next(&r, &row), 1);
-    assert_true(row.fn == 65544 && row.hs && row.ht == row.hs && row.ht_len == 2);
+    assert_true(row.fn == 65544 && row.hs && row.ht == row.hs && row.ht_len == 1);
     assert_int_equal(piano_stats_next(&r, &row), 0);
     for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a function */
         assert_int_equal(piano_stats_open(&r, w.buf, cut), 0);
@@ -887,8 +1027,10 @@ static void stats_blob_round_trip(void **state)
             ;
         assert_true(rc == -1 || cut == first || cut == second);   /* (where functions end) */
     }
-    w.buf[0] = 0x80;
-    assert_int_equal(piano_stats_open(&r, w.buf, w.len), -1);
+    assert_int_equal(piano_stats_open(&r, w.buf, 0), -1);
+    /* a malformed histogram fails the blob */
+    piano_stats_put(&w, 65536 + 9, v, "\x01", 1, NULL, 0);
+    assert_true(w.failed);
     free(w.buf);
 }
 
@@ -940,6 +1082,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_17_stats),
         cmocka_unit_test(stats_blobs_read_as_rows),
         cmocka_unit_test(upgrades_version_18_views),
+        cmocka_unit_test(upgrades_version_18_histograms),
         cmocka_unit_test(stats_blob_round_trip),
         cmocka_unit_test(fns_blob_varints),
     };
