@@ -453,7 +453,14 @@ int piano_store_close_stored(sqlite3 *db, const char *path)
      * the log is small. The bound stays small because the next process reads
      * the whole log back (the first connection rebuilds its index). */
     off_t log = piano_store_log_bytes(path);
-    if (db && log >= 0 && log < PIANO_STORE_CHECKPOINT_BYTES)
+    long page = 4096;   /* (a log frame is a page and 24 bytes) */
+    sqlite3_stmt *st;
+    if (db && log > 0 && sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0)
+            page = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (db && log >= 0 && log < PIANO_STORE_CHECKPOINT_PAGES * (page + 24))
         sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     return sqlite3_close(db);
 }

@@ -20,13 +20,15 @@ enum { PIANO_STORE_READ = 0, PIANO_STORE_WRITE = 1 };
  * what is wrong (read-only, disk full, permission, not a piano database...). */
 sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
 
-/* The size of the write-ahead log (<path>-wal) past which a process that
- * stored its run folds the log into the database file when it closes. */
-#define PIANO_STORE_CHECKPOINT_BYTES (512L << 10)
+/* The pages in the write-ahead log (<path>-wal) past which a process that
+ * stored its run folds the log into the database file when it closes: 512
+ * KiB of 4 KiB pages, 131 KiB of the 1 KiB pages of databases made since
+ * schema 20 (the next process reads the log back a page a read). */
+#define PIANO_STORE_CHECKPOINT_PAGES 128
 
 /* Closes db, the connection that stored a run into the database at path
  * (a link leads to its file): the log is checkpointed (and emptied) only when
- * it holds at least PIANO_STORE_CHECKPOINT_BYTES (and this is the last
+ * it holds at least PIANO_STORE_CHECKPOINT_PAGES (and this is the last
  * connection). Committed runs stay in the log meanwhile, read by every
  * connection as usual. Returns sqlite3_close's result. */
 int piano_store_close_stored(sqlite3 *db, const char *path);
