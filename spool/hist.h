@@ -123,6 +123,19 @@ int piano_hist_iter_next(piano_hist_iter *it, unsigned *b, uint64_t *c);
  * blob is malformed or its buckets do not ascend (fixed records may not). */
 size_t piano_hist_items(const void *blob, size_t len, unsigned char *out);
 
+/* The buckets of a compact v2 blob (its leading 0 and end mark left out) in place: returns
+ * them and their length in *n, or NULL when the blob is of another format. Not checked (as the
+ * import's own blobs need not be): the bytes between are taken as they are. */
+static inline const unsigned char *piano_hist_v2_items(const void *blob, size_t len, size_t *n)
+{
+    const unsigned char *p = (const unsigned char *)blob;
+    if (len % PIANO_HIST_RECORD == 0 || p[0] != 0)
+        return NULL;
+    /* an end mark makes the length 1 past a multiple of 10; no bucket's varint ends in 0 */
+    *n = len - 1 - (len % PIANO_HIST_RECORD == 1 && len > 1 && p[len - 1] == 0);
+    return p + 1;
+}
+
 /* The compact v2 blob of buckets items[0 .. n - 1] (as piano_hist_items makes them) into
  * out, which holds n + 2 bytes. Returns its length: 0 when n is 0. */
 size_t piano_hist_wrap(const void *items, size_t n, unsigned char *out);

@@ -65,18 +65,25 @@ static void put(piano_stats_writer *w, uint64_t v)
 }
 
 /* Appends histogram h (h_len bytes, any format) as its length + add, then its
- * compact v2 buckets (hist.h piano_hist_items): *at where they start, *n
- * their length. Returns 0, or -1 when it is malformed (w->failed set). */
+ * compact v2 buckets: a v2 blob's as they are (hist.h piano_hist_v2_items),
+ * another format's made (piano_hist_items); *at where they start, *n their
+ * length. Returns 0, or -1 when it is malformed (w->failed set). */
 static int put_hist(piano_stats_writer *w, const void *h, size_t h_len, unsigned add, size_t *at, size_t *n)
 {
-    unsigned char *items = w->buf + w->len + 10;   /* (room for the length before them) */
-    *n = piano_hist_items(h, h_len, items);
-    if (*n == (size_t)-1) {
-        w->failed = 1;
-        return -1;
+    const unsigned char *items = piano_hist_v2_items(h, h_len, n);
+    if (items) {
+        put(w, *n + add);
+        memcpy(w->buf + w->len, items, *n);
+    } else {
+        unsigned char *made = w->buf + w->len + 10;   /* (room for the length before them) */
+        *n = piano_hist_items(h, h_len, made);
+        if (*n == (size_t)-1) {
+            w->failed = 1;
+            return -1;
+        }
+        put(w, *n + add);
+        memmove(w->buf + w->len, made, *n);
     }
-    put(w, *n + add);
-    memmove(w->buf + w->len, items, *n);
     *at = w->len;
     w->len += *n;
     return 0;

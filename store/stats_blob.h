@@ -65,8 +65,9 @@ typedef struct {
 void piano_stats_begin(piano_stats_writer *w, int flags);
 /* Appends function fn (ascending): v[PIANO_STATS_NV] its figures (>= 0), its
  * histograms hs (hs_len bytes) and ht, each NULL for a NULL column (any of
- * hist.h's formats; a malformed one, or fixed records out of order, fails the
- * blob: w->failed). */
+ * hist.h's formats: a v2 blob's buckets are kept as they are, unchecked; a
+ * malformed v1 or fixed one, or fixed records out of order, fails the blob:
+ * w->failed). */
 void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
                      size_t hs_len, const void *ht, size_t ht_len);
 /* Whether it holds a function. */
