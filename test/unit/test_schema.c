@@ -714,7 +714,7 @@ static void upgrades_version_18_histograms(void **state)
 {
     (void)state;
     char path[300], err[512];
-    snprintf(path, sizeof path, "%s/v18.db", dir);
+    snprintf(path, sizeof path, "%s/v18_hist.db", dir);
     sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     assert_non_null(db);
     assert_int_equal(sqlite3_exec(db,
