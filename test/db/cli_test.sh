@@ -597,12 +597,14 @@ expect sql_no_stored_views "$P" sql --db "$B" "SELECT count(*) FROM main.sqlite_
     AND (name IN ('stats', 'contexts') OR sql LIKE '%stat_trees%' OR sql LIKE '%context_trees%')" <<'EOF'
 0
 EOF
+# hist_self in the compact v2 format (schema 20: a 0 byte, then distance << 2 | count
+# and, for counts over 3, the count), the same buckets as schema 19's v1 pairs
 expect sql_stats "$P" sql --db "$B" "SELECT run, thread, fn, calls, self_ns, cpu_ns, hex(hist_self) FROM stats
     WHERE run = 1 ORDER BY fn LIMIT 4" <<'EOF'
-1|0|0|12|341210000||AC0A0C
-1|0|1|47|141130000||DB082F
-1|0|2|100|3000||3D64
-1|0|3|3|900||8C0203
+1|0|0|12|341210000||00B0290C
+1|0|1|47|141130000||00EC222F
+1|0|2|100|3000||00F40164
+1|0|3|3|900||00B308
 EOF
 # SQL from stdin, two statements and a comment; the tree fixture's contexts
 # are blobs (context_trees), as a run's import stores them
