@@ -111,15 +111,13 @@ static __attribute__((noinline)) uint32_t hist_page(struct piano_thread *ts, uin
     return p;
 }
 
-/* A function's first sample on this thread: its page table, from the pool
- * (0 when the pool is spent: its samples are lost, and counted). */
-static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, struct piano_fnrec *fr)
+/* A function's page table, from the pool (0 when the pool is spent). */
+static uint32_t hist_table(struct piano_thread *ts)
 {
     if (ts->n_pages + PIANO_TABLE_PAGES > PIANO_PAGE_CAP)
         return 0;
     uint32_t p = ts->n_pages;
     ts->n_pages += PIANO_TABLE_PAGES;
-    fr->table = p;
     /* Written before it is read: a read first of a page of the file is a
      * fault, and the write after it another. */
     for (uint32_t i = 0; i < PIANO_TABLE_PAGES; i++)
@@ -127,15 +125,10 @@ static __attribute__((noinline)) uint32_t hist_table(struct piano_thread *ts, st
     return p;
 }
 
-/* Counts one call's self and total ticks in the function's histograms. */
-static inline __attribute__((always_inline)) void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
+/* Counts the sample of buckets bs (self) and bt (total) through page table tb. */
+static inline __attribute__((always_inline)) void hist_count(struct piano_thread *ts, uint32_t tb, unsigned bs,
+                                                             unsigned bt)
 {
-    unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
-    uint32_t tb = fr->table;
-    if (UNLIKELY(!tb) && !(tb = hist_table(ts, fr))) {
-        ts->hist_dropped += 2;
-        return;
-    }
     uint16_t *table = (uint16_t *)(PIANO_PAGES(ts) + (size_t)tb * PIANO_PAGE_WORDS);
     uint32_t ps = table[bs >> PIANO_PAGE_SUB_BITS];
     if (UNLIKELY(!ps))
@@ -145,6 +138,63 @@ static inline __attribute__((always_inline)) void hist_add(struct piano_thread *
     if (UNLIKELY(!pt))
         pt = hist_page(ts, table, bt >> PIANO_PAGE_SUB_BITS);
     piano_hist_inc(ts, (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1);
+}
+
+/* A sample of a function without a page table (hist_add's slow path): its
+ * first PIANO_FEW_MAX samples are kept as bucket pairs in one page of the
+ * pool (spool.h PIANO_TABLE_FEW), made at its first; the next one makes its
+ * page table and counts them there. Returns the table to count this sample
+ * in, or 0 when it was kept (or lost: the pool is spent, and it is counted). */
+static __attribute__((noinline)) uint32_t hist_first(struct piano_thread *ts, struct piano_fnrec *fr, unsigned bs,
+                                                     unsigned bt)
+{
+    uint32_t tb = fr->table;
+    uint32_t *words = PIANO_PAGES(ts);
+    if (!tb) {
+        if (ts->n_pages >= PIANO_PAGE_CAP) {
+            ts->hist_dropped += 2;
+            return 0;
+        }
+        uint32_t p = ts->n_pages++;
+        uint32_t *few = words + (size_t)p * PIANO_PAGE_WORDS;
+        few[1] = bs | bt << 16;
+        few[0] = 1;
+        fr->table = PIANO_TABLE_FEW | p;
+        return 0;
+    }
+    uint32_t *few = words + (size_t)(tb & ~PIANO_TABLE_FEW) * PIANO_PAGE_WORDS;
+    uint32_t n = few[0];
+    if (n < PIANO_FEW_MAX) {
+        few[1 + n] = bs | bt << 16;
+        few[0] = n + 1;
+        return 0;
+    }
+    uint32_t table = hist_table(ts);
+    if (!table) {
+        ts->hist_dropped += 2;
+        return 0;
+    }
+    /* The samples' page becomes the page of this sample's self bucket,
+     * zeroed: the table is not the function's until they are all in it. */
+    uint32_t pairs[PIANO_FEW_MAX];
+    memcpy(pairs, few + 1, sizeof pairs);
+    memset(few, 0, PIANO_PAGE_BYTES);
+    ((uint16_t *)(words + (size_t)table * PIANO_PAGE_WORDS))[bs >> PIANO_PAGE_SUB_BITS] =
+        (uint16_t)(tb & ~PIANO_TABLE_FEW);
+    for (uint32_t i = 0; i < PIANO_FEW_MAX; i++)
+        hist_count(ts, table, pairs[i] & 0xffff, pairs[i] >> 16);
+    fr->table = table;
+    return table;
+}
+
+/* Counts one call's self and total ticks in the function's histograms. */
+static inline __attribute__((always_inline)) void hist_add(struct piano_thread *ts, struct piano_fnrec *fr, uint64_t self, uint64_t total)
+{
+    unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
+    uint32_t tb = fr->table;
+    if (UNLIKELY((int32_t)tb <= 0) && !(tb = hist_first(ts, fr, bs, bt)))
+        return;
+    hist_count(ts, tb, bs, bt);
 }
 
 typedef piano_hist_counter hist_word;   /* PIANO_PAGES' word */
@@ -158,7 +208,7 @@ static inline __attribute__((always_inline)) int hist_counters(struct piano_thre
                                                                hist_word **ct)
 {
     uint32_t tb = fr->table;
-    if (UNLIKELY(!tb))
+    if (UNLIKELY((int32_t)tb <= 0))   /* none yet, or its first samples (PIANO_TABLE_FEW) */
         return 0;
     unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
     const uint16_t *table = (const uint16_t *)(PIANO_PAGES(ts) + (size_t)tb * PIANO_PAGE_WORDS);

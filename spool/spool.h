@@ -36,7 +36,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 20  /* 20: histogram counters of 32 bits, a carry beside (PIANO_OFF_CARRY, piano_thread.hist_carried); 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 22  /* 22: a function's first 31 samples kept as bucket pairs in one page of the pool (PIANO_TABLE_FEW); 20: histogram counters of 32 bits, a carry beside (PIANO_OFF_CARRY, piano_thread.hist_carried); 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -63,6 +63,17 @@
 #define PIANO_OCTAVE_PAGES (PIANO_HIST_SUB >> PIANO_PAGE_SUB_BITS)
 /* Pages of a function's page table (piano_fnrec.table): 472 bytes in 4. */
 #define PIANO_TABLE_PAGES ((PIANO_FN_PAGES * 2 + PIANO_PAGE_BYTES - 1) / PIANO_PAGE_BYTES)
+/* piano_fnrec.table with this bit: the function has no page table yet, and
+ * the pool's page (table & ~PIANO_TABLE_FEW) holds its first samples: word 0
+ * their number n (1..PIANO_FEW_MAX), words 1..n each one sample, its self
+ * bucket | its total bucket << 16. Its next sample makes its page table and
+ * counts them there (rt/hooks.c hist_first): a function called a few times
+ * takes one page of 128 bytes, where its table and pages took 512 + 128 a
+ * quarter octave (jq's short run calls 141 of its 216 functions 31 times or
+ * fewer; bench/README.md). */
+#define PIANO_TABLE_FEW (1u << 31)
+#define PIANO_FEW_MAX (PIANO_PAGE_WORDS - 1)
+_Static_assert(PIANO_HIST_BUCKETS <= 1u << 16, "a bucket fits 16 bits of a sample");
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
 #define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
                                       * it doubles to stay under half full */
@@ -115,15 +126,16 @@ static inline uint64_t piano_node_freed(const struct piano_node *n, int bytes)
 
 /* 32 bytes, 32-byte aligned: two to a cache line, none across two. A
  * function's histogram pages are found through its page table, which takes
- * PIANO_TABLE_PAGES pages of the histogram pool, made at its first sample:
- * the records of the functions a run registers but never calls stay small
+ * PIANO_TABLE_PAGES pages of the histogram pool, made at its first sample
+ * past PIANO_FEW_MAX (its first ones wait in a page: PIANO_TABLE_FEW): the
+ * records of the functions a run registers but never calls stay small
  * (jq's short run calls 216 of 560; a table of 472 bytes in each record
  * touched 75 memory pages, as tables 27). */
 struct __attribute__((aligned(32))) piano_fnrec {   /* one function, on one thread */
     uint32_t last_parent, last_node;   /* cache of the last context lookup */
     uint32_t epoch;                    /* frame in which frame_self was last reset */
     /* First of the PIANO_TABLE_PAGES histogram pages of its page table, 0 =
-     * none yet: uint16_t[PIANO_FN_PAGES], the page of each 16 buckets
+     * none yet (with PIANO_TABLE_FEW: its first samples' page): uint16_t[PIANO_FN_PAGES], the page of each 16 buckets
      * (entry b >> PIANO_PAGE_SUB_BITS for bucket b), 0 = none yet. A page
      * holds both histograms of its 16 buckets, interleaved: [bucket][self,
      * total], so a call whose self and total times are alike (a leaf) touches

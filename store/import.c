@@ -142,7 +142,8 @@ static int job_alloc(struct job *j)
                    "a frame's functions fit the blob");
     const size_t blob = PIANO_CHUNK_SIZE > 2 * PIANO_HIST_BLOB_MAX ? PIANO_CHUNK_SIZE : 2 * PIANO_HIST_BLOB_MAX;
     const size_t sizes[] = {
-        table_size(PIANO_FN_CAP * sizeof *j->agg),
+        table_size((PIANO_FN_CAP + 1) * sizeof *j->agg),
+        table_size(PIANO_FN_CAP * sizeof *j->agg_slot),
         table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->fig),
         table_size(PIANO_NODE_CAP * sizeof *j->node_total),
         table_size(PIANO_NODE_CAP * sizeof *j->node_off),
@@ -162,14 +163,15 @@ static int job_alloc(struct job *j)
     j->tables_len = len;
     unsigned char *at = p;
     j->agg = (void *)at;
-    j->fig = (void *)(at += sizes[0]);
-    j->node_total = (void *)(at += sizes[1]);
-    j->node_off = (void *)(at += sizes[2]);
-    j->node_user = (void *)(at += sizes[3]);
-    j->dense = (void *)(at += sizes[4]);
-    j->used = at += sizes[5];
-    j->frame_hist = (void *)(at += sizes[6]);
-    j->blob = at + sizes[7];
+    j->agg_slot = (void *)(at += sizes[0]);
+    j->fig = (void *)(at += sizes[1]);
+    j->node_total = (void *)(at += sizes[2]);
+    j->node_off = (void *)(at += sizes[3]);
+    j->node_user = (void *)(at += sizes[4]);
+    j->dense = (void *)(at += sizes[5]);
+    j->used = at += sizes[6];
+    j->frame_hist = (void *)(at += sizes[7]);
+    j->blob = at + sizes[8];
     return 0;
 }
 

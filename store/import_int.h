@@ -169,6 +169,7 @@ struct agg {
     uint64_t off, user, off_total, user_total;   /* ns: self and inclusive (as self and total) */
     uint64_t inuse_objects, inuse_bytes, peak_inuse_bytes;
     uint32_t inflight;        /* an in-flight call of it was seen below (import_inflight) */
+    uint32_t fn;              /* whose sums these are (agg_of) */
     uint64_t counter[PIANO_C_N + 1];   /* PIANO_NODE_COUNTERS (spool/metrics.h), summed */
 };
 
@@ -209,8 +210,13 @@ struct job {
     size_t n_threads, cap_threads;
     struct chunk_name *chunks;
     size_t n_chunks, cap_chunks;
+    /* A thread's per-function sums, dense in the order its functions are
+     * first seen (agg_of): agg[agg_slot[fn]], 0 = none yet; agg[1..agg_n]
+     * in use. Indexed by function id, a short run's import touched a page
+     * for every 28 ids registered, called or not (jq: 20 pages for 560 ids). */
     struct agg *agg;
-    size_t agg_used;          /* agg[0..agg_used) may be non-zero */
+    uint32_t *agg_slot;
+    uint32_t agg_n;
     const struct piano_node *nodes;   /* the thread's nodes, read in place (its state) */
     struct node_fig *fig;     /* their tree, checked, and figures read once (import_state.c) */
     uint64_t *node_total;

@@ -9,6 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Function fn's sums on the thread being stored: made zero at its first use. */
+static struct agg *agg_of(struct job *j, uint32_t fn)
+{
+    uint32_t s = j->agg_slot[fn];
+    if (!s) {
+        s = ++j->agg_n;
+        j->agg_slot[fn] = s;
+        j->agg[s].fn = fn;
+    }
+    return &j->agg[s];
+}
+
 /* Counts the calls in flight at the end (slots 1..depth of the shadow stack)
  * as calls: each timed to the end, its self time what is left after its
  * finished children and its in-flight child; added to its context (when the
@@ -48,7 +60,7 @@ static long import_inflight(struct job *j, const struct thread_in *t, uint32_t n
         self = self > above ? self - above : 0;
         uint32_t fn = cur.fn, node = cur.node;
         if (fn && fn < PIANO_FN_CAP) {
-            struct agg *a = &j->agg[fn];
+            struct agg *a = agg_of(j, fn);
             if (fn > *max_fn)
                 *max_fn = fn;
             int in_tree = node && node < n_nodes && j->fig[node].fn == fn;
@@ -129,8 +141,26 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
         dense[b]++;
         extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
     }
-    /* The function's page table (spool.h), if it has one whole. */
+    /* The function's page table (spool.h), if it has one whole; or its first
+     * samples, kept as bucket pairs (PIANO_TABLE_FEW): counted as the extra ones. */
     uint32_t tb = __atomic_load_n(&fns[fn].table, __ATOMIC_RELAXED);
+    if (tb & PIANO_TABLE_FEW) {
+        uint32_t p = tb & ~PIANO_TABLE_FEW;
+        if (p && p < n_pages) {
+            const uint32_t *few = (const uint32_t *)(const void *)(t->state + PIANO_OFF_PAGES) +
+                                  (size_t)p * PIANO_PAGE_WORDS;
+            uint32_t n = __atomic_load_n(&few[0], __ATOMIC_RELAXED);
+            for (uint32_t i = 1; i <= n && i <= PIANO_FEW_MAX; i++) {
+                uint32_t pair = __atomic_load_n(&few[i], __ATOMIC_RELAXED);
+                unsigned b = k ? pair >> 16 : pair & 0xffff;
+                if (b < PIANO_HIST_BUCKETS) {   /* (else damage) */
+                    dense[b]++;
+                    extra_octaves |= 1ull << (b >> PIANO_HIST_SUB_BITS);
+                }
+            }
+        }
+        tb = 0;
+    }
     const uint16_t *table = tb && tb + PIANO_TABLE_PAGES <= n_pages
                                 ? (const uint16_t *)(const void *)(t->state + PIANO_OFF_PAGES +
                                                                    (size_t)tb * PIANO_PAGE_BYTES)
@@ -286,7 +316,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             const struct node_fig *f = &fig[i];
             if (!f->fn)
                 continue;
-            struct agg *a = &j->agg[f->fn];
+            struct agg *a = agg_of(j, f->fn);
             a->calls += f->calls, a->self += f->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
             a->off += f->off, a->user += f->user;
@@ -303,7 +333,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             if (f->fn > *max_fn)
                 *max_fn = f->fn;
             if (!pass && f->parent)
-                j->agg[fig[f->parent].fn].child_calls += f->calls;
+                agg_of(j, fig[f->parent].fn)->child_calls += f->calls;
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
@@ -368,11 +398,12 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
     piano_stats_begin(&j->stats_blob, (cpu ? PIANO_STATS_CPU : 0) | (j->heap_on ? PIANO_STATS_HEAP : 0));
     size_t s = 0;
     for (uint32_t fn = 1; fn <= max_fn; fn++) {
-        const struct agg *a = &j->agg[fn];
         size_t s0 = s;
         for (; s < n_samples && j->samples[s].fn == fn; s++)
             ;
-        if (!a->calls && !a->allocs && !a->frees)
+        uint32_t slot = j->agg_slot[fn];
+        const struct agg *a = &j->agg[slot];
+        if (!slot || (!a->calls && !a->allocs && !a->frees))
             continue;
         use_fn(j, fn);
         int64_t v[PIANO_STATS_NV] = { 0 };
@@ -420,13 +451,15 @@ int import_state(struct job *j, const struct thread_in *t)
     uint32_t n_nodes = h->n_nodes < PIANO_NODE_CAP ? h->n_nodes : PIANO_NODE_CAP;
     int orphans = h->contexts_truncated != 0;
     read_nodes(j, t, n_nodes, orphans);
-    /* Zero what the previous thread used (calloc zeroed the rest). */
-    memset(j->agg, 0, j->agg_used * sizeof *j->agg);
+    /* Zero what the previous thread used (the mapping zeroed the rest). */
+    for (uint32_t i = 1; i <= j->agg_n; i++)
+        j->agg_slot[j->agg[i].fn] = 0;
+    memset(j->agg, 0, ((size_t)j->agg_n + 1) * sizeof *j->agg);
+    j->agg_n = 0;
     uint32_t max_fn = 0;
     long n_samples = import_inflight(j, t, n_nodes, orphans, &max_fn);
     if (n_samples < 0 || store_contexts(j, t, n_nodes, orphans, &max_fn))
         return -1;
-    j->agg_used = (size_t)max_fn + 1;
     if (store_stats(j, t, (size_t)n_samples, max_fn))
         return -1;
     j->frames_dropped += h->frames_dropped;
