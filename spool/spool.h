@@ -76,7 +76,7 @@
 _Static_assert(PIANO_HIST_BUCKETS <= 1u << 16, "a bucket fits 16 bits of a sample");
 #define PIANO_HASH_CAP (1u << 17)    /* open-addressing table of (parent, fn) -> node, at most */
 #define PIANO_HASH_MIN (1u << 9)     /* ... and at first, in the header's page (PIANO_OFF_HASH_FIRST):
-                                      * it doubles to stay under half full */
+                                      * it doubles to stay under three quarters full */
 #define PIANO_HIST_OCTAVES PIANO_HIST_PAGES   /* histogram pages of a function (hist.h) */
 #define PIANO_CHUNK_SIZE (4u << 20)  /* bytes of a frame buffer, and at most of a chunk file */
 #define PIANO_FN_OVERFLOW 1u         /* the id shared by functions past PIANO_FN_CAP */

@@ -145,10 +145,11 @@ static int job_alloc(struct job *j)
         table_size((PIANO_FN_CAP + 1) * sizeof *j->agg),
         table_size(PIANO_FN_CAP * sizeof *j->agg_slot),
         table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->fig),
+        table_size((size_t)PIANO_NODES_TOTAL * sizeof *j->node_cpu),
         table_size(PIANO_NODE_CAP * sizeof *j->node_total),
         table_size(PIANO_NODE_CAP * sizeof *j->node_off),
         table_size(PIANO_NODE_CAP * sizeof *j->node_user),
-        table_size(2 * PIANO_HIST_BUCKETS * sizeof *j->dense),
+        table_size(PIANO_HIST_BUCKETS * sizeof *j->dense),
         table_size(PIANO_FN_CAP / 8),
         table_size(sizeof *j->frame_hist),
         table_size(blob),
@@ -165,13 +166,14 @@ static int job_alloc(struct job *j)
     j->agg = (void *)at;
     j->agg_slot = (void *)(at += sizes[0]);
     j->fig = (void *)(at += sizes[1]);
-    j->node_total = (void *)(at += sizes[2]);
-    j->node_off = (void *)(at += sizes[3]);
-    j->node_user = (void *)(at += sizes[4]);
-    j->dense = (void *)(at += sizes[5]);
-    j->used = at += sizes[6];
-    j->frame_hist = (void *)(at += sizes[7]);
-    j->blob = at + sizes[8];
+    j->node_cpu = (void *)(at += sizes[2]);
+    j->node_total = (void *)(at += sizes[3]);
+    j->node_off = (void *)(at += sizes[4]);
+    j->node_user = (void *)(at += sizes[5]);
+    j->dense = (void *)(at += sizes[6]);
+    j->used = at += sizes[7];
+    j->frame_hist = (void *)(at += sizes[8]);
+    j->blob = at + sizes[9];
     return 0;
 }
 

@@ -175,12 +175,17 @@ struct agg {
 
 /* A context's tree links, checked (a parent precedes its child), and the
  * figures its inclusive sums are made of, read once from its node (a live
- * thread may be adding to them) with its calls in flight added: 40 bytes a
+ * thread may be adding to them) with its calls in flight added: 24 bytes a
  * context where a copy of the node was 128 (a short run's import touched
- * 37 pages of copies for jq's 1,182 contexts: bench/README.md, issue 23). */
+ * 37 pages of copies for jq's 1,182 contexts: bench/README.md, issue 23).
+ * Its off-CPU and user ns (PIANO_CPU) are in node_cpu, written only for a
+ * context that has them: a run without them touches none of its pages. */
 struct node_fig {
     uint32_t parent, fn;
-    uint64_t calls, self, off, user;
+    uint64_t calls, self;
+};
+struct node_cpu {
+    uint64_t off, user;
 };
 
 /* An in-flight call's histogram samples. */
@@ -219,13 +224,19 @@ struct job {
     uint32_t agg_n;
     const struct piano_node *nodes;   /* the thread's nodes, read in place (its state) */
     struct node_fig *fig;     /* their tree, checked, and figures read once (import_state.c) */
+    struct node_cpu *node_cpu;   /* ... their CPU figures, 0 but below node_cpu_used */
+    uint32_t node_cpu_used;
     uint64_t *node_total;
     uint64_t *node_off, *node_user;   /* contexts' inclusive off-CPU and (sampled) user ns */
     unsigned char *cpu_threads;      /* per thread number: 1 when it measured CPU time */
     uint32_t n_cpu_threads;
     struct sample *samples;
     size_t cap_samples;
-    uint64_t *dense;          /* 2 x PIANO_HIST_BUCKETS counters, zero between uses */
+    /* PIANO_HIST_BUCKETS counters of a histogram's samples that are not in
+     * its pages (its first ones, the pending one, its calls in flight), zero
+     * between uses: 32 bits, at most a shadow stack's depth plus 32 (15 KiB,
+     * a short run's import touches a page or two of it). */
+    uint32_t *dense;
     const struct thread_in *oct_thread;   /* encode_hist: the octaves with pages of function */
     uint32_t oct_fn;                      /* oct_fn of that thread, found for its self histogram */
     uint64_t oct_mask;

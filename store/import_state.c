@@ -130,7 +130,8 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
                           size_t n_ex, uint32_t n_pages)
 {
     const struct piano_fnrec *fns = (const void *)(t->state + PIANO_OFF_FNS);
-    uint64_t *dense = j->dense + (size_t)k * PIANO_HIST_BUCKETS, extra_octaves = 0;
+    uint32_t *dense = j->dense;   /* (each histogram leaves it zero) */
+    uint64_t extra_octaves = 0;
     for (size_t i = 0; i < n_ex; i++) {
         unsigned b = k ? ex[i].total : ex[i].self;
         dense[b]++;
@@ -188,11 +189,11 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
         unsigned o = (unsigned)__builtin_ctzll(mask);
         uint64_t entries = table ? __atomic_load_n(&octs[o], __ATOMIC_RELAXED) : 0;
         int has_extra = (extra_octaves >> o) & 1;
-        uint64_t *extra = dense + o * PIANO_HIST_SUB;
+        uint32_t *extra = dense + o * PIANO_HIST_SUB;
         for (unsigned q = 0; q < PIANO_OCTAVE_PAGES; q++, entries >>= 16) {
             uint32_t p = (uint32_t)(entries & 0xffff);
             unsigned first = o * PIANO_HIST_SUB + q * PIANO_PAGE_BUCKETS;
-            uint64_t *ex = extra + q * PIANO_PAGE_BUCKETS;
+            const uint32_t *ex = extra + q * PIANO_PAGE_BUCKETS;
             if (p && p < n_pages) {   /* (a page past the pool's end is none) */
                 /* page_counts' words, read as they are put: most of a page's buckets are 0 */
                 size_t word = (size_t)p * PIANO_PAGE_WORDS + (unsigned)k;
@@ -212,7 +213,9 @@ static size_t encode_hist(struct job *j, const struct thread_in *t, uint32_t fn,
                     }
                 }
             } else if (has_extra) {
-                piano_hist_put(&w, ex, first, PIANO_PAGE_BUCKETS);
+                for (unsigned b = 0; b < PIANO_PAGE_BUCKETS; b++)
+                    if (ex[b])
+                        piano_hist_put_one(&w, first + b, ex[b]);
             }
         }
         if (has_extra)
@@ -238,6 +241,10 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
     }
     uint32_t bad = 0;
     uint64_t cpu = 0;
+    if (j->node_cpu_used) {   /* the previous thread's */
+        memset(j->node_cpu, 0, (size_t)j->node_cpu_used * sizeof *j->node_cpu);
+        j->node_cpu_used = 0;
+    }
     for (uint32_t i = 0; i < n_nodes; i++) {
         const struct piano_node *n = &live[i];
         uint32_t parent = n->parent, fn = n->fn;
@@ -250,8 +257,13 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
         } else {
             parent = fn = 0;
         }
-        fig[i] = (struct node_fig){ parent, fn, n->calls, n->self, n->off, n->user };
-        cpu |= fig[i].off | fig[i].user;
+        fig[i] = (struct node_fig){ parent, fn, n->calls, n->self };
+        uint64_t off = n->off, user = n->user;
+        if (off | user) {
+            j->node_cpu[i] = (struct node_cpu){ off, user };
+            j->node_cpu_used = i + 1;
+            cpu = 1;
+        }
     }
     j->cpu_any = cpu != 0;
     /* (a live thread adds nodes, never changes one: this is damage) */
@@ -261,8 +273,12 @@ static void read_nodes(struct job *j, const struct thread_in *t, uint32_t n_node
     if (orphans)
         for (uint32_t i = PIANO_NODE_CAP; i < PIANO_NODES_TOTAL; i++) {
             const struct piano_node *n = &live[i];
-            fig[i] = (struct node_fig){ n->parent, n->fn == i - PIANO_NODE_CAP ? n->fn : 0, n->calls, n->self,
-                                        n->off, n->user };
+            fig[i] = (struct node_fig){ n->parent, n->fn == i - PIANO_NODE_CAP ? n->fn : 0, n->calls, n->self };
+            uint64_t off = n->off, user = n->user;
+            if (off | user) {
+                j->node_cpu[i] = (struct node_cpu){ off, user };
+                j->node_cpu_used = i + 1;
+            }
         }
     /* Something of its own (see import_inflight for the calls in flight). */
     j->recorded |= t->hdr.allocs || t->hdr.frees;
@@ -297,8 +313,8 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
     int cpu_sums = j->cpu_any;
     if (cpu_sums) {
         for (uint32_t i = 0; i < n_nodes; i++) {
-            j->node_off[i] = fig[i].off;
-            j->node_user[i] = fig[i].user;
+            j->node_off[i] = j->node_cpu[i].off;
+            j->node_user[i] = j->node_cpu[i].user;
         }
         for (uint32_t i = n_nodes; i-- > 1;) {
             j->node_off[fig[i].parent] += j->node_off[i];
@@ -316,10 +332,11 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             const struct node_fig *f = &fig[i];
             if (!f->fn)
                 continue;
+            struct node_cpu fc = i < j->node_cpu_used ? j->node_cpu[i] : (struct node_cpu){ 0, 0 };
             struct agg *a = agg_of(j, f->fn);
             a->calls += f->calls, a->self += f->self, a->allocs += n->allocs;
             a->alloc_bytes += n->alloc_bytes, a->frees += n->frees, a->free_bytes += n->free_bytes;
-            a->off += f->off, a->user += f->user;
+            a->off += fc.off, a->user += fc.user;
             /* In use: its allocations not freed (by any thread); a crash in
              * the middle of a free's two counters cannot make it negative. */
             uint64_t freed = piano_node_freed(n, 0), freed_bytes = piano_node_freed(n, 1);
@@ -337,8 +354,8 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             /* A function's inclusive time: its contexts with no ancestor of
              * the same function (a recursive call counts once, outermost).
              * Parents precede their children, so the walk up ends. */
-            uint64_t off_total = pass ? f->off : cpu_sums ? j->node_off[i] : 0;
-            uint64_t user_total = pass ? f->user : cpu_sums ? j->node_user[i] : 0;
+            uint64_t off_total = pass ? fc.off : cpu_sums ? j->node_off[i] : 0;
+            uint64_t user_total = pass ? fc.user : cpu_sums ? j->node_user[i] : 0;
             if (pass) {
                 a->total += f->self;   /* an orphan context: no tree above it */
                 a->off_total += off_total;
@@ -363,7 +380,7 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
             v[PIANO_M_allocs] = count64(n->allocs), v[PIANO_M_alloc_bytes] = count64(n->alloc_bytes);
             v[PIANO_M_frees] = count64(n->frees), v[PIANO_M_free_bytes] = count64(n->free_bytes);
             if (cpu)
-                cpu_figures(v[PIANO_M_self_ns], v[PIANO_M_total_ns], f->off, off_total, user_total,
+                cpu_figures(v[PIANO_M_self_ns], v[PIANO_M_total_ns], fc.off, off_total, user_total,
                             v + PIANO_M_cpu_ns);
             if (j->heap_on) {
                 v[PIANO_M_inuse_objects] = count64(in_obj), v[PIANO_M_inuse_bytes] = count64(in_bytes);
