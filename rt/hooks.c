@@ -142,6 +142,30 @@ static inline __attribute__((always_inline)) void hist_count(struct piano_thread
     piano_hist_inc(ts, (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1);
 }
 
+/* A function's sample past the PIANO_FEW_MAX in its page few (hist_first):
+ * its page table made, the samples counted there, few its page of the self
+ * bucket of this sample, which its caller counts. Returns the table, or 0
+ * when the pool is spent (the sample is lost, and counted). */
+static __attribute__((noinline)) uint32_t hist_few_full(struct piano_thread *ts, struct piano_fnrec *fr, uint32_t *few,
+                                                        uint32_t few_page, unsigned bs)
+{
+    uint32_t table = hist_table(ts);
+    if (!table) {
+        ts->hist_dropped += 2;
+        return 0;
+    }
+    /* The samples' page becomes the page of this sample's self bucket,
+     * zeroed: the table is not the function's until they are all in it. */
+    uint32_t pairs[PIANO_FEW_MAX];
+    memcpy(pairs, few + 1, sizeof pairs);
+    memset(few, 0, PIANO_PAGE_BYTES);
+    ((uint16_t *)(PIANO_PAGES(ts) + (size_t)table * PIANO_PAGE_WORDS))[bs >> PIANO_PAGE_SUB_BITS] = (uint16_t)few_page;
+    for (uint32_t i = 0; i < PIANO_FEW_MAX; i++)
+        hist_count(ts, table, pairs[i] & 0xffff, pairs[i] >> 16);
+    fr->table = table;
+    return table;
+}
+
 /* A sample of a function without a page table (hist_add's slow path): its
  * first PIANO_FEW_MAX samples are kept as bucket pairs in one page of the
  * pool (spool.h PIANO_TABLE_FEW), made at its first; the next one makes its
@@ -166,27 +190,11 @@ static __attribute__((noinline)) uint32_t hist_first(struct piano_thread *ts, st
     }
     uint32_t *few = words + (size_t)(tb & ~PIANO_TABLE_FEW) * PIANO_PAGE_WORDS;
     uint32_t n = few[0];
-    if (n < PIANO_FEW_MAX) {
-        few[1 + n] = bs | bt << 16;
-        few[0] = n + 1;
-        return 0;
-    }
-    uint32_t table = hist_table(ts);
-    if (!table) {
-        ts->hist_dropped += 2;
-        return 0;
-    }
-    /* The samples' page becomes the page of this sample's self bucket,
-     * zeroed: the table is not the function's until they are all in it. */
-    uint32_t pairs[PIANO_FEW_MAX];
-    memcpy(pairs, few + 1, sizeof pairs);
-    memset(few, 0, PIANO_PAGE_BYTES);
-    ((uint16_t *)(words + (size_t)table * PIANO_PAGE_WORDS))[bs >> PIANO_PAGE_SUB_BITS] =
-        (uint16_t)(tb & ~PIANO_TABLE_FEW);
-    for (uint32_t i = 0; i < PIANO_FEW_MAX; i++)
-        hist_count(ts, table, pairs[i] & 0xffff, pairs[i] >> 16);
-    fr->table = table;
-    return table;
+    if (UNLIKELY(n >= PIANO_FEW_MAX))
+        return hist_few_full(ts, fr, few, tb & ~PIANO_TABLE_FEW, bs);
+    few[1 + n] = bs | bt << 16;
+    few[0] = n + 1;
+    return 0;
 }
 
 /* Counts one call's self and total ticks in the function's histograms. */
