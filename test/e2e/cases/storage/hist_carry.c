@@ -3,7 +3,7 @@
 // The import reads a histogram counter's carry (spool version 20: counters of 32
 // bits, a wrap adds 1 to the word's place in the carry, spool.h piano_hist_inc).
 // 40 calls (past the 31 a function's first samples' page holds: it has a page
-// table, spool version 22), then SIGKILL; the check writes a carry of 1 beside each counter
+// table, spool version 21), then SIGKILL; the check writes a carry of 1 beside each counter
 // the calls made, flags the thread's header, and the next piano-db stores each
 // of those buckets 2^32 higher. (2^32 real calls would take minutes; the carry
 // path itself is driven by unit.hist.)

@@ -1,5 +1,5 @@
 // A function's first 31 samples wait as bucket pairs in one page of the histogram pool
-// (spool version 22, spool.h PIANO_TABLE_FEW); its 32nd makes its page table and counts
+// (spool version 21, spool.h PIANO_TABLE_FEW); its 32nd makes its page table and counts
 // them there (rt/hooks.c hist_first). Functions called across that edge, each call's
 // time a few octaves from the one before: every histogram holds every call.
 #include <stdio.h>
