@@ -16,32 +16,22 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../lib/spool_file.h"
 static void *blocks[300], *tblocks[10];
 static int nblocks;
 void grow(int n) { for (int i = 0; i < n; i++) blocks[nblocks++] = malloc(1000); }
 void shrink(int n) { while (n-- > 0) free(blocks[--nblocks]); }
 void thread_grow(void) { for (int i = 0; i < 10; i++) tblocks[i] = malloc(500); }
 static void *worker(void *arg) { (void)arg; thread_grow(); return NULL; }
-static off_t snaps_size(void) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s.spool/%u-*/snaps", getenv("PIANO_DB"), (unsigned)getpid());
-    glob_t g;
-    struct stat st;
-    off_t s = -1;
-    if (glob(p, 0, NULL, &g) == 0 && g.gl_pathc == 1 && stat(g.gl_pathv[0], &st) == 0)
-        s = st.st_size;
-    globfree(&g);
-    return s;
-}
 /* Holds the heap still until two snapshots were written after this call:
  * the second was taken after the first was written, so after the change. */
 static void hold(void) {
-    off_t s0 = snaps_size();
+    off_t s0 = spool_file_size("snaps");
     int grew = 0;
     for (int i = 0; i < 4000 && grew < 2; i++) {
         struct timespec t = {0, 5000000};
         nanosleep(&t, NULL);
-        off_t s = snaps_size();
+        off_t s = spool_file_size("snaps");
         if (s > s0)
             grew++, s0 = s;
     }

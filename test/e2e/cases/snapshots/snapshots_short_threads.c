@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../lib/spool_file.h"
 static volatile unsigned sink;
 void work(int i) { sink += (unsigned)i; }
 static void *shortt(void *arg) {
@@ -33,17 +34,6 @@ static void *spawner(void *arg) {
     }
     return NULL;
 }
-static off_t size_of(const char *pattern) {
-    char p[4200];
-    snprintf(p, sizeof p, "%s.spool/%u-*/%s", getenv("PIANO_DB"), (unsigned)getpid(), pattern);
-    glob_t g;
-    struct stat st;
-    off_t s = -1;
-    if (glob(p, 0, NULL, &g) == 0 && g.gl_pathc == 1 && stat(g.gl_pathv[0], &st) == 0)
-        s = st.st_size;
-    globfree(&g);
-    return s;
-}
 int main(void) {
     pthread_t a, b;
     pthread_create(&a, NULL, spawner, NULL);
@@ -51,15 +41,15 @@ int main(void) {
     pthread_join(a, NULL);
     pthread_join(b, NULL);
     /* two more snapshots, both after the last thread ended (20 s at most) */
-    off_t s0 = size_of("snaps"), grew = 0;
+    off_t s0 = spool_file_size("snaps"), grew = 0;
     for (int i = 0; i < 4000 && grew < 2; i++) {
         struct timespec d = { 0, 5000000 };
         nanosleep(&d, NULL);
-        off_t s = size_of("snaps");
+        off_t s = spool_file_size("snaps");
         if (s > s0)
             grew++, s0 = s;
     }
-    off_t states = size_of("states");
+    off_t states = spool_file_size("states");
     /* a slot is 144 MiB of the file (sparse) */
     printf("slots %s\n", states >= 0 && states < 200LL * (144 << 20) ? "reused" : "one per thread");
     printf("done\n");

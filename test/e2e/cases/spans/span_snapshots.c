@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "../lib/spool_file.h"
 
 static volatile unsigned sink;
 __attribute__((noinline)) void work(int n)
@@ -27,27 +28,15 @@ static void nap_ms(long ms)
     while (nanosleep(&t, &t) != 0)
         ;
 }
-static off_t snaps_size(void)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s.spool/%u-*/snaps", getenv("PIANO_DB"), (unsigned)getpid());
-    glob_t g;
-    struct stat st;
-    off_t s = -1;
-    if (glob(p, 0, NULL, &g) == 0 && g.gl_pathc == 1 && stat(g.gl_pathv[0], &st) == 0)
-        s = st.st_size;
-    globfree(&g);
-    return s;
-}
 /* Two snapshots written after this call: the second was taken after the
  * first was written, so after everything done before the call. */
 static void two_snapshots(void)
 {
-    off_t s0 = snaps_size();
+    off_t s0 = spool_file_size("snaps");
     int grew = 0;
     for (int i = 0; i < 4000 && grew < 2; i++) {
         nap_ms(5);
-        off_t s = snaps_size();
+        off_t s = spool_file_size("snaps");
         if (s > s0)
             grew++, s0 = s;
     }
