@@ -212,6 +212,7 @@ static void thread_ended(void *arg)
         if (keep)
             heap_kept_trim();
     }
+    snap_thread_ending();   /* the last thread: its end ends the process, not the snapshot thread */
     signals_release(&old);
     errno = saved;
 }

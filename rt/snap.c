@@ -104,15 +104,22 @@ static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The snapshot thread opens files while the program runs: a program may
  * close any descriptor (close_range(3, ~0U)) and open its own at the same
- * number the next moment. So each descriptor of the snapshot thread is moved
- * to a high number (F_DUPFD_CLOEXEC: a program that opens a file gets the
- * lowest number free), its identity (device, inode) is kept, and it is
- * checked to be still that file before each read, write, mapping or close:
- * a descriptor that is no longer piano's is left alone, and what was being
- * read counts as not known. The descriptors open (and the slot mapped) are
- * listed under own_lock, held from each open to its listing: a fork takes
- * that lock (a system call's wait, never a snapshot's), and the child closes
- * what the parent's snapshot thread had open (snap_fork_child). */
+ * number the next moment, and any check-then-close of a number in a table
+ * both share can close the program's file instead. So the snapshot thread
+ * has a descriptor table of its own (own_table, at its start): nothing it
+ * opens or closes is in the program's table, and the program's closes never
+ * reach its files. Its table keeps no copy of the program's descriptors (a
+ * copy of a pipe's end would delay its reader's end of file), only the
+ * files piano kept on the program's thread (user.c held files,
+ * OWN_KEPT_TASKS): the thread is started again after those are opened
+ * (snap_restart). The checks below date from the shared table and stay as a
+ * second guard (harmless): each descriptor is moved to a high number, its
+ * identity (device, inode) kept and checked before each read, write, mapping
+ * or close. The descriptors open (and the slot mapped) are listed under
+ * own_lock, held from each open to its listing: a fork takes that lock (a
+ * system call's wait, never a snapshot's), and the child unmaps the slot
+ * (snap_fork_child); its table is a copy of the forking thread's, which never
+ * held the snapshot thread's descriptors. */
 enum { OWN_TASKS, OWN_STAT, OWN_STATES, OWN_SNAPS, OWN_KEPT_TASKS, OWN_N };
 static struct own_fd {
     int fd;
@@ -197,8 +204,10 @@ static int own_take(int k, int fd, const struct own_want *w)
     if (fd >= 0) {
         int hi = fd >= own_floor() ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, own_floor());
         if (hi >= 0 && same_file(hi, st.st_dev, st.st_ino) && own_is(hi, w)) {
-            if (own_is(fd, w))
+            if (own_is(fd, w)) {
+                snap_own_pause("close", fd);   /* a unit test's pause between the check and the close */
                 close(fd);
+            }
             fd = hi;
         } else if (hi >= 0) {
             close(hi);   /* the low number was the program's already: not piano's */
@@ -796,11 +805,64 @@ static int wait_until(const struct timespec *next)
     }
 }
 
+/* Closes every descriptor from `lo` to `hi` (inclusive) of the calling
+ * thread's own table. */
+static void close_span(unsigned lo, unsigned hi)
+{
+    if (lo > hi)
+        return;
+    if (syscall(SYS_close_range, lo, hi, 0u) == 0)
+        return;
+    struct rlimit r;   /* no close_range (before Linux 5.9): one at a time, up to the limit */
+    unsigned top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)hi ? (unsigned)r.rlim_cur : hi;
+    for (unsigned fd = lo; fd <= top && fd >= lo; fd++)
+        close((int)fd);
+}
+
+/* Gives the calling (snapshot) thread a descriptor table of its own: a copy
+ * of the program's (unshare(CLONE_FILES), made directly: the interposer
+ * below is the program's), of which every descriptor is closed but the
+ * files piano kept there for this thread (user.c held files, the listing
+ * of threads kept before a chroot). Its standard error is closed too: its
+ * messages (say) go to the spool's log. Returns 0, or -1 (the table is the
+ * program's still). */
+static int own_table(void)
+{
+    if (syscall(SYS_unshare, (long)CLONE_FILES) != 0)
+        return -1;
+    int keep[PIANO_HELD_MAX + 1];
+    int n = held_fds(keep, PIANO_HELD_MAX);
+    pthread_mutex_lock(&own_lock);
+    if (own_fds[OWN_KEPT_TASKS].fd >= 0 && own_ok(OWN_KEPT_TASKS))
+        keep[n++] = own_fds[OWN_KEPT_TASKS].fd;
+    pthread_mutex_unlock(&own_lock);
+    for (int i = 1; i < n; i++)   /* sorted: a handful */
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned lo = 0;
+    for (int i = 0; i < n; i++) {
+        if ((unsigned)keep[i] > lo)
+            close_span(lo, (unsigned)keep[i] - 1);
+        lo = (unsigned)keep[i] + 1;
+    }
+    close_span(lo, ~0U);
+    return 0;
+}
+
 static void *snap_main(void *arg)
 {
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
     __atomic_store_n(&snap.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    if (own_table() != 0) {
+        /* Its opens would share the program's table: none are made. */
+        say("piano: cannot give the snapshot thread a descriptor table of its own: %s; no snapshots are taken",
+            strerror(errno));
+        return NULL;
+    }
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&snap.lock);
@@ -850,6 +912,7 @@ void snap_start(void)
     pthread_attr_setstacksize(&attr, 256 << 10);
     sigset_t old;
     signals_hold(&old);   /* the thread inherits the mask: no signal of the program is ever run on it */
+    __atomic_store_n(&snap.tid, 0, __ATOMIC_RELEASE);   /* until it runs (snap_thread_ending waits) */
     int e = pthread_create(&snap.thread, &attr, snap_main, NULL);
     signals_release(&old);
     pthread_attr_destroy(&attr);
@@ -892,17 +955,19 @@ void snap_atfork_parent(void)
 }
 
 /* In a forked child, first: the parent's snapshot thread is not here (its
- * buffers are copies, its descriptors and mapping listed in own_fds and
- * own_map, which the fork held still: closed and unmapped here, each
- * descriptor only if it is still that file). The child's own thread is
- * started by snap_start once the child's spool is made. */
+ * buffers are copies, its mapping listed in own_map, which the fork held
+ * still: unmapped here). Its descriptors were in its own table, never in
+ * this child's (a copy of the forking thread's): their numbers are the
+ * program's here, left alone, and forgotten. Only the listing of threads
+ * kept before a chroot was opened in the program's table: closed, when still
+ * that file. The child's own thread is started by snap_start once the
+ * child's spool is made. */
 void snap_fork_child(void)
 {
-    for (int k = 0; k < OWN_N; k++) {
-        if (own_ok(k))
-            close(own_fds[k].fd);
+    if (own_fds[OWN_KEPT_TASKS].fd >= 0 && own_ok(OWN_KEPT_TASKS))
+        close(own_fds[OWN_KEPT_TASKS].fd);
+    for (int k = 0; k < OWN_N; k++)
         own_fds[k].fd = -1;
-    }
     if (own_map)
         munmap(own_map, PIANO_OFF_FNS);
     own_map = NULL;
@@ -928,6 +993,96 @@ void snap_fork_child(void)
 static int snap_running(void)
 {
     return __atomic_load_n(&snap.started, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Starts the snapshot thread again, when it runs: its new table is a copy
+ * of the program's now, with the files piano kept since on the program's
+ * thread (user.c held_take, chroot below). Waits for a snapshot being
+ * taken, at most. */
+void snap_restart(void)
+{
+    if (!snap_running())
+        return;
+    snap_stop();
+    snap_start();
+}
+
+/* Whether thread tid of this process has ended (its stat says Z or X, or
+ * it is gone): read on the calling thread, through dfd, the listing of this
+ * process's threads. */
+static int thread_gone(int dfd, pid_t tid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "%d/stat", (int)tid);
+    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH;
+    ssize_t r = read(fd, stat, sizeof stat - 1);
+    int e = errno;
+    close(fd);
+    if (r < 0)
+        return e == ESRCH;
+    stat[r > 0 ? r : 0] = 0;
+    const char *paren = strrchr(stat, ')');
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* A thread of the program ends (runtime.c thread_ended, its last piano
+ * code): when every other thread but the snapshot thread has ended, the
+ * snapshot thread is stopped here, so that this thread's end ends the
+ * process as it would have without piano (the C library's exit(0) after the
+ * last thread), with the program's descriptor table: its buffered output
+ * goes where it would have. The snapshot thread's own exit(0) (alone, above)
+ * stays for threads piano never saw end: that one runs from its own table,
+ * where the program's descriptors are not (by then the kernel has closed
+ * the program's table). */
+void snap_thread_ending(void)
+{
+    if (!snap_running() || pthread_equal(pthread_self(), snap.thread))
+        return;
+    pid_t self = (pid_t)syscall(SYS_gettid), snap_tid;
+    /* A thread started again (a chroot, a setuid) just before: until it runs, up to 1 s */
+    for (int i = 0; (snap_tid = __atomic_load_n(&snap.tid, __ATOMIC_ACQUIRE)) == 0 && i < 20000; i++) {
+        struct timespec d = { 0, 50000 };
+        nanosleep(&d, NULL);
+    }
+    if (snap_tid <= 0)
+        return;
+    /* After a chroot, through the listing kept then: opened again (an offset
+     * of its own, the snapshot thread reads its copy), checked by identity. */
+    int dfd = -1, kept = own_fds[OWN_KEPT_TASKS].fd;
+    if (kept >= 0 && (dfd = openat(kept, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 &&
+        !same_file(dfd, own_fds[OWN_KEPT_TASKS].dev, own_fds[OWN_KEPT_TASKS].ino)) {
+        close(dfd);
+        return;   /* the program's file at that number now: no evidence */
+    }
+    if (dfd < 0)
+        dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    char buf[4096];
+    long got;
+    int last = 1, seen_self = 0;
+    while (last && (got = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+        for (long at = 0; last && at + 19 < got;) {
+            unsigned short reclen;   /* struct linux_dirent64: d_name after ino, off, reclen, type */
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            if (reclen < 20 || at + reclen > got) {
+                last = 0;
+                break;
+            }
+            pid_t tid = (pid_t)atoi(buf + at + 19);
+            at += reclen;
+            if (tid == self)
+                seen_self = 1;
+            else if (tid > 0 && tid != snap_tid && !thread_gone(dfd, tid))
+                last = 0;
+        }
+    if (got < 0)
+        last = 0;
+    close(dfd);
+    if (last && seen_self)
+        snap_stop();
 }
 
 static long without_snap_thread(long nr, long a, long b)
@@ -969,7 +1124,8 @@ PIANO_API int setns(int fd, int nstype)
  * unable to see that the program's last thread has ended (main called
  * pthread_exit): the process lived on, every signal blocked. So the listing
  * of this process's threads is opened before the root changes and kept
- * (a high, close-on-exec descriptor, checked by identity before each use). */
+ * (a high, close-on-exec descriptor, checked by identity before each use),
+ * and the snapshot thread started again to have it in its own table. */
 PIANO_API int chroot(const char *path)
 {
     int kept_now = 0;
@@ -979,10 +1135,11 @@ PIANO_API int chroot(const char *path)
         kept_now = own_take(OWN_KEPT_TASKS, open(want.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &want) >= 0;
     }
     long r = syscall(SYS_chroot, path);
-    if (r != 0 && kept_now) {
-        int e = errno;
+    int e = errno;
+    if (r != 0 && kept_now)
         own_close(OWN_KEPT_TASKS);
-        errno = e;
-    }
+    else if (kept_now)
+        snap_restart();   /* the listing, opened here, is in its table from now on */
+    errno = e;
     return (int)r;
 }
