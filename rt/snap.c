@@ -1028,7 +1028,8 @@ static int thread_gone(int dfd, pid_t tid)
 }
 
 /* A thread of the program ends (runtime.c thread_ended, its last piano
- * code): when every other thread but the snapshot thread has ended, the
+ * code; only when no other thread piano saw start is still running): when
+ * every other thread but the snapshot thread has ended, the
  * snapshot thread is stopped here, so that this thread's end ends the
  * process as it would have without piano (the C library's exit(0) after the
  * last thread), with the program's descriptor table: its buffered output
