@@ -341,7 +341,6 @@ void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);
 void snap_restart(void);
-void snap_thread_ending(void);
 int snap_reuse_ok(void);
 void snap_start_pause(void);
 void snap_own_pause(const char *what, int fd);

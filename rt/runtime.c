@@ -202,7 +202,6 @@ static void thread_ended(void *arg)
     /* Blocks it allocated and still live: other threads' frees reach its
      * contexts, so its states stay mapped. */
     int keep = !g.finished && heap_keep_state(ts);
-    int others = g.threads != NULL;   /* threads piano saw start and not end yet: this one is not the last */
     pthread_mutex_unlock(&g.threads_lock);
     if (!g.finished) {   /* else the run is stored: the process is exiting */
         refresh_name(ts, 1);
@@ -213,8 +212,6 @@ static void thread_ended(void *arg)
         if (keep)
             heap_kept_trim();
     }
-    if (!others)
-        snap_thread_ending();   /* the last thread: its end ends the process, not the snapshot thread */
     signals_release(&old);
     errno = saved;
 }

@@ -18,14 +18,16 @@
  * thread_start), again in a forked child (fork.c), holds every signal
  * blocked, records nothing, and is stopped before the exit's import
  * (finish.c): a wait on a condition variable, so an exit never waits an
- * interval. It never keeps the process alive either: when the program's
- * last thread is gone (main called pthread_exit), it calls exit(0) as that
- * thread's end would have. States held in anonymous memory (a nearly full disk) are not in
- * the file: their figures appear at the end of the run only.
+ * interval. It never keeps the process alive either: it is out of the C
+ * library's count of threads (nthreads_forget), so the program's last
+ * thread ends the process as it would have without piano. States held in
+ * anonymous memory (a nearly full disk) are not in the file: their figures
+ * appear at the end of the run only.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -61,6 +63,8 @@ static struct {
     uint64_t interval_ns;    /* 0: no snapshots */
     int started;             /* the thread was created */
     int stop;
+    int uncounted;           /* under lock: the thread is out of the C library's count (nthreads_forget) */
+    int ending;              /* under lock: the thread is ending (nthreads_forget too late) */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -99,6 +103,72 @@ static struct {
  * hands its slot over for reuse: a slot is read whole as its thread's, or
  * not at all. */
 static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---------------------------------------------------------------- the C library's count of threads */
+
+/* glibc counts the threads it started and the main thread (__nptl_nthreads):
+ * the thread whose end takes that count to 0 (main's pthread_exit, a
+ * thread's return or pthread_exit) calls exit(0) there and then, with the
+ * program's descriptor table, its buffered output flushed. The snapshot
+ * thread, started with pthread_create, is in that count: the program's last
+ * thread then ended alone and the process lived on with the snapshot thread,
+ * whichever way it found out (the last thread's end seen by piano, or a
+ * listing of the threads every SNAP_ALONE_CHECK_NS): two threads ending
+ * together both saw the other, a thread piano never saw start ran no piano
+ * code, and an exit(0) on the snapshot thread flushed stdout into a table
+ * where it is not (own_table). So the snapshot thread is taken out of that
+ * count while it runs: the program's threads end the process exactly as
+ * without piano, on the same thread, at the same moment, with the same
+ * status (exit(0) runs piano's end, which stops the snapshot thread).
+ *
+ * Taken out by its creator right after pthread_create (a thread the count
+ * holds, running: the count never reaches 0 on the way), under snap.lock.
+ * Put back by the snapshot thread itself just before it returns (the C
+ * library takes it off again at its end), unless the count is 0: then the
+ * last thread is in its exit(0) already, stopping this one, and the count
+ * stays 0 (the decrement makes it wrap, no second exit). Every end of the
+ * snapshot thread is a stop (snap_stop), asked by a thread in the count that
+ * waits for it (a restart, an unshare, a chroot, a setuid: the count is not 0
+ * before the snapshot thread's own end), or by the exit: a snapshot thread
+ * that fails (no table of its own, no snaps file) waits for that stop rather
+ * than ending on its own. A fork's child has a count of 1 (the C library's)
+ * and a snapshot thread of its own, taken out the same way.
+ *
+ * The count is the C library's private variable, found by name and version
+ * (dlvsym, GLIBC_PRIVATE): where it is not found (another C library), the
+ * snapshot thread stays in the count and shares the program's descriptor
+ * table (own_table not made): it ends the process itself when it finds
+ * itself alone (alone), with exit(0), on the program's table. */
+static unsigned int *nthreads;
+
+/* The address of glibc's thread count, or NULL (test/unit/test_snap_last.c
+ * defines its own to test the other case). */
+__attribute__((weak)) unsigned int *snap_nthreads_lookup(void)
+{
+    return dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+}
+
+/* The snapshot thread, just created, leaves the count: on its creator, under snap.lock. */
+static void nthreads_forget(void)
+{
+    if (nthreads && !snap.ending && !snap.uncounted) {
+        __atomic_fetch_sub(nthreads, 1u, __ATOMIC_SEQ_CST);
+        snap.uncounted = 1;
+    }
+}
+
+/* The snapshot thread, about to return, is put back in the count unless it
+ * is 0 (the process is in its exit): under snap.lock. */
+static void nthreads_restore(void)
+{
+    snap.ending = 1;
+    if (!snap.uncounted)
+        return;
+    snap.uncounted = 0;
+    unsigned int v = __atomic_load_n(nthreads, __ATOMIC_SEQ_CST);
+    while (v != 0 && !__atomic_compare_exchange_n(nthreads, &v, v + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+}
 
 /* ---------------------------------------------------------------- piano's own descriptors */
 
@@ -259,6 +329,7 @@ void snap_init(void)
         return;
     }
     snap.interval_ns = (uint64_t)ns;
+    nthreads = snap_nthreads_lookup();
 }
 
 /* Adds a context's figures but its calls (which also count as its parent's
@@ -781,9 +852,11 @@ static int alone(void)
 }
 
 /* Waits until `next` or a stop; every SNAP_ALONE_CHECK_NS it checks that
- * some thread of the program is left. When none is (the last one called
- * pthread_exit), the process ends as it would have without this thread: exit(0),
- * which stores the run. Returns 1 when it is time for a snapshot, 0 on a stop. */
+ * some thread of the program is left, while it is in the C library's count
+ * (nthreads: not found, or its creator has not taken it out yet). When none
+ * is (the last one called pthread_exit), the process ends as it would have
+ * without this thread: exit(0), which stores the run. Returns 1 when it is
+ * time for a snapshot, 0 on a stop. */
 static int wait_until(const struct timespec *next)
 {
     for (;;) {
@@ -792,13 +865,13 @@ static int wait_until(const struct timespec *next)
         if (!before(&slice, next))
             return 1;
         add_ns(&slice, SNAP_ALONE_CHECK_NS);
-        if (before(next, &slice))
+        if (snap.uncounted || before(next, &slice))
             slice = *next;
         while (!snap.stop && pthread_cond_timedwait(&snap.wake, &snap.lock, &slice) != ETIMEDOUT)
             ;
         if (snap.stop)
             return 0;
-        if (alone()) {
+        if (!snap.uncounted && alone()) {
             pthread_mutex_unlock(&snap.lock);
             exit(0);
         }
@@ -857,15 +930,16 @@ static void *snap_main(void *arg)
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
     __atomic_store_n(&snap.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-    if (own_table() != 0) {
-        /* Its opens would share the program's table: none are made. */
+    /* Out of the C library's count only: else it shares the program's table (nthreads) */
+    int failed = nthreads && own_table() != 0;
+    if (failed)   /* its opens would share the program's table: none are made */
         say("piano: cannot give the snapshot thread a descriptor table of its own: %s; no snapshots are taken",
             strerror(errno));
-        return NULL;
-    }
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&snap.lock);
+    if (failed)
+        snap.failed = 1;
     while (!snap.stop && !snap.failed) {
         add_ns(&next, snap.interval_ns);
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -877,6 +951,11 @@ static void *snap_main(void *arg)
             break;
         snap_take();   /* under the lock: a stop waits for it; a fork does not (own_lock) */
     }
+    /* Out of the count, it ends on a stop only (nthreads): a failure waits for it */
+    while (nthreads && !snap.stop)
+        pthread_cond_wait(&snap.wake, &snap.lock);
+    if (nthreads)
+        nthreads_restore();
     pthread_mutex_unlock(&snap.lock);
     return NULL;   /* the buffers stay: a thread started again goes on from them */
 }
@@ -907,12 +986,13 @@ void snap_start(void)
     pthread_condattr_destroy(&ca);
     snap.stop = 0;
     snap.failed = 0;
+    snap.uncounted = snap.ending = 0;   /* no snapshot thread now: the last one was joined */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 << 10);
     sigset_t old;
     signals_hold(&old);   /* the thread inherits the mask: no signal of the program is ever run on it */
-    __atomic_store_n(&snap.tid, 0, __ATOMIC_RELEASE);   /* until it runs (snap_thread_ending waits) */
+    __atomic_store_n(&snap.tid, 0, __ATOMIC_RELEASE);   /* until it runs (without_snap_thread waits for it to be gone) */
     int e = pthread_create(&snap.thread, &attr, snap_main, NULL);
     signals_release(&old);
     pthread_attr_destroy(&attr);
@@ -921,6 +1001,9 @@ void snap_start(void)
         say("piano: cannot start the snapshot thread: %s; no snapshots are taken", strerror(e));
         return;
     }
+    pthread_mutex_lock(&snap.lock);
+    nthreads_forget();   /* on this thread, in the count and running: it never reaches 0 here */
+    pthread_mutex_unlock(&snap.lock);
     /* Named here rather than by itself: it is named once it exists (top -H, /proc). */
     pthread_setname_np(snap.thread, "piano-snap");
 }
@@ -976,6 +1059,7 @@ void snap_fork_child(void)
     pthread_mutex_init(&snap.lock, NULL);
     snap.cursor = NO_PASS;
     snap.started = 0;
+    snap.uncounted = snap.ending = 0;   /* the C library's count is 1 here: this thread */
     buffers_free();
     if (!SNAP_IN_CHILDREN)
         snap.interval_ns = 0;
@@ -1005,85 +1089,6 @@ void snap_restart(void)
         return;
     snap_stop();
     snap_start();
-}
-
-/* Whether thread tid of this process has ended (its stat says Z or X, or
- * it is gone): read on the calling thread, through dfd, the listing of this
- * process's threads. */
-static int thread_gone(int dfd, pid_t tid)
-{
-    char path[64], stat[512];
-    snprintf(path, sizeof path, "%d/stat", (int)tid);
-    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ESRCH;
-    ssize_t r = read(fd, stat, sizeof stat - 1);
-    int e = errno;
-    close(fd);
-    if (r < 0)
-        return e == ESRCH;
-    stat[r > 0 ? r : 0] = 0;
-    const char *paren = strrchr(stat, ')');
-    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
-}
-
-/* A thread of the program ends (runtime.c thread_ended, its last piano
- * code; only when no other thread piano saw start is still running): when
- * every other thread but the snapshot thread has ended, the
- * snapshot thread is stopped here, so that this thread's end ends the
- * process as it would have without piano (the C library's exit(0) after the
- * last thread), with the program's descriptor table: its buffered output
- * goes where it would have. The snapshot thread's own exit(0) (alone, above)
- * stays for threads piano never saw end: that one runs from its own table,
- * where the program's descriptors are not (by then the kernel has closed
- * the program's table). */
-void snap_thread_ending(void)
-{
-    if (!snap_running() || pthread_equal(pthread_self(), snap.thread))
-        return;
-    pid_t self = (pid_t)syscall(SYS_gettid), snap_tid;
-    /* A thread started again (a chroot, a setuid) just before: until it runs, up to 1 s */
-    for (int i = 0; (snap_tid = __atomic_load_n(&snap.tid, __ATOMIC_ACQUIRE)) == 0 && i < 20000; i++) {
-        struct timespec d = { 0, 50000 };
-        nanosleep(&d, NULL);
-    }
-    if (snap_tid <= 0)
-        return;
-    /* After a chroot, through the listing kept then: opened again (an offset
-     * of its own, the snapshot thread reads its copy), checked by identity. */
-    int dfd = -1, kept = own_fds[OWN_KEPT_TASKS].fd;
-    if (kept >= 0 && (dfd = openat(kept, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0 &&
-        !same_file(dfd, own_fds[OWN_KEPT_TASKS].dev, own_fds[OWN_KEPT_TASKS].ino)) {
-        close(dfd);
-        return;   /* the program's file at that number now: no evidence */
-    }
-    if (dfd < 0)
-        dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return;
-    char buf[4096];
-    long got;
-    int last = 1, seen_self = 0;
-    while (last && (got = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
-        for (long at = 0; last && at + 19 < got;) {
-            unsigned short reclen;   /* struct linux_dirent64: d_name after ino, off, reclen, type */
-            memcpy(&reclen, buf + at + 16, sizeof reclen);
-            if (reclen < 20 || at + reclen > got) {
-                last = 0;
-                break;
-            }
-            pid_t tid = (pid_t)atoi(buf + at + 19);
-            at += reclen;
-            if (tid == self)
-                seen_self = 1;
-            else if (tid > 0 && tid != snap_tid && !thread_gone(dfd, tid))
-                last = 0;
-        }
-    if (got < 0)
-        last = 0;
-    close(dfd);
-    if (last && seen_self)
-        snap_stop();
 }
 
 static long without_snap_thread(long nr, long a, long b)
@@ -1121,16 +1126,17 @@ PIANO_API int setns(int fd, int nstype)
     return (int)r;
 }
 
-/* A chroot into a folder without /proc would leave the snapshot thread
- * unable to see that the program's last thread has ended (main called
- * pthread_exit): the process lived on, every signal blocked. So the listing
- * of this process's threads is opened before the root changes and kept
- * (a high, close-on-exec descriptor, checked by identity before each use),
- * and the snapshot thread started again to have it in its own table. */
+/* A chroot into a folder without /proc would leave a snapshot thread in the
+ * C library's count (nthreads: another C library) unable to see that the
+ * program's last thread has ended (main called pthread_exit): the process
+ * lived on, every signal blocked. So the listing of this process's threads
+ * is opened before the root changes and kept (a high, close-on-exec
+ * descriptor, checked by identity before each use). Out of the count, the
+ * snapshot thread needs no listing: none is opened. */
 PIANO_API int chroot(const char *path)
 {
     int kept_now = 0;
-    if (snap_running() && own_fds[OWN_KEPT_TASKS].fd < 0) {
+    if (snap_running() && !nthreads && own_fds[OWN_KEPT_TASKS].fd < 0) {
         own_begin();
         const struct own_want want = { NULL, AT_FDCWD, "/proc/self/task", O_RDONLY };
         kept_now = own_take(OWN_KEPT_TASKS, open(want.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &want) >= 0;
