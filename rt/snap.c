@@ -128,7 +128,7 @@ static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
  * last thread is in its exit(0) already, stopping this one, and the count
  * stays 0 (the decrement makes it wrap, no second exit). Every end of the
  * snapshot thread is a stop (snap_stop), asked by a thread in the count that
- * waits for it (a restart, an unshare, a chroot, a setuid: the count is not 0
+ * waits for it (a restart after a setuid, an unshare: the count is not 0
  * before the snapshot thread's own end), or by the exit: a snapshot thread
  * that fails (no table of its own, no snaps file) waits for that stop rather
  * than ending on its own. A fork's child has a count of 1 (the C library's)
@@ -141,7 +141,7 @@ static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
  * itself alone (alone), with exit(0), on the program's table. */
 static unsigned int *nthreads;
 
-/* The address of glibc's thread count, or NULL (test/unit/test_snap_last.c
+/* The address of glibc's thread count, or NULL (test/unit/test_snap_count.c
  * defines its own to test the other case). */
 __attribute__((weak)) unsigned int *snap_nthreads_lookup(void)
 {
@@ -180,12 +180,14 @@ static void nthreads_restore(void)
  * opens or closes is in the program's table, and the program's closes never
  * reach its files. Its table keeps no copy of the program's descriptors (a
  * copy of a pipe's end would delay its reader's end of file), only the
- * files piano kept on the program's thread (user.c held files,
- * OWN_KEPT_TASKS): the thread is started again after those are opened
- * (snap_restart). The checks below date from the shared table and stay as a
- * second guard (harmless): each descriptor is moved to a high number, its
- * identity (device, inode) kept and checked before each read, write, mapping
- * or close. The descriptors open (and the slot mapped) are listed under
+ * files piano kept on the program's thread (user.c held files): the thread
+ * is started again after those are opened (snap_restart). That table is
+ * made only out of the C library's count (nthreads): a counted snapshot
+ * thread ends the process itself (exit(0)) and must flush its stdio into
+ * the program's table: it shares it. For that thread, and as a second
+ * guard for the other, each descriptor is moved to a high number, its
+ * identity (device, inode) kept and checked before each read, write,
+ * mapping or close. The descriptors open (and the slot mapped) are listed under
  * own_lock, held from each open to its listing: a fork takes that lock (a
  * system call's wait, never a snapshot's), and the child unmaps the slot
  * (snap_fork_child); its table is a copy of the forking thread's, which never
@@ -895,20 +897,17 @@ static void close_span(unsigned lo, unsigned hi)
 /* Gives the calling (snapshot) thread a descriptor table of its own: a copy
  * of the program's (unshare(CLONE_FILES), made directly: the interposer
  * below is the program's), of which every descriptor is closed but the
- * files piano kept there for this thread (user.c held files, the listing
- * of threads kept before a chroot). Its standard error is closed too: its
+ * files piano kept there for this thread (user.c held files; the listing
+ * of threads kept before a chroot is for a thread in the C library's count,
+ * which has no table of its own). Its standard error is closed too: its
  * messages (say) go to the spool's log. Returns 0, or -1 (the table is the
  * program's still). */
 static int own_table(void)
 {
     if (syscall(SYS_unshare, (long)CLONE_FILES) != 0)
         return -1;
-    int keep[PIANO_HELD_MAX + 1];
+    int keep[PIANO_HELD_MAX];
     int n = held_fds(keep, PIANO_HELD_MAX);
-    pthread_mutex_lock(&own_lock);
-    if (own_fds[OWN_KEPT_TASKS].fd >= 0 && own_ok(OWN_KEPT_TASKS))
-        keep[n++] = own_fds[OWN_KEPT_TASKS].fd;
-    pthread_mutex_unlock(&own_lock);
     for (int i = 1; i < n; i++)   /* sorted: a handful */
         for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
             int t = keep[j];
@@ -1039,18 +1038,20 @@ void snap_atfork_parent(void)
 
 /* In a forked child, first: the parent's snapshot thread is not here (its
  * buffers are copies, its mapping listed in own_map, which the fork held
- * still: unmapped here). Its descriptors were in its own table, never in
- * this child's (a copy of the forking thread's): their numbers are the
- * program's here, left alone, and forgotten. Only the listing of threads
- * kept before a chroot was opened in the program's table: closed, when still
- * that file. The child's own thread is started by snap_start once the
- * child's spool is made. */
+ * still: unmapped here). Out of the C library's count (nthreads), its
+ * descriptors were in its own table, never in this child's (a copy of the
+ * forking thread's): their numbers are the program's here, left alone, and
+ * forgotten. Counted, it shared the program's table: what it had open is
+ * closed here, each descriptor only if it is still that file (the listing
+ * kept before a chroot too). The child's own thread is started by
+ * snap_start once the child's spool is made. */
 void snap_fork_child(void)
 {
-    if (own_fds[OWN_KEPT_TASKS].fd >= 0 && own_ok(OWN_KEPT_TASKS))
-        close(own_fds[OWN_KEPT_TASKS].fd);
-    for (int k = 0; k < OWN_N; k++)
+    for (int k = 0; k < OWN_N; k++) {
+        if (!nthreads && own_ok(k))
+            close(own_fds[k].fd);
         own_fds[k].fd = -1;
+    }
     if (own_map)
         munmap(own_map, PIANO_OFF_FNS);
     own_map = NULL;
