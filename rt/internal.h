@@ -340,6 +340,7 @@ int snap_active(void);
 void snap_start(void);
 void snap_stop(void);
 void snap_fork_child(void);
+void snap_restart(void);
 int snap_reuse_ok(void);
 void snap_start_pause(void);
 void snap_own_pause(const char *what, int fd);
@@ -353,6 +354,9 @@ int held_active(void);
 int held_open(const char *name);
 int held_is(int fd, const char *name);
 void held_forget(void);
+/* The most descriptors user.c keeps (held_fds). */
+#define PIANO_HELD_MAX 8
+int held_fds(int *out, int max);
 
 /* ---------------------------------------------------------------- heap.c */
 

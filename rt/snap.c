@@ -18,14 +18,16 @@
  * thread_start), again in a forked child (fork.c), holds every signal
  * blocked, records nothing, and is stopped before the exit's import
  * (finish.c): a wait on a condition variable, so an exit never waits an
- * interval. It never keeps the process alive either: when the program's
- * last thread is gone (main called pthread_exit), it calls exit(0) as that
- * thread's end would have. States held in anonymous memory (a nearly full disk) are not in
- * the file: their figures appear at the end of the run only.
+ * interval. It never keeps the process alive either: it is out of the C
+ * library's count of threads (nthreads_forget), so the program's last
+ * thread ends the process as it would have without piano. States held in
+ * anonymous memory (a nearly full disk) are not in the file: their figures
+ * appear at the end of the run only.
  */
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -61,6 +63,8 @@ static struct {
     uint64_t interval_ns;    /* 0: no snapshots */
     int started;             /* the thread was created */
     int stop;
+    int uncounted;           /* under lock: the thread is out of the C library's count (nthreads_forget) */
+    int ending;              /* under lock: the thread is ending (nthreads_forget too late) */
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -100,19 +104,94 @@ static struct {
  * not at all. */
 static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* ---------------------------------------------------------------- the C library's count of threads */
+
+/* glibc counts the threads it started and the main thread (__nptl_nthreads):
+ * the thread whose end takes that count to 0 (main's pthread_exit, a
+ * thread's return or pthread_exit) calls exit(0) there and then, with the
+ * program's descriptor table, its buffered output flushed. The snapshot
+ * thread, started with pthread_create, is in that count: the program's last
+ * thread then ended alone and the process lived on with the snapshot thread,
+ * whichever way it found out (the last thread's end seen by piano, or a
+ * listing of the threads every SNAP_ALONE_CHECK_NS): two threads ending
+ * together both saw the other, a thread piano never saw start ran no piano
+ * code, and an exit(0) on the snapshot thread flushed stdout into a table
+ * where it is not (own_table). So the snapshot thread is taken out of that
+ * count while it runs: the program's threads end the process exactly as
+ * without piano, on the same thread, at the same moment, with the same
+ * status (exit(0) runs piano's end, which stops the snapshot thread).
+ *
+ * Taken out by its creator right after pthread_create (a thread the count
+ * holds, running: the count never reaches 0 on the way), under snap.lock.
+ * Put back by the snapshot thread itself just before it returns (the C
+ * library takes it off again at its end), unless the count is 0: then the
+ * last thread is in its exit(0) already, stopping this one, and the count
+ * stays 0 (the decrement makes it wrap, no second exit). Every end of the
+ * snapshot thread is a stop (snap_stop), asked by a thread in the count that
+ * waits for it (a restart after a setuid, an unshare: the count is not 0
+ * before the snapshot thread's own end), or by the exit: a snapshot thread
+ * that fails (no table of its own, no snaps file) waits for that stop rather
+ * than ending on its own. A fork's child has a count of 1 (the C library's)
+ * and a snapshot thread of its own, taken out the same way.
+ *
+ * The count is the C library's private variable, found by name and version
+ * (dlvsym, GLIBC_PRIVATE): where it is not found (another C library), the
+ * snapshot thread stays in the count and shares the program's descriptor
+ * table (own_table not made): it ends the process itself when it finds
+ * itself alone (alone), with exit(0), on the program's table. */
+static unsigned int *nthreads;
+
+/* The address of glibc's thread count, or NULL (test/unit/test_snap_count.c
+ * defines its own to test the other case). */
+__attribute__((weak)) unsigned int *snap_nthreads_lookup(void)
+{
+    return dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+}
+
+/* The snapshot thread, just created, leaves the count: on its creator, under snap.lock. */
+static void nthreads_forget(void)
+{
+    if (nthreads && !snap.ending && !snap.uncounted) {
+        __atomic_fetch_sub(nthreads, 1u, __ATOMIC_SEQ_CST);
+        snap.uncounted = 1;
+    }
+}
+
+/* The snapshot thread, about to return, is put back in the count unless it
+ * is 0 (the process is in its exit): under snap.lock. */
+static void nthreads_restore(void)
+{
+    snap.ending = 1;
+    if (!snap.uncounted)
+        return;
+    snap.uncounted = 0;
+    unsigned int v = __atomic_load_n(nthreads, __ATOMIC_SEQ_CST);
+    while (v != 0 && !__atomic_compare_exchange_n(nthreads, &v, v + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+}
+
 /* ---------------------------------------------------------------- piano's own descriptors */
 
 /* The snapshot thread opens files while the program runs: a program may
  * close any descriptor (close_range(3, ~0U)) and open its own at the same
- * number the next moment. So each descriptor of the snapshot thread is moved
- * to a high number (F_DUPFD_CLOEXEC: a program that opens a file gets the
- * lowest number free), its identity (device, inode) is kept, and it is
- * checked to be still that file before each read, write, mapping or close:
- * a descriptor that is no longer piano's is left alone, and what was being
- * read counts as not known. The descriptors open (and the slot mapped) are
- * listed under own_lock, held from each open to its listing: a fork takes
- * that lock (a system call's wait, never a snapshot's), and the child closes
- * what the parent's snapshot thread had open (snap_fork_child). */
+ * number the next moment, and any check-then-close of a number in a table
+ * both share can close the program's file instead. So the snapshot thread
+ * has a descriptor table of its own (own_table, at its start): nothing it
+ * opens or closes is in the program's table, and the program's closes never
+ * reach its files. Its table keeps no copy of the program's descriptors (a
+ * copy of a pipe's end would delay its reader's end of file), only the
+ * files piano kept on the program's thread (user.c held files): the thread
+ * is started again after those are opened (snap_restart). That table is
+ * made only out of the C library's count (nthreads): a counted snapshot
+ * thread ends the process itself (exit(0)) and must flush its stdio into
+ * the program's table: it shares it. For that thread, and as a second
+ * guard for the other, each descriptor is moved to a high number, its
+ * identity (device, inode) kept and checked before each read, write,
+ * mapping or close. The descriptors open (and the slot mapped) are listed under
+ * own_lock, held from each open to its listing: a fork takes that lock (a
+ * system call's wait, never a snapshot's), and the child unmaps the slot
+ * (snap_fork_child); its table is a copy of the forking thread's, which never
+ * held the snapshot thread's descriptors. */
 enum { OWN_TASKS, OWN_STAT, OWN_STATES, OWN_SNAPS, OWN_KEPT_TASKS, OWN_N };
 static struct own_fd {
     int fd;
@@ -197,8 +276,10 @@ static int own_take(int k, int fd, const struct own_want *w)
     if (fd >= 0) {
         int hi = fd >= own_floor() ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, own_floor());
         if (hi >= 0 && same_file(hi, st.st_dev, st.st_ino) && own_is(hi, w)) {
-            if (own_is(fd, w))
+            if (own_is(fd, w)) {
+                snap_own_pause("close", fd);   /* a unit test's pause between the check and the close */
                 close(fd);
+            }
             fd = hi;
         } else if (hi >= 0) {
             close(hi);   /* the low number was the program's already: not piano's */
@@ -250,6 +331,7 @@ void snap_init(void)
         return;
     }
     snap.interval_ns = (uint64_t)ns;
+    nthreads = snap_nthreads_lookup();
 }
 
 /* Adds a context's figures but its calls (which also count as its parent's
@@ -772,9 +854,11 @@ static int alone(void)
 }
 
 /* Waits until `next` or a stop; every SNAP_ALONE_CHECK_NS it checks that
- * some thread of the program is left. When none is (the last one called
- * pthread_exit), the process ends as it would have without this thread: exit(0),
- * which stores the run. Returns 1 when it is time for a snapshot, 0 on a stop. */
+ * some thread of the program is left, while it is in the C library's count
+ * (nthreads: not found, or its creator has not taken it out yet). When none
+ * is (the last one called pthread_exit), the process ends as it would have
+ * without this thread: exit(0), which stores the run. Returns 1 when it is
+ * time for a snapshot, 0 on a stop. */
 static int wait_until(const struct timespec *next)
 {
     for (;;) {
@@ -783,17 +867,61 @@ static int wait_until(const struct timespec *next)
         if (!before(&slice, next))
             return 1;
         add_ns(&slice, SNAP_ALONE_CHECK_NS);
-        if (before(next, &slice))
+        if (snap.uncounted || before(next, &slice))
             slice = *next;
         while (!snap.stop && pthread_cond_timedwait(&snap.wake, &snap.lock, &slice) != ETIMEDOUT)
             ;
         if (snap.stop)
             return 0;
-        if (alone()) {
+        if (!snap.uncounted && alone()) {
             pthread_mutex_unlock(&snap.lock);
             exit(0);
         }
     }
+}
+
+/* Closes every descriptor from `lo` to `hi` (inclusive) of the calling
+ * thread's own table. */
+static void close_span(unsigned lo, unsigned hi)
+{
+    if (lo > hi)
+        return;
+    if (syscall(SYS_close_range, lo, hi, 0u) == 0)
+        return;
+    struct rlimit r;   /* no close_range (before Linux 5.9): one at a time, up to the limit */
+    unsigned top = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (rlim_t)hi ? (unsigned)r.rlim_cur : hi;
+    for (unsigned fd = lo; fd <= top && fd >= lo; fd++)
+        close((int)fd);
+}
+
+/* Gives the calling (snapshot) thread a descriptor table of its own: a copy
+ * of the program's (unshare(CLONE_FILES), made directly: the interposer
+ * below is the program's), of which every descriptor is closed but the
+ * files piano kept there for this thread (user.c held files; the listing
+ * of threads kept before a chroot is for a thread in the C library's count,
+ * which has no table of its own). Its standard error is closed too: its
+ * messages (say) go to the spool's log. Returns 0, or -1 (the table is the
+ * program's still). */
+static int own_table(void)
+{
+    if (syscall(SYS_unshare, (long)CLONE_FILES) != 0)
+        return -1;
+    int keep[PIANO_HELD_MAX];
+    int n = held_fds(keep, PIANO_HELD_MAX);
+    for (int i = 1; i < n; i++)   /* sorted: a handful */
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    unsigned lo = 0;
+    for (int i = 0; i < n; i++) {
+        if ((unsigned)keep[i] > lo)
+            close_span(lo, (unsigned)keep[i] - 1);
+        lo = (unsigned)keep[i] + 1;
+    }
+    close_span(lo, ~0U);
+    return 0;
 }
 
 static void *snap_main(void *arg)
@@ -801,9 +929,16 @@ static void *snap_main(void *arg)
     (void)arg;
     tls_starting = 1;   /* never recorded: an instrumented malloc it reached would be piano's own */
     __atomic_store_n(&snap.tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    /* Out of the C library's count only: else it shares the program's table (nthreads) */
+    int failed = nthreads && own_table() != 0;
+    if (failed)   /* its opens would share the program's table: none are made */
+        say("piano: cannot give the snapshot thread a descriptor table of its own: %s; no snapshots are taken",
+            strerror(errno));
     struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&snap.lock);
+    if (failed)
+        snap.failed = 1;
     while (!snap.stop && !snap.failed) {
         add_ns(&next, snap.interval_ns);
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -815,6 +950,11 @@ static void *snap_main(void *arg)
             break;
         snap_take();   /* under the lock: a stop waits for it; a fork does not (own_lock) */
     }
+    /* Out of the count, it ends on a stop only (nthreads): a failure waits for it */
+    while (nthreads && !snap.stop)
+        pthread_cond_wait(&snap.wake, &snap.lock);
+    if (nthreads)
+        nthreads_restore();
     pthread_mutex_unlock(&snap.lock);
     return NULL;   /* the buffers stay: a thread started again goes on from them */
 }
@@ -845,11 +985,13 @@ void snap_start(void)
     pthread_condattr_destroy(&ca);
     snap.stop = 0;
     snap.failed = 0;
+    snap.uncounted = snap.ending = 0;   /* no snapshot thread now: the last one was joined */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 << 10);
     sigset_t old;
     signals_hold(&old);   /* the thread inherits the mask: no signal of the program is ever run on it */
+    __atomic_store_n(&snap.tid, 0, __ATOMIC_RELEASE);   /* until it runs (without_snap_thread waits for it to be gone) */
     int e = pthread_create(&snap.thread, &attr, snap_main, NULL);
     signals_release(&old);
     pthread_attr_destroy(&attr);
@@ -858,6 +1000,9 @@ void snap_start(void)
         say("piano: cannot start the snapshot thread: %s; no snapshots are taken", strerror(e));
         return;
     }
+    pthread_mutex_lock(&snap.lock);
+    nthreads_forget();   /* on this thread, in the count and running: it never reaches 0 here */
+    pthread_mutex_unlock(&snap.lock);
     /* Named here rather than by itself: it is named once it exists (top -H, /proc). */
     pthread_setname_np(snap.thread, "piano-snap");
 }
@@ -892,14 +1037,18 @@ void snap_atfork_parent(void)
 }
 
 /* In a forked child, first: the parent's snapshot thread is not here (its
- * buffers are copies, its descriptors and mapping listed in own_fds and
- * own_map, which the fork held still: closed and unmapped here, each
- * descriptor only if it is still that file). The child's own thread is
- * started by snap_start once the child's spool is made. */
+ * buffers are copies, its mapping listed in own_map, which the fork held
+ * still: unmapped here). Out of the C library's count (nthreads), its
+ * descriptors were in its own table, never in this child's (a copy of the
+ * forking thread's): their numbers are the program's here, left alone, and
+ * forgotten. Counted, it shared the program's table: what it had open is
+ * closed here, each descriptor only if it is still that file (the listing
+ * kept before a chroot too). The child's own thread is started by
+ * snap_start once the child's spool is made. */
 void snap_fork_child(void)
 {
     for (int k = 0; k < OWN_N; k++) {
-        if (own_ok(k))
+        if (!nthreads && own_ok(k))
             close(own_fds[k].fd);
         own_fds[k].fd = -1;
     }
@@ -911,6 +1060,7 @@ void snap_fork_child(void)
     pthread_mutex_init(&snap.lock, NULL);
     snap.cursor = NO_PASS;
     snap.started = 0;
+    snap.uncounted = snap.ending = 0;   /* the C library's count is 1 here: this thread */
     buffers_free();
     if (!SNAP_IN_CHILDREN)
         snap.interval_ns = 0;
@@ -928,6 +1078,18 @@ void snap_fork_child(void)
 static int snap_running(void)
 {
     return __atomic_load_n(&snap.started, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Starts the snapshot thread again, when it runs: its new table is a copy
+ * of the program's now, with the files piano kept since on the program's
+ * thread (user.c held_take, chroot below). Waits for a snapshot being
+ * taken, at most. */
+void snap_restart(void)
+{
+    if (!snap_running())
+        return;
+    snap_stop();
+    snap_start();
 }
 
 static long without_snap_thread(long nr, long a, long b)
@@ -965,24 +1127,27 @@ PIANO_API int setns(int fd, int nstype)
     return (int)r;
 }
 
-/* A chroot into a folder without /proc would leave the snapshot thread
- * unable to see that the program's last thread has ended (main called
- * pthread_exit): the process lived on, every signal blocked. So the listing
- * of this process's threads is opened before the root changes and kept
- * (a high, close-on-exec descriptor, checked by identity before each use). */
+/* A chroot into a folder without /proc would leave a snapshot thread in the
+ * C library's count (nthreads: another C library) unable to see that the
+ * program's last thread has ended (main called pthread_exit): the process
+ * lived on, every signal blocked. So the listing of this process's threads
+ * is opened before the root changes and kept (a high, close-on-exec
+ * descriptor, checked by identity before each use). Out of the count, the
+ * snapshot thread needs no listing: none is opened. */
 PIANO_API int chroot(const char *path)
 {
     int kept_now = 0;
-    if (snap_running() && own_fds[OWN_KEPT_TASKS].fd < 0) {
+    if (snap_running() && !nthreads && own_fds[OWN_KEPT_TASKS].fd < 0) {
         own_begin();
         const struct own_want want = { NULL, AT_FDCWD, "/proc/self/task", O_RDONLY };
         kept_now = own_take(OWN_KEPT_TASKS, open(want.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), &want) >= 0;
     }
     long r = syscall(SYS_chroot, path);
-    if (r != 0 && kept_now) {
-        int e = errno;
+    int e = errno;
+    if (r != 0 && kept_now)
         own_close(OWN_KEPT_TASKS);
-        errno = e;
-    }
+    else if (kept_now)
+        snap_restart();   /* the listing, opened here, is in its table from now on */
+    errno = e;
     return (int)r;
 }

@@ -19,7 +19,9 @@
  * get the low numbers they expect), and never trusted: each use takes a
  * duplicate and checks that it is still the file piano opened (its device
  * and inode), so a program that closed the number and opened a file of its
- * own in its place never gets piano's records. A child forked after the
+ * own in its place never gets piano's records. The snapshot thread has a
+ * descriptor table of its own (snap.c own_table): it is started again once
+ * they are opened, so that its table has them too. A child forked after the
  * change cannot make a spool folder of its own (it is not recorded, in one
  * line); a child forked before it, which changes its user itself (nginx's
  * workers), keeps its run the same way. setuid called through syscall()
@@ -51,6 +53,7 @@ static struct held {
     { PIANO_SPOOL_CHUNKS, O_RDWR | O_APPEND | O_CREAT, -1, 0, 0 },
 };
 #define HELD_N (sizeof held / sizeof held[0])
+_Static_assert(HELD_N <= PIANO_HELD_MAX, "held_fds: PIANO_HELD_MAX too small");
 static _Atomic int held_on;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -93,7 +96,7 @@ static void held_take(void)
 {
     if (atomic_load(&g.state) != 2 || g.off || g.finished || g.run_map_pid != (uint32_t)getpid())
         return;
-    int saved = errno;
+    int saved = errno, opened = 0;
     pthread_mutex_lock(&held_lock);
     int base = held_base();
     for (size_t i = 0; i < HELD_N; i++) {
@@ -114,6 +117,7 @@ static void held_take(void)
             h->dev = st.st_dev;
             h->ino = st.st_ino;
             atomic_store(&h->fd, high);   /* the old number, if any, is the program's now */
+            opened++;
         } else if (high >= 0) {
             close(high);
         }
@@ -121,7 +125,26 @@ static void held_take(void)
     }
     atomic_store_explicit(&held_on, 1, memory_order_release);
     pthread_mutex_unlock(&held_lock);
+    if (opened)
+        snap_restart();   /* the snapshot thread's own table (snap.c own_table) has them from now on */
     errno = saved;
+}
+
+/* The kept descriptors that are still the files piano opened (at most max,
+ * into out): those the snapshot thread keeps in its own table. Returns how
+ * many. */
+int held_fds(int *out, int max)
+{
+    int n = 0;
+    if (!held_active())
+        return 0;
+    for (size_t i = 0; i < HELD_N && n < max; i++) {
+        int fd = atomic_load(&held[i].fd);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == held[i].dev && st.st_ino == held[i].ino)
+            out[n++] = fd;
+    }
+    return n;
 }
 
 /* A descriptor of the run's file `name` (the caller closes it), when the
