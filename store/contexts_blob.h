@@ -7,28 +7,31 @@
  * time, 2 the run tracked heap in use; nf: the metric fields the writer knew,
  * at most 31; v2: 0x80, set since schema 21), then per context in ascending
  * id order, unsigned LEB128 varints:
- *   with v2, c << 5 | k (k: the metric fields that follow, those past them
- *     0), where c >= 1 says the context's id is the previous one's + 1 and
- *     its parent the (c - 1)th up the previous context's ancestry: c = 1 the
- *     previous context itself, 2 its parent, ..., c = its depth + 1 none (a
- *     root); c = 0 that the two varints below follow (a parent elsewhere, or
- *     ids apart). 95% of a short run's contexts are 1-3 (one byte for the
- *     head where it took two). The ancestry of a context whose parent is not
- *     in the blob is itself alone.
- *     Then fn as its difference from the previous context's fn (the first's
- *     previous is 0), zigzag: jq's contexts take 1.2 bytes for it, not 1.6.
- *   without v2 (schemas 17-20), or with c = 0:
- *     (id - the previous context's id - 1) << 5 | k (the first context's
- *       previous id is 0) (with v2 and c = 0: id - the previous id - 1 alone)
- *     up: 0 at a root, else id - parent (a parent always has a smaller id)
- *   fn (without v2; with it, after the head as said)
- *   k values, in PIANO_CTX_FIELDS order; total_ns (the third) as its
- *     difference from self_ns, zigzag (2d, or -2d - 1 when negative): 0 at
- *     a leaf
- * A short run's context takes 6-10 bytes (one each for its id step and k,
- * up, calls, and at a leaf total; 1-2 for fn, 2-3 for self; the allocation
- * figures mostly 0, left out), where a row of the contexts table took about
- * 41 (a record header of a byte per column, its key, and the pages' slack).
+ *   v2 (schema 21 on):
+ *     c << 5 | k (k: the metric fields that follow, those past them 0), where
+ *       c >= 1 says the context's id is the previous one's + 1 and its parent
+ *       the (c - 1)th up the previous context's ancestry: c = 1 the previous
+ *       context itself, 2 its parent, ..., c = its depth + 1 none (a root);
+ *       c = 0 that the next two varints say them. 95% of jq's contexts are
+ *       1-3 (one byte for head and parent where v1 took two). The ancestry
+ *       of a context whose parent is not in the blob is itself alone.
+ *     when c = 0: id - the previous context's id - 1 (the first context's
+ *       previous id is 0), then up: 0 at a root, else id - parent (a parent
+ *       always has a smaller id)
+ *     fn as its difference from the previous context's fn (the first's
+ *       previous is 0), zigzag (2d, or -2d - 1 when negative): jq's contexts
+ *       take 1.2 bytes for it where fn itself took 1.6
+ *   v1 (schemas 17-20):
+ *     (id - the previous context's id - 1) << 5 | k (as above)
+ *     up (as above)
+ *     fn
+ *   then k values, in PIANO_CTX_FIELDS order; total_ns (the third) as its
+ *     difference from self_ns, zigzag: 0 at a leaf
+ * A short run's context takes 6-10 bytes in v1 (one each for its id step and
+ * k, up, calls, and at a leaf total; 1-2 for fn, 2-3 for self; the allocation
+ * figures mostly 0, left out), about 1.4 less in v2, where a row of the
+ * contexts table took about 41 (a record header of a byte per column, its
+ * key, and the pages' slack).
  * The CPU fields are NULL when flag 1 is not set, the heap fields when flag
  * 2 is not; a field past nf is 0 (or NULL when measured only when asked).
  */
