@@ -92,6 +92,8 @@ static int bt_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out)
 static int bt_close(sqlite3_vtab_cursor *cur)
 {
     bt_cursor *c = (bt_cursor *)cur;
+    if (table_of(cur)->close)
+        table_of(cur)->close(c->state);
     sqlite3_free(c->blob);
     sqlite3_free(c);
     return SQLITE_OK;

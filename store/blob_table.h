@@ -22,6 +22,8 @@ typedef struct {
     int (*next)(void *state);
     /* Column col of the current row into ctx. */
     void (*column)(const void *state, sqlite3_context *ctx, int col);
+    /* Frees what open allocated in state (NULL: nothing). */
+    void (*close)(void *state);
     size_t state_size;
     double rows;         /* the planner's estimate of a blob's rows */
     const char *malformed;   /* the error of a malformed blob */

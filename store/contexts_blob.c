@@ -44,13 +44,111 @@ static int grow(piano_ctx_writer *w, size_t more)
     return 0;
 }
 
+/* ------------------------------------------------ ancestry (v2) */
+
+static void tree_free(piano_ctx_tree *t)
+{
+    free(t->id);
+    free(t->up);
+    free(t->chain);
+    memset(t, 0, sizeof *t);
+}
+
+static int tree_grow(int64_t **a, size_t *cap, size_t need, int64_t **b)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    int64_t *x = realloc(*a, c * sizeof *x);
+    if (!x)
+        return -1;
+    *a = x;
+    if (b) {
+        int64_t *y = realloc(*b, c * sizeof *y);
+        if (!y)
+            return -1;
+        *b = y;
+    }
+    *cap = c;
+    return 0;
+}
+
+/* Index of context id in t, or -1. */
+static int64_t tree_find(const piano_ctx_tree *t, int64_t id)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->id[lo] == id ? (int64_t)lo : -1;
+}
+
+/* The head's c for a context (id, parent) after the last one: >= 1, or 0. */
+static uint64_t tree_code(const piano_ctx_tree *t, int64_t step, int64_t parent)
+{
+    if (step != 0)
+        return 0;
+    if (parent < 0)
+        return t->depth + 1;
+    for (size_t j = t->depth; j-- > 0;)
+        if (t->id[t->chain[j]] == parent)
+            return t->depth - j;
+        else if (t->id[t->chain[j]] < parent)
+            break;   /* (ids ascend from the root down) */
+    return 0;
+}
+
+/* Adds context id (ascending) under the context of index pidx (-1: none in
+ * the blob); its ancestry becomes the last one. keep: the chain's first keep
+ * entries are its parent's ancestry (else rebuilt from pidx). 0, or -1 out of
+ * memory. */
+static int tree_add(piano_ctx_tree *t, int64_t id, int64_t pidx, size_t keep, int known)
+{
+    if (tree_grow(&t->id, &t->cap, t->n + 1, &t->up))
+        return -1;
+    size_t self = t->n++;
+    t->id[self] = id;
+    t->up[self] = pidx;
+    if (!known) {   /* the parent's ancestry, from its parents */
+        keep = 0;
+        for (int64_t q = pidx; q >= 0; q = t->up[q])
+            keep++;
+        if (tree_grow(&t->chain, &t->chain_cap, keep + 1, NULL))
+            return -1;
+        size_t k = keep;
+        for (int64_t q = pidx; q >= 0; q = t->up[q])
+            t->chain[--k] = q;
+    }
+    if (tree_grow(&t->chain, &t->chain_cap, keep + 1, NULL))
+        return -1;
+    t->chain[keep] = (int64_t)self;
+    t->depth = keep + 1;
+    return 0;
+}
+
+void piano_ctx_writer_free(piano_ctx_writer *w)
+{
+    free(w->buf);
+    tree_free(&w->tree);
+    memset(w, 0, sizeof *w);
+}
+
 void piano_ctx_begin(piano_ctx_writer *w, int flags)
 {
     w->len = 0;
     w->last_id = 0;
+    w->last_fn = 0;
     w->failed = 0;
+    w->tree.n = 0;
+    w->tree.depth = 0;
     if (grow(w, 1) == 0)
-        w->buf[w->len++] = (unsigned char)(flags | NF << 2);
+        w->buf[w->len++] = (unsigned char)(flags | NF << 2 | PIANO_CTX_V2);
 }
 
 static void put(piano_ctx_writer *w, int64_t v)
@@ -71,9 +169,23 @@ void piano_ctx_put(piano_ctx_writer *w, int64_t id, int64_t parent, int64_t fn, 
     int k = NF;
     while (k > 0 && f[k - 1] == 0)
         k--;
-    put(w, (id - w->last_id - 1) << 5 | k);
-    put(w, parent < 0 ? 0 : id - parent);
-    put(w, fn);
+    piano_ctx_tree *t = &w->tree;
+    /* (the first context's previous id is 0, as in v1) */
+    uint64_t code = tree_code(t, id - w->last_id - 1, parent);
+    w->len += piano_varint_put(w->buf + w->len, code << 5 | (uint64_t)k);
+    if (!code) {
+        put(w, id - w->last_id - 1);
+        put(w, parent < 0 ? 0 : id - parent);
+    }
+    fn = fn > 0 ? fn : 0;
+    w->len += piano_varint_put(w->buf + w->len, fn >= w->last_fn ? (uint64_t)(fn - w->last_fn) << 1
+                                                                  : ((uint64_t)(w->last_fn - fn) << 1) - 1);
+    w->last_fn = fn;
+    int64_t pidx = code ? (code > t->depth ? -1 : t->chain[t->depth - code]) : parent < 0 ? -1 : tree_find(t, parent);
+    if (tree_add(t, id, pidx, code ? t->depth + 1 - code : 0, code != 0)) {
+        w->failed = 1;
+        return;
+    }
     for (int i = 0; i < k; i++)
         w->len += piano_varint_put(w->buf + w->len, (uint64_t)f[i]);
     w->last_id = id;
@@ -83,15 +195,25 @@ void piano_ctx_put(piano_ctx_writer *w, int64_t id, int64_t parent, int64_t fn, 
 
 int piano_ctx_open(piano_ctx_reader *r, const void *b, size_t len)
 {
+    piano_ctx_tree t = r->tree;
     memset(r, 0, sizeof *r);
-    if (!b || len < 1 || (((const unsigned char *)b)[0] & 0x80))
+    r->tree = t;
+    r->tree.n = 0;
+    r->tree.depth = 0;
+    if (!b || len < 1)
         return -1;
     r->b = b;
     r->len = len;
     r->at = 1;
     r->flags = r->b[0] & 3;
-    r->nf = r->b[0] >> 2;
+    r->nf = (r->b[0] >> 2) & 31;
+    r->v2 = (r->b[0] & PIANO_CTX_V2) != 0;
     return 0;
+}
+
+void piano_ctx_close(piano_ctx_reader *r)
+{
+    tree_free(&r->tree);
 }
 
 static int get(piano_ctx_reader *r, uint64_t *v)
@@ -103,16 +225,46 @@ int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row)
 {
     if (r->at >= r->len)
         return 0;
-    uint64_t head, up, fn, x;
-    if (get(r, &head) || get(r, &up) || get(r, &fn))
+    uint64_t head, up = 0, fn, x, step, code = 0;
+    if (get(r, &head))
         return -1;
-    uint64_t step = (head >> 5) + 1, k = head & 31;
-    if (step > (uint64_t)(INT64_MAX - r->id) || up > r->id + step || k > (uint64_t)r->nf)
+    uint64_t k = head & 31;
+    piano_ctx_tree *tr = &r->tree;
+    if (!r->v2) {
+        step = (head >> 5) + 1;
+        if (get(r, &up))
+            return -1;
+    } else if ((code = head >> 5) == 0) {
+        if (get(r, &step) || step == UINT64_MAX || get(r, &up))
+            return -1;
+        step++;
+    } else {
+        step = 1;
+        if (code > tr->depth + 1)
+            return -1;
+    }
+    if (piano_varint_get(r->b, r->len, &r->at, 10, &fn) != 0 || (!r->v2 && fn > (uint64_t)INT64_MAX) ||
+        step > (uint64_t)(INT64_MAX - r->id) || up > r->id + step || k > (uint64_t)r->nf)
         return -1;
+    if (r->v2) {   /* fn: the previous one's plus the zigzag difference, within 0..INT64_MAX */
+        uint64_t d = fn >> 1;
+        if (fn & 1 ? d + 1 > (uint64_t)r->fn : d > (uint64_t)(INT64_MAX - r->fn))
+            return -1;
+        fn = (uint64_t)(fn & 1 ? r->fn - (int64_t)d - 1 : r->fn + (int64_t)d);
+    }
     memset(row, 0, sizeof *row);
     row->id = r->id + (int64_t)step;
-    row->parent = up ? row->id - (int64_t)up : -1;
     row->fn = (int64_t)fn;
+    if (code) {
+        int64_t pidx = code > tr->depth ? -1 : tr->chain[tr->depth - code];
+        row->parent = pidx < 0 ? -1 : tr->id[pidx];
+        if (tree_add(tr, row->id, pidx, tr->depth + 1 - code, 1))
+            return -1;
+    } else {
+        row->parent = up ? row->id - (int64_t)up : -1;
+        if (r->v2 && tree_add(tr, row->id, row->parent < 0 ? -1 : tree_find(tr, row->parent), 0, 0))
+            return -1;
+    }
     for (int i = 0; i < NF || (uint64_t)i < k; i++) {
         x = 0;
         if ((uint64_t)i < k && (i == 2 ? piano_varint_get(r->b, r->len, &r->at, 10, &x) != 0 : get(r, &x)))
@@ -133,6 +285,7 @@ int piano_ctx_next(piano_ctx_reader *r, piano_ctx_row *row)
                        (i >= r->nf && when != PIANO_WHEN_ALWAYS);
     }
     r->id = row->id;
+    r->fn = row->fn;
     return 1;
 }
 
@@ -172,6 +325,11 @@ static int ctx_open(void *state, const unsigned char *b, size_t len)
     return piano_ctx_open(&((ctx_state *)state)->r, b, len);
 }
 
+static void ctx_close(void *state)
+{
+    piano_ctx_close(&((ctx_state *)state)->r);
+}
+
 static int ctx_next(void *state)
 {
     ctx_state *s = state;
@@ -198,6 +356,7 @@ static const piano_blob_table ctx_table = {
     .open = ctx_open,
     .next = ctx_next,
     .column = ctx_column,
+    .close = ctx_close,
     .state_size = sizeof(ctx_state),
     .rows = 1000,
     .malformed = "a calling context tree (context_trees.nodes) is malformed",
@@ -284,7 +443,7 @@ static int pack_flush(sqlite3 *db, sqlite3_stmt *ins, piano_ctx_writer *w, const
         return SQLITE_NOMEM;
     /* The flags were not known when the blob began: its header is set now. */
     w->buf[0] = (unsigned char)((g->null_cpu == 0 ? PIANO_CTX_CPU : 0) | (g->null_heap == 0 ? PIANO_CTX_HEAP : 0) |
-                                NF << 2);
+                                NF << 2 | PIANO_CTX_V2);
     sqlite3_bind_int64(ins, 1, g->run);
     sqlite3_bind_int64(ins, 2, g->thread);
     sqlite3_bind_blob(ins, 3, w->buf, (int)w->len, SQLITE_STATIC);
@@ -369,7 +528,7 @@ int piano_contexts_pack(sqlite3 *db)
     }
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
-    free(w.buf);
+    piano_ctx_writer_free(&w);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db,
                           "DELETE FROM context_rows WHERE EXISTS (SELECT 1 FROM context_trees t"

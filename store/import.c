@@ -58,14 +58,25 @@ static sqlite3_int64 name_id(struct job *j, const char *name, int name_len, cons
     return STEP(st) ? -1 : sqlite3_last_insert_rowid(j->db);
 }
 
+/* Ascending function id; the first of equal ids first (kept, as INSERT OR
+ * IGNORE kept it). */
+static int by_id(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0]) : (x[2] > y[2]) - (x[2] < y[2]);
+}
+
 /* Stores the names of the functions the run's rows name, from the spool's
- * fns records. Returns 0, or -1 on a database error. */
+ * fns records, and the run's ids for them as one blob (fn_lists). Returns 0,
+ * or -1 on a database error. */
 static int import_functions(struct job *j)
 {
     struct mapping m = { 0 };
     if (spool_map_at(j->dfd, PIANO_SPOOL_FNS, (size_t)1 << 30, &m) != 0)
         return 0;
-    size_t at = 0;
+    int64_t (*fns)[3] = NULL;   /* id, names.id, order read */
+    size_t n = 0, cap = 0, at = 0;
+    int failed = 0;
     while (at + sizeof(struct piano_spool_fn) <= m.len) {
         struct piano_spool_fn r;
         memcpy(&r, m.p + at, sizeof r);
@@ -82,16 +93,41 @@ static int import_functions(struct job *j)
         if (r.id >= PIANO_FN_CAP || !(j->used[r.id >> 3] >> (r.id & 7) & 1))
             continue;
         sqlite3_int64 id = name_id(j, name, (int)r.name_len, name + r.name_len, (int)r.file_len, r.line);
-        sqlite3_bind_int64(j->fn_st, 1, j->run_id);
-        sqlite3_bind_int64(j->fn_st, 2, r.id);
-        sqlite3_bind_int64(j->fn_st, 3, id);
-        if (id < 0 || STEP(j->fn_st)) {
-            spool_unmap(&m);
-            return -1;
+        if (id < 0) {
+            failed = 1;
+            break;
         }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            void *more = realloc(fns, cap * sizeof *fns);
+            if (!more) {
+                failed = 1;
+                break;
+            }
+            fns = more;
+        }
+        fns[n][0] = r.id;
+        fns[n][1] = id;
+        fns[n][2] = (int64_t)n;
+        n++;
     }
     spool_unmap(&m);
-    return 0;
+    if (!failed && n) {
+        qsort(fns, n, sizeof *fns, by_id);
+        piano_fnlist_writer *w = &j->fn_blob;
+        piano_fnlist_begin(w);
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || fns[i][0] != fns[i - 1][0])
+                piano_fnlist_put(w, fns[i][0], fns[i][1]);
+        failed = w->failed;
+        if (!failed) {
+            sqlite3_bind_int64(j->fn_st, 1, j->run_id);
+            sqlite3_bind_blob(j->fn_st, 2, w->buf, (int)w->len, SQLITE_STATIC);
+            failed = STEP(j->fn_st) != 0;
+        }
+    }
+    free(fns);
+    return failed ? -1 : 0;
 }
 
 static void job_free(struct job *j)
@@ -99,9 +135,10 @@ static void job_free(struct job *j)
     sqlite3_finalize(j->name_find_st);
     sqlite3_finalize(j->name_add_st);
     sqlite3_finalize(j->fn_st);
+    free(j->fn_blob.buf);
     sqlite3_finalize(j->thread_st);
     sqlite3_finalize(j->ctx_st);
-    free(j->ctx_blob.buf);
+    piano_ctx_writer_free(&j->ctx_blob);
     sqlite3_finalize(j->stats_st);
     free(j->stats_blob.buf);
     sqlite3_finalize(j->unf_st);
@@ -264,7 +301,7 @@ static int prepare_statements(struct job *j)
     sqlite3 *db = j->db;
     return sqlite3_prepare_v2(db, "SELECT id FROM names WHERE name = ? AND file = ? AND line = ?", -1,
                               &j->name_find_st, NULL) ||
-           sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO run_functions(run,id,name) VALUES(?,?,?)", -1, &j->fn_st,
+           sqlite3_prepare_v2(db, "INSERT INTO fn_lists(run,fns) VALUES(?,?)", -1, &j->fn_st,
                               NULL) ||
            sqlite3_prepare_v2(db, "INSERT INTO threads(run,thread,tid,name,frames,frame_hist) VALUES(?,?,?,?,?,?)",
                               -1, &j->thread_st, NULL) ||

@@ -18,6 +18,7 @@
 #ifndef PIANO_IMPORT_INT_H
 #define PIANO_IMPORT_INT_H
 #include "contexts_blob.h"
+#include "functions_blob.h"
 #include "stats_blob.h"
 #include "hist.h"
 #include "import.h"
@@ -205,6 +206,7 @@ struct job {
     double npt;
     sqlite3_int64 run_id;
     sqlite3_stmt *name_find_st, *name_add_st, *fn_st, *thread_st, *ctx_st, *stats_st, *unf_st;
+    piano_fnlist_writer fn_blob;  /* the run's functions (fn_st: into fn_lists) */
     piano_ctx_writer ctx_blob;    /* a thread's contexts (ctx_st: into context_trees) */
     piano_stats_writer stats_blob;   /* its functions' stats (stats_st: into stat_trees) */
     struct mapping *maps;

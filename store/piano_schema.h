@@ -44,14 +44,25 @@
  * context_trees), 18 (a thread's stats as one blob: stat_trees), 19 (no
  * plain-SQL views contexts and stats: PIANO_SCHEMA_MIGRATE_VIEWS), 20
  * (compact v2 histograms, one varint for a bucket's distance and a count of
- * 1-3: older tools cannot read them; the upgrade rewrites nothing), and one
+ * 1-3: older tools cannot read them; the upgrade rewrites nothing), 21 (a
+ * run's functions as one blob: fn_lists; no stored view functions), and one
  * per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (20 + PIANO_METRICS_SCHEMA)
+#define PIANO_SCHEMA_VERSION (21 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
- * shared by every run that calls it; a run's function ids point at them
- * (run_functions). The view functions reads as the table of schema 7 and
- * before did (run, id, name, file, line), and takes inserts. */
+ * shared by every run that calls it; a run's function ids point at them.
+ * Since schema 21 the import stores a run's ids and their names as one blob
+ * (fn_lists.fns, the format of functions_blob.h: about a byte a function where
+ * a row of run_functions took 13); run_functions holds rows written before and
+ * rows inserted through the view. The TEMP view functions (functions_blob.c:
+ * made on their connection by piano-db and `piano-db sql`, not stored) reads
+ * both as the table of schema 7 and before did (run, id, name, file, line),
+ * and takes inserts. */
+#define PIANO_SCHEMA_FN_LISTS \
+"CREATE TABLE IF NOT EXISTS fn_lists(\n" \
+"  run INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  fns BLOB NOT NULL                   -- its function ids and names (store/functions_blob.h)\n" \
+");\n"
 #define PIANO_SCHEMA_FUNCTIONS \
 "CREATE TABLE IF NOT EXISTS names(\n" \
 "  id   INTEGER PRIMARY KEY,\n" \
@@ -60,19 +71,13 @@
 "  line INTEGER NOT NULL,\n" \
 "  UNIQUE(name, file, line)\n" \
 ");\n" \
-"CREATE TABLE IF NOT EXISTS run_functions(\n" \
+"CREATE TABLE IF NOT EXISTS run_functions(  -- rows of schemas 8-20 and inserted ones (read through functions)\n" \
 "  run  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  id   INTEGER NOT NULL,              -- the function's id in the run (stats.fn, contexts.fn...)\n" \
 "  name INTEGER NOT NULL REFERENCES names(id),\n" \
 "  PRIMARY KEY(run, id)\n" \
 ") WITHOUT ROWID;\n" \
-"CREATE VIEW IF NOT EXISTS functions(run, id, name, file, line) AS\n" \
-"  SELECT f.run, f.id, n.name, n.file, n.line FROM run_functions f JOIN names n ON n.id = f.name;\n" \
-"CREATE TRIGGER IF NOT EXISTS functions_insert INSTEAD OF INSERT ON functions BEGIN\n" \
-"  INSERT OR IGNORE INTO names(name, file, line) VALUES(NEW.name, NEW.file, NEW.line);\n" \
-"  INSERT OR IGNORE INTO run_functions(run, id, name)\n" \
-"    SELECT NEW.run, NEW.id, id FROM names WHERE name = NEW.name AND file = NEW.file AND line = NEW.line;\n" \
-"END;\n"
+PIANO_SCHEMA_FN_LISTS
 
 /* Profiles `piano-db push` could not send (the server down, a 5xx, a
  * timeout): the next push to the same url sends them first. Each row is a
@@ -434,6 +439,14 @@ PIANO_SCHEMA_STAT_TREES
  * after the renames above (no table is named contexts or stats then). */
 #define PIANO_SCHEMA_MIGRATE_VIEWS \
 "DROP VIEW IF EXISTS contexts;\n" \
-"DROP VIEW IF EXISTS stats;\n"
+"DROP VIEW IF EXISTS stats;\n" \
+PIANO_SCHEMA_MIGRATE_FUNCTIONS
+
+/* To version 21: a run's functions in a blob (fn_lists). The stored view
+ * functions of schemas 8-20 and its trigger go (piano-db makes them TEMP:
+ * functions_blob.c); run_functions keeps its rows, read as they are. */
+#define PIANO_SCHEMA_MIGRATE_FUNCTIONS \
+"DROP VIEW IF EXISTS functions;\n" \
+PIANO_SCHEMA_FN_LISTS
 
 #endif

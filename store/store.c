@@ -3,6 +3,7 @@
 #include "db_path.h"
 #include "piano_schema.h"
 #include "contexts_blob.h"
+#include "functions_blob.h"
 #include "stats_blob.h"
 #include "fns_blob.h"
 #include "spool.h"
@@ -320,9 +321,11 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_CONTEXT_TREES) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "stat_trees"))
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_STAT_TREES) == SQLITE_OK;
+    int pack_fns = ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "fn_lists");
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && (!pack || piano_contexts_pack(db) == SQLITE_OK) &&
-             piano_store_exec(db, PIANO_SCHEMA_MIGRATE_VIEWS) == SQLITE_OK && piano_store_exec(db, buf) == SQLITE_OK;
+             piano_store_exec(db, PIANO_SCHEMA_MIGRATE_VIEWS) == SQLITE_OK &&
+             (!pack_fns || piano_functions_pack(db) == SQLITE_OK) && piano_store_exec(db, buf) == SQLITE_OK;
     return commit_schema(db, ok, "upgrade the schema of", path, err, errn);
 }
 
@@ -393,14 +396,17 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn)
         return NULL;
     }
     piano_store_exec(db, "PRAGMA foreign_keys=ON");
-    /* A new database's pages are 1 KiB (SQLite's default 4): a run's blobs
+    /* A new database's pages are 2 KiB (SQLite's default 4): a run's blobs
      * (its threads' contexts and stats) end in a partly filled page each, and
-     * the rows of small tables fill a page per run; 1 KiB pages stored jq's
-     * trivial run in 26.5 KB where 4 KiB ones took 31.4 (bench/README.md,
-     * issue 23). Set before WAL, which writes the first page; an existing
-     * database keeps its page size. */
+     * the rows of small tables fill a page per run. Schema 21's jq trivial
+     * run: 20,275 bytes a run with 2 KiB pages, 20,206 with 1 KiB (schema
+     * 20's), 21,094 with 4 KiB; but every page is a write to the log and one
+     * read and write of its checkpoint: storing 1M frames made 262,700
+     * syscalls with 1 KiB pages, 131,200 with 2 KiB, 66,300 with 4 KiB
+     * (bench/README.md, issue 23). Set before WAL, which writes the first
+     * page; an existing database keeps its page size. */
     if (mode == PIANO_STORE_WRITE && version == 0)
-        piano_store_exec(db, "PRAGMA page_size=1024");
+        piano_store_exec(db, "PRAGMA page_size=2048");
     /* WAL is persistent: if another process holds a lock while switching, the
      * first writer has set it. */
     if (mode == PIANO_STORE_WRITE)

@@ -22,8 +22,9 @@ sqlite3 *piano_store_open(const char *path, int mode, char *err, size_t errn);
 
 /* The pages in the write-ahead log (<path>-wal) past which a process that
  * stored its run folds the log into the database file when it closes: 512
- * KiB of 4 KiB pages, 131 KiB of the 1 KiB pages of databases made since
- * schema 20 (the next process reads the log back a page a read). */
+ * KiB of 4 KiB pages, 131 KiB of the 1 KiB pages of databases made with
+ * schema 20, 262 KiB of the 2 KiB pages of those made since schema 21 (the
+ * next process reads the log back a page a read). */
 #define PIANO_STORE_CHECKPOINT_PAGES 128
 
 /* Closes db, the connection that stored a run into the database at path

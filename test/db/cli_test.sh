@@ -556,11 +556,11 @@ EOF
 # about LEN characters, told apart at the end (MIDDLE 0) or only in the middle (1), each in
 # 250 more snapshots (1,000 rows).
 long_names() {
-    "$FX" snaps "$1" && sqlite3 "$1" "
+    "$FX" snaps "$1" && "$P" --db "$1" sql "
       INSERT INTO functions(run, id, name, file, line)
         SELECT 1, 10 + v, CASE $3 WHEN 0 THEN 'ns::' || printf('%.*c', $2, 'x') || '_' || v
                           ELSE 'ns::' || printf('%.*c', $2 / 2, 'x') || v || printf('%.*c', $2 / 2, 'y') END, 'f.c', v
-        FROM (SELECT 0 v UNION SELECT 1 UNION SELECT 2 UNION SELECT 3);
+        FROM (SELECT 0 v UNION SELECT 1 UNION SELECT 2 UNION SELECT 3)" && sqlite3 "$1" "
       INSERT INTO snapshot_times(run, t_ns)
         WITH RECURSIVE i(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM i WHERE k < 250) SELECT 1, 3000000000 + k FROM i;
       INSERT INTO snapshots(run, fn, t_ns, calls, self_ns, child_calls, allocs, alloc_bytes)
@@ -645,7 +645,8 @@ EXT=$(cd "$(dirname "$P")/../lib" && pwd)/libpiano_sqlite
 if [ -n "${PIANO_TEST_SANITIZED:-}" ]; then
     echo "note: sanitizer build: the loadable extension not checked"
 elif command -v sqlite3 > /dev/null; then
-    for q in "SELECT * FROM contexts ORDER BY run, thread, id" "SELECT * FROM stats ORDER BY run, thread, fn"; do
+    for q in "SELECT * FROM contexts ORDER BY run, thread, id" "SELECT * FROM stats ORDER BY run, thread, fn" \
+             "SELECT * FROM functions ORDER BY run, id"; do
         "$P" sql --db "$T" "$q" > "$W/a" || fail "sql: $q"
         sqlite3 -batch -noheader "$T" -cmd ".load $EXT" "$q" > "$W/b" 2>&1 || fail "sqlite3 .load: $(cat "$W/b")"
         [ -s "$W/a" ] && cmp -s "$W/a" "$W/b" || fail "sqlite3 .load $EXT: not piano-db sql's rows for $q"

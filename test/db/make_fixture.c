@@ -18,6 +18,7 @@
  *   make_fixture junk FILE       4 KB of pseudo-random bytes
  */
 #include "contexts_blob.h"
+#include "functions_blob.h"
 #include "fns_blob.h"
 #include "hist.h"
 #include "piano_schema.h"
@@ -70,8 +71,9 @@ static void open_db(const char *path)
     }
     /* stats and contexts: the views `piano-db sql` makes, which take inserts */
     if (piano_contexts_register(db) != SQLITE_OK || piano_stats_register(db) != SQLITE_OK ||
-        piano_contexts_make_triggers(db) != SQLITE_OK || piano_stats_make_triggers(db) != SQLITE_OK)
-        die("the views stats and contexts");
+        piano_contexts_make_triggers(db) != SQLITE_OK || piano_stats_make_triggers(db) != SQLITE_OK ||
+        piano_functions_register(db) != SQLITE_OK)
+        die("the views stats, contexts and functions");
 }
 
 static void run(int id, const char *key, const char *parent, int pid, const char *cmd,

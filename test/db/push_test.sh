@@ -302,7 +302,8 @@ for run in (2, 1)[:int(sys.argv[3])]:
     vals = ["?" if c == "id" else "key || '-' || ?" if c == "key" else c for c in cols]
     db.execute("INSERT INTO runs(%s) SELECT %s FROM s.runs WHERE id = ?" % (",".join(cols), ",".join(vals)),
                (new, new, run))
-    for t in ("functions", "threads", "stat_rows", "stat_trees", "context_rows", "context_trees", "frames", "unfinished"):
+    for t in ("run_functions", "fn_lists", "threads", "stat_rows", "stat_trees", "context_rows", "context_trees", "frames",
+              "unfinished"):
         cols = [r[1] for r in db.execute("PRAGMA table_info(%s)" % t)]
         sel = ",".join("?" if c == "run" else c for c in cols)
         db.execute("INSERT INTO %s(%s) SELECT %s FROM s.%s WHERE run = ?" % (t, ",".join(cols), sel, t), (new, run))
@@ -408,9 +409,11 @@ python3 - "$T" $("$P" --db "$T" sql "SELECT thread, id FROM contexts WHERE run =
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 thread, root = int(sys.argv[2]), int(sys.argv[3])
-fn0 = db.execute("SELECT max(id) FROM functions WHERE run = 1").fetchone()[0] + 1
+# (the fixture's functions are rows of run_functions; the view functions is piano-db's)
+fn0 = db.execute("SELECT max(id) FROM run_functions WHERE run = 1").fetchone()[0] + 1
 for k in range(150):
-    db.execute("INSERT INTO functions(run, id, name, file, line) VALUES(1, ?, ?, 'wide.c', ?)", (fn0 + k, "wide_%d" % k, k + 1))
+    db.execute("INSERT INTO names(name, file, line) VALUES(?, 'wide.c', ?)", ("wide_%d" % k, k + 1))
+    db.execute("INSERT INTO run_functions(run, id, name) VALUES(1, ?, last_insert_rowid())", (fn0 + k,))
 cid = int(sys.argv[4]) + 1
 rows = []
 for a in range(150):

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "contexts_blob.h"
 #include "fns_blob.h"
+#include "functions_blob.h"
 #include "piano_schema.h"
 #include "schema18_views.h"
 #include "stats_blob.h"
@@ -51,6 +52,7 @@ static void with_views(sqlite3 *db)
     assert_int_equal(piano_stats_register(db), SQLITE_OK);
     assert_int_equal(piano_contexts_make_triggers(db), SQLITE_OK);
     assert_int_equal(piano_stats_make_triggers(db), SQLITE_OK);
+    assert_int_equal(piano_functions_register(db), SQLITE_OK);
 }
 
 static void creates_schema_with_version(void **state)
@@ -65,7 +67,7 @@ static void creates_schema_with_version(void **state)
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
     sqlite3_finalize(st);
-    const char *tables[] = { "runs", "functions", "threads", "stat_rows", "stat_trees", "context_rows",
+    const char *tables[] = { "runs", "names", "run_functions", "fn_lists", "threads", "stat_rows", "stat_trees", "context_rows",
                              "context_trees", "frames", "unfinished", "tags", "pushes" };
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char q[128];
@@ -78,8 +80,11 @@ static void creates_schema_with_version(void **state)
                                   " (sql LIKE '%context_trees%' OR sql LIKE '%stat_trees%' OR name IN"
                                   " ('contexts', 'stats'))"),
                      0);
+    /* nor the view functions (schema 21): a run's functions are a blob too */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'functions%'"), 0);
     /* piano-db's views (TEMP, this connection's) read both */
     with_views(db);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM functions"), 0);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 0);
     assert_int_equal(count_of(db, "SELECT count(*) FROM contexts"), 0);
     sqlite3_close(db);
@@ -136,8 +141,21 @@ static void refuses_foreign_files(void **state)
     "ALTER TABLE threads DROP COLUMN frames; ALTER TABLE threads DROP COLUMN frame_hist;" \
     "ALTER TABLE frames DROP COLUMN thread_seq; ALTER TABLE frames DROP COLUMN spike;"
 
+/* What schema 21 changed: the view functions (stored, with its trigger) read
+ * run_functions alone, and there was no fn_lists. Schema 20's SQL. */
+#define SCHEMA20_FUNCTIONS \
+    "CREATE VIEW functions(run, id, name, file, line) AS" \
+    "  SELECT f.run, f.id, n.name, n.file, n.line FROM run_functions f JOIN names n ON n.id = f.name;" \
+    "CREATE TRIGGER functions_insert INSTEAD OF INSERT ON functions BEGIN" \
+    "  INSERT OR IGNORE INTO names(name, file, line) VALUES(NEW.name, NEW.file, NEW.line);" \
+    "  INSERT OR IGNORE INTO run_functions(run, id, name)" \
+    "    SELECT NEW.run, NEW.id, id FROM names WHERE name = NEW.name AND file = NEW.file AND line = NEW.line;" \
+    "END;"
+#define UNDO_21 "DROP TABLE fn_lists;" SCHEMA20_FUNCTIONS
+
 /* Makes database NAME in the current schema with one run, takes away what
- * later schemas added (undo), runs old_sql, and opens it for writing. */
+ * later schemas added (UNDO_21, then undo), runs old_sql, and opens it for
+ * writing. */
 static sqlite3 *open_undone(const char *name, const char *undo, const char *old_sql)
 {
     char path[300], err[512];
@@ -149,6 +167,7 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
                                   "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, UNDO_21, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, undo, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, old_sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
@@ -208,7 +227,7 @@ static sqlite3 *open_older(const char *name, const char *old_sql)
  * whose version is checked to be the current one. */
 static sqlite3_stmt *first_upgraded_row(sqlite3 *db, const char *what)
 {
-    char sql[256];
+    char sql[1024];
     snprintf(sql, sizeof sql, "SELECT (SELECT user_version FROM pragma_user_version), %s", what);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
@@ -564,10 +583,12 @@ static void upgrades_version_16_contexts(void **state)
     assert_int_equal(count_of(db, "SELECT count(*) FROM context_rows"), 3);    /* threads 3, 4 */
     with_views(db);
     assert_string_equal(all_contexts(db), before);
-    /* thread 0's blob: its header, then 3 bytes for id step and k, up and fn
-     * and 12 figures up to offcpu_ns, 17 and 16 bytes (total 900 as +400 from
-     * self, 2 bytes; total 400 as +0, 1 byte); the root at 70000: 6 and 12 */
-    assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 20 + 19 + 18);
+    /* thread 0's blob (v2): its header, then 2 bytes for the head (c: a root,
+     * then the child of the previous context) and fn, and 12 figures up to
+     * offcpu_ns, 17 and 16 bytes (total 900 as +400 from self, 2 bytes; total
+     * 400 as +0, 1 byte); the root at 70000: 6 (head, id step of 3 bytes, up,
+     * fn) and 12 */
+    assert_int_equal(count_of(db, "SELECT length(nodes) FROM context_trees WHERE thread = 0"), 1 + 19 + 18 + 18);
     /* an update moves thread 0's tree to rows; a delete, thread 1's */
     assert_int_equal(sqlite3_exec(db,
                                   "UPDATE contexts SET calls = 7 WHERE run = 1 AND thread = 0 AND id = 2;"
@@ -598,7 +619,7 @@ static void contexts_blob_round_trip(void **state)
     v[PIANO_M_total_ns] = INT64_MAX;
     piano_ctx_put(&w, 65536 + 7, 1, 7, v);
     assert_false(w.failed);
-    piano_ctx_reader r;
+    piano_ctx_reader r = {0};
     piano_ctx_row row;
     assert_int_equal(piano_ctx_open(&r, w.buf, w.len), 0);
     assert_int_equal(piano_ctx_next(&r, &row), 1);
@@ -617,9 +638,65 @@ static void contexts_blob_round_trip(void **state)
             ;
         assert_true(rc == -1 || cut == first);   /* (the first context ends there) */
     }
-    w.buf[0] = 0x80;
-    assert_int_equal(piano_ctx_open(&r, w.buf, w.len), -1);
-    free(w.buf);
+    assert_int_equal(piano_ctx_open(&r, w.buf, 0), -1);
+    piano_ctx_close(&r);
+    piano_ctx_writer_free(&w);
+}
+
+/* Schema 21's heads (v2): a context whose parent is in the ancestry of the
+ * previous one and whose id follows it takes one byte for both (c); others
+ * (a parent elsewhere, ids apart, one not in the blob) say them. Every tree
+ * reads back; a blob of schemas 17-20 (v1) still reads. */
+static void contexts_blob_ancestry(void **state)
+{
+    (void)state;
+    /* id: parent. 1 root; 2, 3 down; 4 sibling of 3; 5 under 1; 6 a root;
+     * 7 under 2 (not in 6's ancestry); 9 under 7 (ids apart); 10 under 4
+     * (elsewhere); 11 under 8 (not in the blob); 12 under 11; 13 a root */
+    static const int64_t tree[][2] = {{1, -1}, {2, 1}, {3, 2}, {4, 2}, {5, 1}, {6, -1}, {7, 2},
+                                      {9, 7},  {10, 4}, {11, 8}, {12, 11}, {13, -1}};
+    enum { N = sizeof tree / sizeof *tree };
+    piano_ctx_writer w = {0};
+    piano_ctx_begin(&w, 0);
+    int64_t v[PIANO_M_N] = {0};
+    size_t sizes[N];
+    for (int i = 0; i < N; i++) {
+        size_t before = w.len;
+        v[PIANO_M_calls] = i + 1;
+        piano_ctx_put(&w, tree[i][0], tree[i][1], i, v);
+        sizes[i] = w.len - before;
+    }
+    assert_false(w.failed);
+    assert_int_equal(w.buf[0] & PIANO_CTX_V2, PIANO_CTX_V2);
+    /* head + fn + calls: 3 bytes where the ancestry says the parent */
+    static const size_t want[N] = {3, 3, 3, 3, 3, 3, 5, 5, 5, 5, 3, 3};
+    for (int i = 0; i < N; i++)
+        assert_int_equal(sizes[i], want[i]);
+    piano_ctx_reader r = {0};
+    piano_ctx_row row;
+    for (int pass = 0; pass < 2; pass++) {   /* (a reader used again) */
+        assert_int_equal(piano_ctx_open(&r, w.buf, w.len), 0);
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(piano_ctx_next(&r, &row), 1);
+            assert_true(row.id == tree[i][0] && row.parent == tree[i][1] && row.fn == i && row.v[PIANO_M_calls] == i + 1);
+        }
+        assert_int_equal(piano_ctx_next(&r, &row), 0);
+    }
+    /* a head whose c goes past the root is refused */
+    const unsigned char deep[] = {PIANO_CTX_V2 | 1 << 2, 1 << 5 | 1, 0, 1, 3 << 5 | 1, 0, 1};
+    assert_int_equal(piano_ctx_open(&r, deep, sizeof deep), 0);
+    assert_int_equal(piano_ctx_next(&r, &row), 1);
+    assert_int_equal(piano_ctx_next(&r, &row), -1);
+    /* v1: id 1 a root, id 2 under it (step, up, fn, calls) */
+    const unsigned char v1[] = {1 << 2, 0 << 5 | 1, 0, 7, 4, 0 << 5 | 1, 1, 8, 5};
+    assert_int_equal(piano_ctx_open(&r, v1, sizeof v1), 0);
+    assert_int_equal(piano_ctx_next(&r, &row), 1);
+    assert_true(row.id == 1 && row.parent == -1 && row.fn == 7 && row.v[PIANO_M_calls] == 4);
+    assert_int_equal(piano_ctx_next(&r, &row), 1);
+    assert_true(row.id == 2 && row.parent == 1 && row.fn == 8 && row.v[PIANO_M_calls] == 5);
+    assert_int_equal(piano_ctx_next(&r, &row), 0);
+    piano_ctx_close(&r);
+    piano_ctx_writer_free(&w);
 }
 
 /* Every function's stats (the view stats, or the table of schema 17), as
@@ -841,6 +918,53 @@ static void v18_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIA
 /* Moves the rows of stat_rows into blobs, a thread each, as the import
  * writes them (thread 0 measured CPU time, thread 1 heap in use); v18: as
  * schema 18's did (v1 histograms as they are: v18_stats_put). */
+/* Rewrites the contexts blobs of db in the format of schemas 17-20 (v1: no
+ * ancestry heads, fn as it is), as those schemas' databases hold them. */
+static void contexts_blobs_to_v1(sqlite3 *db)
+{
+    static const int fields[] = {PIANO_CTX_FIELDS};
+    const int nf = (int)(sizeof fields / sizeof *fields);
+    sqlite3_stmt *st, *up;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT rowid, nodes FROM context_trees", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "UPDATE context_trees SET nodes = ?2 WHERE rowid = ?1", -1, &up, NULL),
+                     SQLITE_OK);
+    piano_ctx_reader r = {0};
+    piano_ctx_row row;
+    unsigned char out[4096];
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *b = sqlite3_column_blob(st, 1);
+        assert_int_equal(piano_ctx_open(&r, b, (size_t)sqlite3_column_bytes(st, 1)), 0);
+        size_t n = 0;
+        out[n++] = b[0] & 0x7f;
+        int64_t last = 0;
+        int rc;
+        while ((rc = piano_ctx_next(&r, &row)) == 1) {
+            uint64_t f[32] = {0};
+            for (int i = 0; i < nf; i++)
+                f[i] = (uint64_t)row.v[fields[i]];
+            f[2] = f[2] >= f[1] ? (f[2] - f[1]) << 1 : ((f[1] - f[2]) << 1) - 1;
+            int k = nf;
+            while (k > 0 && f[k - 1] == 0)
+                k--;
+            n += piano_varint_put(out + n, (uint64_t)(row.id - last - 1) << 5 | (uint64_t)k);
+            n += piano_varint_put(out + n, row.parent < 0 ? 0 : (uint64_t)(row.id - row.parent));
+            n += piano_varint_put(out + n, (uint64_t)row.fn);
+            for (int i = 0; i < k; i++)
+                n += piano_varint_put(out + n, f[i]);
+            last = row.id;
+            assert_true(n < sizeof out - 400);
+        }
+        assert_int_equal(rc, 0);
+        sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+        sqlite3_bind_blob(up, 2, out, (int)n, SQLITE_TRANSIENT);
+        assert_int_equal(sqlite3_step(up), SQLITE_DONE);
+        sqlite3_reset(up);
+    }
+    piano_ctx_close(&r);
+    sqlite3_finalize(st);
+    sqlite3_finalize(up);
+}
+
 static void stats_rows_to_blobs(sqlite3 *db, int v18)
 {
     sqlite3_stmt *st, *ins;
@@ -964,8 +1088,9 @@ static void upgrades_version_18_views(void **state)
     snprintf(stats, sizeof stats, "%s", all_stats(db));
     snprintf(contexts, sizeof contexts, "%s", all_contexts(db));
     sqlite3_close(db);
-    /* schema 18: its views and triggers, as it stored them */
+    /* schema 18: its views and triggers, as it stored them, its blobs v1 */
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    contexts_blobs_to_v1(db);
     assert_int_equal(sqlite3_exec(db, SCHEMA18_VIEWS "PRAGMA user_version=18", NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('stats', 'contexts')"), 2);
     assert_string_equal(all_stats(db), stats);   /* the plain-SQL views: the same */
@@ -1058,6 +1183,118 @@ static void fns_blob_varints(void **state)
     assert_int_equal(piano_fns_get(over, sizeof over, &at, &fn, &ns), -1);
 }
 
+/* A run's functions blob reads back as written (ids apart, names up and
+ * down, large values); every truncation and another format are refused. */
+static void functions_blob_round_trip(void **state)
+{
+    (void)state;
+    static const int64_t ids[] = {0, 1, 2, 40, 41, 1000000, ((int64_t)1 << 60) + 999999};
+    static const int64_t names[] = {5, 6, 7, 3, 100000, 0, INT64_MAX};
+    piano_fnlist_writer w = {0};
+    piano_fnlist_begin(&w);
+    for (int i = 0; i < 7; i++)
+        piano_fnlist_put(&w, ids[i], names[i]);
+    assert_false(w.failed);
+    assert_int_equal(w.buf[1], 7);   /* id 0, name 5: z = 10, past 6: escaped, then z */
+    assert_int_equal(w.buf[2], 10);
+    piano_fnlist_reader r;
+    assert_int_equal(piano_fnlist_open(&r, w.buf, w.len), 0);
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(piano_fnlist_next(&r), 1);
+        assert_true(r.id == ids[i] && r.name == names[i]);
+    }
+    assert_int_equal(piano_fnlist_next(&r), 0);
+    /* the second and third: a byte each (the next id, the next name) */
+    piano_fnlist_begin(&w);
+    piano_fnlist_put(&w, 3, 1);
+    piano_fnlist_put(&w, 4, 2);
+    piano_fnlist_put(&w, 6, 3);
+    assert_int_equal(w.len, 4);
+    assert_false(w.failed);
+    piano_fnlist_put(&w, 6, 4);   /* not above the last id */
+    assert_true(w.failed);
+    piano_fnlist_begin(&w);
+    piano_fnlist_put(&w, 0, 0);
+    piano_fnlist_put(&w, ((int64_t)1 << 60) + 1, 0);   /* too far past it */
+    assert_true(w.failed);
+    /* every truncation of a blob whose entries are longer than a byte */
+    piano_fnlist_begin(&w);
+    piano_fnlist_put(&w, 1000, 1000000);
+    size_t first = w.len;
+    piano_fnlist_put(&w, (int64_t)1 << 59, 0);
+    assert_false(w.failed);
+    for (size_t cut = 1; cut < w.len; cut++) {
+        assert_int_equal(piano_fnlist_open(&r, w.buf, cut), 0);
+        int rc;
+        while ((rc = piano_fnlist_next(&r)) == 1)
+            ;
+        assert_int_equal(rc, cut == 1 || cut == first ? 0 : -1);   /* (1: none; first: one whole) */
+    }
+    unsigned char other[] = {1, 2};
+    assert_int_equal(piano_fnlist_open(&r, other, sizeof other), -1);
+    const unsigned char below_zero[] = {0, 3};   /* name 0 - 2 */
+    assert_int_equal(piano_fnlist_open(&r, below_zero, sizeof below_zero), 0);
+    assert_int_equal(piano_fnlist_next(&r), -1);
+    free(w.buf);
+}
+
+/* A version-20 database (the stored view functions over run_functions) gets
+ * fn_lists, its runs' rows packed into blobs (but a run with a negative id,
+ * which the format does not hold), and its view goes: piano-db's TEMP view
+ * reads them as the stored one did, and takes inserts (one of an id a run
+ * has, in rows or its blob, ignored as before). */
+static void upgrades_version_20_functions(void **state)
+{
+    (void)state;
+    sqlite3 *db = open_undone("v20.db", "",
+                              "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick) "
+                              "VALUES('k2',2,'c',0,0,'complete','tsc',1);"
+                              "INSERT INTO functions VALUES(1,2,'main','a.c',3),(1,3,'work','a.c',9),"
+                              "(2,2,'main','a.c',3),(2,-1,'neg','a.c',1);"
+                              "PRAGMA user_version=20");
+    sqlite3_stmt *st = first_upgraded_row(db, "(SELECT count(*) FROM sqlite_master WHERE name LIKE 'functions%'), "
+                                              "(SELECT group_concat(run || ':' || id || ':' || name || ':' || line) "
+                                              "FROM (SELECT * FROM functions ORDER BY run, id)), "
+                                              "(SELECT group_concat(run) FROM fn_lists), "
+                                              "(SELECT group_concat(DISTINCT run) FROM run_functions)");
+    assert_int_equal(sqlite3_column_int(st, 1), 0);
+    assert_string_equal((const char *)sqlite3_column_text(st, 2), "1:2:main:3,1:3:work:9,2:-1:neg:1,2:2:main:3");
+    assert_string_equal((const char *)sqlite3_column_text(st, 3), "1");
+    assert_string_equal((const char *)sqlite3_column_text(st, 4), "2");
+    sqlite3_finalize(st);
+    /* run 3 as the import stores it: work (names.id 2) as 1, main (1) as 5 */
+    piano_fnlist_writer w = {0};
+    piano_fnlist_begin(&w);
+    piano_fnlist_put(&w, 1, 2);
+    piano_fnlist_put(&w, 5, 1);
+    sqlite3_stmt *ins;
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                      "ns_per_tick) VALUES('k3',3,'c',0,0,'complete','tsc',1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO fn_lists(run, fns) VALUES(3, ?)", -1, &ins, NULL), SQLITE_OK);
+    sqlite3_bind_blob(ins, 1, w.buf, (int)w.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_finalize(ins);
+    free(w.buf);
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO functions VALUES(3,5,'other','b.c',1),(3,6,'new','b.c',2),"
+                                      "(1,2,'other','b.c',1),(2,2,'other','b.c',1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    st = first_upgraded_row(db, "(SELECT count(*) FROM names), "
+                                "(SELECT group_concat(run || ':' || id || ':' || name || ':' || file || ':' || line) "
+                                "FROM (SELECT * FROM functions ORDER BY run, id))");
+    /* (3, 5) and (1, 2) were there: not added ('other' goes into names, as schema 20's trigger did) */
+    assert_int_equal(sqlite3_column_int(st, 1), 5);
+    assert_string_equal((const char *)sqlite3_column_text(st, 2), "1:2:main:a.c:3,1:3:work:a.c:9,2:-1:neg:a.c:1,"
+                                                                  "2:2:main:a.c:3,3:1:work:a.c:9,3:5:main:a.c:3,3:6:new:b.c:2");
+    sqlite3_finalize(st);
+    /* a run's rm takes its blob */
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM runs WHERE id = 3", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM fn_lists"), 1);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1079,12 +1316,15 @@ int main(void)
         cmocka_unit_test(upgrades_version_13),
         cmocka_unit_test(upgrades_version_16_contexts),
         cmocka_unit_test(contexts_blob_round_trip),
+        cmocka_unit_test(contexts_blob_ancestry),
         cmocka_unit_test(upgrades_version_17_stats),
         cmocka_unit_test(stats_blobs_read_as_rows),
         cmocka_unit_test(upgrades_version_18_views),
         cmocka_unit_test(upgrades_version_18_histograms),
         cmocka_unit_test(stats_blob_round_trip),
         cmocka_unit_test(fns_blob_varints),
+        cmocka_unit_test(functions_blob_round_trip),
+        cmocka_unit_test(upgrades_version_20_functions),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);
 }

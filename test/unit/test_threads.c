@@ -22,6 +22,7 @@
 #include "import.h"
 #include "store.h"
 #include "stats_blob.h"
+#include "functions_blob.h"
 #include "piano_abi.h"
 #include "runtime.h"
 #include "internal.h"
@@ -276,7 +277,8 @@ static void forked_child_is_recovered(void **state)
     if (n < 0)
         fail_msg("%s", err);
     assert_true(n >= 1);
-    assert_int_equal(piano_stats_register(db), SQLITE_OK);   /* the view stats (piano-db's) */
+    assert_int_equal(piano_stats_register(db), SQLITE_OK);   /* the views stats and functions (piano-db's) */
+    assert_int_equal(piano_functions_register(db), SQLITE_OK);
     sqlite3_stmt *st;
     char sql[512];
     snprintf(sql, sizeof sql,

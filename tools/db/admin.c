@@ -29,7 +29,8 @@ static int64_t pragma(pdb *p, const char *sql)
  * with the last run that used them. */
 static void forget_unused_names(pdb *p)
 {
-    if (sqlite3_exec(p->db, "DELETE FROM names WHERE id NOT IN (SELECT name FROM run_functions)", NULL, NULL,
+    if (sqlite3_exec(p->db, "DELETE FROM names WHERE id NOT IN (SELECT name FROM run_functions"
+                                " UNION ALL SELECT f.name FROM fn_lists l, piano_functions(l.fns) f)", NULL, NULL,
                      NULL) != SQLITE_OK)
         pdb_die("%s: %s", p->path, sqlite3_errmsg(p->db));
 }

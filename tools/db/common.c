@@ -5,6 +5,7 @@
 #include "store.h"
 #include "contexts_blob.h"
 #include "stats_blob.h"
+#include "functions_blob.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -183,7 +184,7 @@ static int register_views(pdb *p)
 {
     int rc = SQLITE_OK;
     if (!p->has_views && (rc = piano_contexts_register(p->db)) == SQLITE_OK &&
-        (rc = piano_stats_register(p->db)) == SQLITE_OK)
+        (rc = piano_stats_register(p->db)) == SQLITE_OK && (rc = piano_functions_register(p->db)) == SQLITE_OK)
         p->has_views = 1;
     return rc;
 }
