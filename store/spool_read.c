@@ -189,6 +189,109 @@ static size_t ended_record(const unsigned char *p, size_t left)
     return h.size;
 }
 
+/* Checks the packed record at p (at most `left` bytes; spool.h
+ * PIANO_PACKED_MAGIC): returns its size, or 0 when it is not a whole record. */
+static size_t packed_record(const unsigned char *p, size_t left)
+{
+    struct piano_ended_hdr h;
+    if (left < sizeof h)
+        return 0;
+    memcpy(&h, p, sizeof h);
+    if (h.magic != PIANO_PACKED_MAGIC || h.size % 8 || h.size > left || h.nparts < 1 ||
+        h.nparts > PIANO_ENDED_PARTS_MAX || h.size < sizeof h + (size_t)h.nparts * sizeof(struct piano_ended_part))
+        return 0;
+    uint64_t check = h.check;
+    h.check = 0;
+    uint64_t mix = piano_ended_mix(piano_ended_start(h.size), &h, sizeof h);
+    return piano_ended_mix(mix, p + sizeof h, h.size - sizeof h) == check ? h.size : 0;
+}
+
+/* Reads a varint at *p (before end) into *v. Returns 0, or -1. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+/* The ended record that packed record p (whole: packed_record) codes, made
+ * in a mapping kept by the job. Returns it, or NULL (damaged: noted; or out
+ * of memory: *oom). */
+static const unsigned char *unpack_record(struct job *j, const unsigned char *p, int *oom)
+{
+    struct piano_ended_hdr h;
+    memcpy(&h, p, sizeof h);
+    size_t table = (size_t)h.nparts * sizeof(struct piano_ended_part);
+    uint64_t size = sizeof h + table;
+    for (uint32_t i = 0; i < h.nparts; i++) {
+        struct piano_ended_part part;
+        memcpy(&part, p + sizeof h + i * sizeof part, sizeof part);
+        if (part.len > PIANO_SLOT_BUF + PIANO_CHUNK_SIZE || part.off > PIANO_SLOT_BUF + PIANO_CHUNK_SIZE - part.len)
+            size = UINT64_MAX;
+        else if (size != UINT64_MAX)
+            size += (part.len + 7) & ~7ull;
+    }
+    if (size > UINT32_MAX) {
+        import_note(j, "%s: the packed record of thread %u is damaged (its parts are out of bounds)",
+                    PIANO_SPOOL_ENDED, h.thread);
+        return NULL;
+    }
+    struct mapping m = { mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), size };
+    if (m.p == MAP_FAILED) {
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(m.p + sizeof h, p + sizeof h, table);
+    const unsigned char *in = p + sizeof h + table, *end = p + h.size;
+    unsigned char *out = m.p + sizeof h + table;
+    int bad = 0;
+    for (uint32_t i = 0; i < h.nparts && !bad; i++) {
+        struct piano_ended_part part;
+        memcpy(&part, p + sizeof h + i * sizeof part, sizeof part);
+        uint64_t left = part.len, zeros, lits;
+        unsigned char *o = out;
+        while (left && !bad) {
+            bad = get_varint(&in, end, &zeros) || zeros > left;
+            if (!bad) {
+                o += zeros;   /* the mapping is zeros */
+                left -= zeros;
+                bad = get_varint(&in, end, &lits) || lits > left || lits > (uint64_t)(end - in);
+            }
+            if (!bad) {
+                memcpy(o, in, lits);
+                o += lits;
+                in += lits;
+                left -= lits;
+            }
+        }
+        out += (part.len + 7) & ~7ull;
+    }
+    for (; in < end && !bad; in++)
+        bad = *in != 0;   /* the padding */
+    h.magic = PIANO_ENDED_MAGIC;
+    h.size = (uint32_t)size;
+    h.check = 0;
+    memcpy(m.p, &h, sizeof h);
+    h.check = piano_ended_mix(piano_ended_start(size), m.p, size);
+    memcpy(m.p, &h, sizeof h);
+    if (bad || ended_record(m.p, size) != size) {
+        import_note(j, "%s: the packed record of thread %u is damaged (%s)", PIANO_SPOOL_ENDED, h.thread,
+                    bad ? "its codes do not tell its parts" : "not a thread's parts");
+        spool_unmap(&m);
+        return NULL;
+    }
+    if (keep_map(j, m)) {
+        *oom = 1;
+        return NULL;
+    }
+    return m.p;
+}
+
 /* The threads of the ended file (short threads whose slots were reused):
  * each whole record; past a damaged one (a write a full disk cut short), the
  * next magic. Returns 0, or -1 (out of memory). */
@@ -205,6 +308,17 @@ static int see_ended(struct job *j)
     size_t at = 0, skipped = 0;
     while (at + sizeof(struct piano_ended_hdr) <= m.len) {
         size_t size = ended_record(m.p + at, m.len - at);
+        size_t packed = size ? 0 : packed_record(m.p + at, m.len - at);
+        if (packed) {   /* a state left at exit (PIANO_STORE=later) */
+            int oom = 0;
+            const unsigned char *rec = unpack_record(j, m.p + at, &oom);
+            struct thread_in t = { .number = ((const struct piano_ended_hdr *)(const void *)(m.p + at))->thread,
+                                   .ended = rec };
+            if (oom || (rec && push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t)))
+                return -1;
+            at += packed;
+            continue;
+        }
         if (!size) {
             skipped += 8;
             at += 8;
