@@ -494,12 +494,24 @@ static unsigned char *pack_bytes(unsigned char *o, const unsigned char *src, siz
     size_t i = 0;
     while (i < n) {
         size_t z = i;
-        while (z < n && !src[z]) {
+        while (z < n) {
             uint64_t w;
-            if (z % 8 == 0 && z + 8 <= n && (memcpy(&w, src + z, 8), w == 0))
-                z += 8;
-            else
-                z++;
+            if (z + 8 <= n) {
+                memcpy(&w, src + z, 8);
+                if (!w) {
+                    z += 8;
+                    continue;
+                }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                z += (size_t)__builtin_ctzll(w) / 8;   /* the first byte not zero */
+#else
+                z += (size_t)__builtin_clzll(w) / 8;
+#endif
+                break;
+            }
+            if (src[z])
+                break;
+            z++;
         }
         size_t e = z, run = 0;
         while (e < n && run < 3) {
@@ -510,8 +522,13 @@ static unsigned char *pack_bytes(unsigned char *o, const unsigned char *src, siz
             e -= 3;
         o = put_varint(o, z - i);
         o = put_varint(o, e - z);
-        memcpy(o, src + z, e - z);
-        o += e - z;
+        if (e - z <= 16) {   /* most literals are a few bytes: no call */
+            for (size_t k = z; k < e; k++)
+                *o++ = src[k];
+        } else {
+            memcpy(o, src + z, e - z);
+            o += e - z;
+        }
         i = e;
     }
     return o;
