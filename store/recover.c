@@ -81,6 +81,8 @@ static void batch_begin(sqlite3 *db)
 {
     if (batch.on || !sqlite3_get_autocommit(db))
         return;
+    /* as import_dir sets it, which it cannot inside a transaction */
+    sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
         batch.on = 1;
         batch.n = 0;
