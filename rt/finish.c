@@ -196,10 +196,14 @@ static void piano_finish(void)
      * files kept open, user.c), and the next piano-db command of that user
      * stores it. Nothing is lost: nothing is said. */
     int moved = geteuid() != g.start_euid;
+    /* PIANO_STORE=later: the same, asked for. The exit loads no SQLite and
+     * opens no database (~8 ms of a short run: bench/README.md); the run,
+     * complete, is stored by the next piano-db command. */
+    int later = g.store_later;
     /* After a chroot, the database's path names a file in the jail: the run
      * is not stored there, nor anywhere; its spool (outside, written through
      * what was opened before) is stored by the next piano-db command. */
-    int jailed = !moved && root_moved();
+    int jailed = !moved && !later && root_moved();
     /* A database another process holds locked delays the exit by at most
      * PIANO_EXIT_WAIT_MS: the run then stays in the spool.
      * exit() from a signal handler that interrupted this thread's malloc or
@@ -209,12 +213,12 @@ static void piano_finish(void)
     if (tls_in_alloc)
         snprintf(err, sizeof err, "exit was called inside an allocation (from a signal handler), where storing "
                                   "could break the program's allocator");
-    else if (!moved && !jailed)
+    else if (!moved && !jailed && !later)
         r = rt_exit_import(g.db_path, g.dir, &mem, err, sizeof err);
     if (jailed) {
         say("piano: the program changed its root folder (chroot); the run is not stored inside it: it stays in %s "
             "and the next piano-db command stores it", g.dir);
-    } else if (r == PIANO_EXIT_NOT_OPENED && !moved) {
+    } else if (r == PIANO_EXIT_NOT_OPENED && !moved && !later) {
         say("piano: %s; the run stays in %s and the next piano-db command stores it", err, g.dir);
     } else if (r == PIANO_EXIT_NOT_STORED) {
         say("piano: cannot store the run: %s; it stays in %s and the next piano-db command stores it", err, g.dir);
@@ -223,8 +227,16 @@ static void piano_finish(void)
     }
     int stored = r >= PIANO_EXIT_NOTHING;
     int lost = 0;
+    /* Left for the next piano-db command: this thread's state (in states:
+     * most of a short run's) packed into the ended file, its slot given back;
+     * other threads' states in states stay as they are (they may go on). */
+    int packed_self = !stored && later && !moved && self && !self->anon && pack_state(self, 1) == 0;
     for (size_t i = 0; !stored && i < mem.n; i++) {
         struct piano_thread *t = (struct piano_thread *)mem.states[i];
+        /* Left for the next piano-db command: packed (its zeros counted), in
+         * the ended file; else written whole into its slot. */
+        if (later && !moved && pack_state(t, 0) == 0)
+            continue;
         snapshot_anon_buffer(t);
         if (dump_anon(t) != 0) {
             /* Its records are gone with the process: the run says how many calls. */
@@ -237,7 +249,7 @@ static void piano_finish(void)
         save_run_header();
     if (states)
         munmap(states, cap * sizeof *states);
-    if (self)
+    if (self && !packed_self)   /* its slot is a hole now: not written again */
         self->busy = 0;
     quiet_end(&q);
     errno = saved;

@@ -76,6 +76,7 @@ struct piano_process {
     dev_t root_dev;             /* the root folder at the start: a chroot's run is not stored in the jail */
     ino_t root_ino;
     int root_known;
+    int store_later;            /* PIANO_STORE=later: the exit leaves the run to the next piano-db command */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -309,6 +310,7 @@ void slots_forget(const struct piano_thread *keep);
 #define PIANO_STATE_PARTS 9
 void state_parts(const struct piano_thread *ts, struct piano_ended_part parts[PIANO_STATE_PARTS]);
 int write_state(int fd, const struct piano_thread *ts, uint64_t base);
+int pack_state(struct piano_thread *ts, int punch);
 int dump_anon(struct piano_thread *ts);
 
 /* ---------------------------------------------------------------- frame_buffer.c */

@@ -251,6 +251,15 @@ static void piano_start(void)
         say("piano: %s; this run is not recorded", why);
         g.off = 1;
     }
+    /* PIANO_STORE=later: the exit stores nothing (no SQLite loaded); the
+     * complete run stays in the spool for the next piano-db command. */
+    const char *store = getenv("PIANO_STORE");
+    if (!g.off && store && *store && strcmp(store, "exit") != 0) {
+        if (strcmp(store, "later") == 0)
+            g.store_later = 1;
+        else
+            say("piano: PIANO_STORE=%s: expected exit or later", store);
+    }
     const char *frame = getenv("PIANO_FRAME");
     g.frame_pattern = frame && *frame ? frame : NULL;
     if (g.frame_pattern && !g.off && strspn(g.frame_pattern, ", =") == strlen(g.frame_pattern)) {

@@ -474,6 +474,144 @@ int write_state(int fd, const struct piano_thread *ts, uint64_t base)
     return 0;
 }
 
+/* Appends varint v at o. Returns the new end. */
+static unsigned char *put_varint(unsigned char *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (unsigned char)v;
+    return o;
+}
+
+/* Codes n bytes of src at o as tokens of a packed record (spool.h
+ * PIANO_PACKED_MAGIC): zero runs of 3 bytes or more are counted, the rest is
+ * copied. Zeros are skipped a word at a time: most of a state is zeros.
+ * Writes at most 2 n + 20 bytes. Returns the new end. */
+static unsigned char *pack_bytes(unsigned char *o, const unsigned char *src, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t z = i;
+        while (z < n) {
+            uint64_t w;
+            if (z + 8 <= n) {
+                memcpy(&w, src + z, 8);
+                if (!w) {
+                    z += 8;
+                    continue;
+                }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                z += (size_t)__builtin_ctzll(w) / 8;   /* the first byte not zero */
+#else
+                z += (size_t)__builtin_clzll(w) / 8;
+#endif
+                break;
+            }
+            if (src[z])
+                break;
+            z++;
+        }
+        size_t e = z, run = 0;
+        while (e < n && run < 3) {
+            run = src[e] ? 0 : run + 1;
+            e++;
+        }
+        if (run == 3)
+            e -= 3;
+        o = put_varint(o, z - i);
+        o = put_varint(o, e - z);
+        if (e - z <= 16) {   /* most literals are a few bytes: no call */
+            for (size_t k = z; k < e; k++)
+                *o++ = src[k];
+        } else {
+            memcpy(o, src + z, e - z);
+            o += e - z;
+        }
+        i = e;
+    }
+    return o;
+}
+
+/* Appends a thread state to the ended file as a packed record (spool.h
+ * PIANO_PACKED_MAGIC): its parts in use (state_parts) and its frame buffer as
+ * it is now, their zeros counted. The run is left for the next piano-db
+ * command (PIANO_STORE=later): a short run's state is 412 KB of parts in
+ * use, 54 KB packed. punch: the state is in its slot of states (not
+ * anonymous), which nothing writes any more: the slot is made a hole.
+ * Returns 0, or -1 (not written: the state is left where it is; an
+ * anonymous one the caller writes as dump_anon does). */
+int pack_state(struct piano_thread *ts, int punch)
+{
+    struct piano_ended_part used[PIANO_STATE_PARTS], parts[PIANO_STATE_PARTS + 2];
+    state_parts(ts, used);
+    uint32_t np = 0;
+    parts[np++] = (struct piano_ended_part){ 0, sizeof *ts };   /* the header first, alone: the reader checks it */
+    parts[np++] = (struct piano_ended_part){ sizeof *ts, used[0].len - sizeof *ts };
+    for (uint32_t i = 1; i < PIANO_STATE_PARTS; i++)
+        if (used[i].len)
+            parts[np++] = used[i];
+    /* The frame buffer, as snapshot_anon_buffer copies it (the thread may go on). */
+    struct piano_chunk_hdr *h = (struct piano_chunk_hdr *)ts->chunk, copy = { 0, 0, 0 };
+    if (h) {
+        copy = (struct piano_chunk_hdr){ h->magic, __atomic_load_n(&h->used, __ATOMIC_ACQUIRE),
+                                         __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE) };
+        if (copy.used > PIANO_CHUNK_SIZE - sizeof copy)
+            copy.used = 0;
+        parts[np++] = (struct piano_ended_part){ PIANO_SLOT_BUF, sizeof copy + copy.used };
+    }
+    uint64_t in = 0;
+    for (uint32_t i = 0; i < np; i++)
+        in += parts[i].len;
+    uint64_t cap = sizeof(struct piano_ended_hdr) + np * sizeof *parts + 2 * in + 20 * (np + 1) + 8;
+    if (cap > UINT32_MAX)
+        return -1;
+    unsigned char *rec = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (rec == MAP_FAILED)
+        return -1;
+    unsigned char *o = rec + sizeof(struct piano_ended_hdr);
+    memcpy(o, parts, np * sizeof *parts);
+    o += np * sizeof *parts;
+    for (uint32_t i = 0; i < np; i++) {
+        if (parts[i].off == PIANO_SLOT_BUF) {
+            o = pack_bytes(o, (const unsigned char *)&copy, sizeof copy);
+            o = pack_bytes(o, ts->chunk + sizeof copy, copy.used);
+        } else {
+            o = pack_bytes(o, (const unsigned char *)ts + parts[i].off, parts[i].len);
+        }
+    }
+    while ((o - rec) % 8)
+        *o++ = 0;
+    uint64_t size = (uint64_t)(o - rec);
+    struct piano_ended_hdr eh = { PIANO_PACKED_MAGIC, (uint32_t)size, ts->thread, np, 0, 0 };
+    memcpy(rec, &eh, sizeof eh);
+    eh.check = piano_ended_mix(piano_ended_start(size), rec, size);
+    memcpy(rec, &eh, sizeof eh);
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_ENDED, O_WRONLY | O_CREAT | O_APPEND);
+    int ok = fd >= 0 && write(fd, rec, size) == (ssize_t)size;
+    if (fd >= 0)
+        close(fd);
+    munmap(rec, cap);
+    /* Its slot is read from the record (spool_read.c takes a thread's record
+     * over its slot): its blocks are given back. A slot not given back (a
+     * file system without holes) is read as well, and left aside. */
+    if (ok && punch && (fd = run_open(PIANO_SPOOL_STATES, O_RDWR)) >= 0) {
+        /* the parts' pages only: a hole punched over the whole slot (120 MB)
+         * cost milliseconds, walking it */
+        uint64_t base = piano_slot_offset(ts->slot);
+        for (uint32_t i = 0; i < np; i++) {
+            uint64_t a = parts[i].off & ~4095ull, b = (parts[i].off + parts[i].len + 4095) & ~4095ull;
+            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(base + a), (off_t)(b - a));
+        }
+        close(fd);
+    }
+    quiet_end(&q);
+    return ok ? 0 : -1;
+}
+
 /* Writes an anonymous thread state into its slot of states (used regions
  * only). Returns 0, or -1 (said in one line). */
 int dump_anon(struct piano_thread *ts)

@@ -142,6 +142,7 @@ static void job_free(struct job *j)
     sqlite3_finalize(j->stats_st);
     free(j->stats_blob.buf);
     sqlite3_finalize(j->unf_st);
+    spool_packed_release(j);
     for (size_t i = 0; i < j->n_maps; i++)
         spool_unmap(&j->maps[i]);
     for (size_t i = 0; i < j->n_threads; i++)

@@ -57,6 +57,8 @@ struct mapping {
 int spool_open_file_at(int dfd, const char *name, off_t *size);
 int spool_map_at(int dfd, const char *name, size_t max, struct mapping *m);
 int spool_map_range(int fd, uint64_t off, size_t len, struct mapping *m);
+struct job;
+void spool_packed_release(struct job *j);   /* the job's decoded packed records' mappings, given back */
 void spool_unmap(struct mapping *m);
 int spool_open_own_dir(int at, const char *name, const char *shown, char *err, size_t errn);
 /* A folder's entries, read with getdents64 into a buffer of piano's own
@@ -148,6 +150,7 @@ struct thread_in {
     uint32_t slot_index;      /* ... that slot's number (a reused slot's differs from the thread's) */
     const unsigned char *ended;   /* or its record in the ended file (checked), whose parts are its
                                    * state in the job's scratch between ended_state and ended_release */
+    int packed;               /* slot: a packed record of the ended file decoded (spool_read.c pool) */
     struct piano_thread hdr;  /* a copy of the header, read once */
     const unsigned char *state;   /* its state: the slot's start, or mem (has_state) */
     int has_buf;              /* the buffer was copied: buf_seq is its chunk number */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* True when folder dfd, which has no run header, holds nothing but its lock
@@ -55,6 +56,77 @@ static void remove_folder(int root_fd, int dfd, const char *name)
     unlinkat(root_fd, name, AT_REMOVEDIR);
 }
 
+/* The recovery stores runs in batches, one transaction each: a commit per
+ * run wrote ~100 pages to the log for jq's short run (index pages written
+ * again by every run), most of piano-db's time storing 100 runs left at exit
+ * (PIANO_STORE=later). A batch ends after BATCH_MAX runs or BATCH_MS: a
+ * program storing its run at exit waits for the lock (PIANO_EXIT_WAIT_MS).
+ * A stored run's folder is removed only once its batch is committed (its
+ * lock held until then): a crash meanwhile leaves it to the next command. */
+#define BATCH_MAX 64
+#define BATCH_MS 100
+struct batch_end {
+    int dfd, lock;
+    char name[NAME_MAX + 1];
+};
+static struct {
+    int on;                     /* a batch's transaction is open */
+    int failed;                 /* the last batch_end's commit failed */
+    struct timespec start;
+    size_t n;
+    struct batch_end ends[BATCH_MAX];
+} batch;
+
+static void batch_begin(sqlite3 *db)
+{
+    if (batch.on || !sqlite3_get_autocommit(db))
+        return;
+    /* as import_dir sets it, which it cannot inside a transaction */
+    sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) {
+        batch.on = 1;
+        batch.n = 0;
+        clock_gettime(CLOCK_MONOTONIC, &batch.start);
+    }   /* else busy: each run in a transaction of its own (import_dir) */
+}
+
+/* Commits the batch, then removes its runs' folders; if the commit fails,
+ * none is stored and every folder stays (said in err). Returns the runs that
+ * were not stored. */
+static int batch_end(sqlite3 *db, int root_fd, int *failed, char *err, size_t errn)
+{
+    if (!batch.on)
+        return 0;
+    batch.on = 0;
+    int ok = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    batch.failed = !ok;
+    if (!ok) {
+        add_message(err, errn, "cannot store the runs of %zu processes (left in the spool): %s", batch.n,
+                    sqlite3_errmsg(db));
+        *failed = 1;
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    for (size_t i = 0; i < batch.n; i++) {
+        if (ok)
+            remove_folder(root_fd, batch.ends[i].dfd, batch.ends[i].name);
+        if (batch.ends[i].lock >= 0)
+            close(batch.ends[i].lock);
+        close(batch.ends[i].dfd);
+    }
+    int lost = ok ? 0 : (int)batch.n;
+    batch.n = 0;
+    return lost;
+}
+
+/* Whether the batch is full, or has held the lock long enough. */
+static int batch_due(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ms = (int64_t)(now.tv_sec - batch.start.tv_sec) * 1000 + (now.tv_nsec - batch.start.tv_nsec) / 1000000;
+    return batch.n >= BATCH_MAX || ms >= BATCH_MS;
+}
+
 /* The lock file of run folder dfd (-1 when it has none), and whether a live
  * process holds it (*live). A dead folder's lock is then held by this
  * process until the descriptor is closed: another piano-db takes it for live
@@ -87,15 +159,32 @@ static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *
         close(dfd);
         return 0;
     }
+    batch_begin(db);
     int r = import_run_folder(db, root_fd, dfd, dir, 0, PIANO_LIVE_ALL, NULL, parents, why, sizeof why, note_buf,
                               sizeof note_buf);
     int imported = 0;
-    if (r == IMPORT_NO_RUN && only_leftovers(dfd)) {
+    if (r > 0 && !note_buf[0] && batch.on) {   /* a run stored (nothing stored: removed now, below) */
+        /* removed once its batch is committed */
+        struct batch_end *e = &batch.ends[batch.n++];
+        e->dfd = dfd;
+        e->lock = lock;
+        snprintf(e->name, sizeof e->name, "%s", name);
+        imported = r;
+        if (batch_due())
+            imported -= batch_end(db, root_fd, failed, err, errn);
+        return imported;
+    }
+    batch.failed = 0;
+    if (r >= 0 && r != IMPORT_NO_RUN && note_buf[0])
+        imported -= batch_end(db, root_fd, failed, err, errn);   /* committed before the spool is renamed */
+    if (batch.failed) {
+        /* said by batch_end: the run stays as it is */
+    } else if (r == IMPORT_NO_RUN && only_leftovers(dfd)) {
         remove_folder(root_fd, dfd, name);
     } else if (r == IMPORT_NO_RUN) {
         add_message(err, errn, "cannot recover %s: its run header is missing (kept)", dir);
         *failed = 1;
-    } else if (r >= 0 && note_buf[0]) {
+    } else if (r >= 0 && note_buf[0]) {   /* (its batch committed above) */
         /* Stored with what could be read; the rest is kept under a name
          * the next command skips. */
         char kept[NAME_MAX + sizeof PIANO_SPOOL_DAMAGED];
@@ -103,7 +192,7 @@ static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *
                     renameat(root_fd, name, root_fd, kept) == 0;
         add_message(err, errn, "stored the run of %s without what could not be read (%s); %s %s" PIANO_SPOOL_DAMAGED,
                     dir, note_buf, moved ? "the spool is kept as" : "cannot rename it to", dir);
-        imported = r;
+        imported += r;
         *failed = 1;
     } else if (r >= 0) {
         imported = r;
@@ -193,6 +282,7 @@ static int each_folder(sqlite3 *db, const char *db_path,
             imported += one_folder(db, root_fd, have_parents ? &parents : NULL, name, dir, parts, &failed, err, errn);
         }
     }
+    imported -= batch_end(db, root_fd, &failed, err, errn);
     spool_listing_close(&d);
     spool_parents_free(&parents);
     close(root_fd);

@@ -189,6 +189,150 @@ static size_t ended_record(const unsigned char *p, size_t left)
     return h.size;
 }
 
+/* Checks the packed record at p (at most `left` bytes; spool.h
+ * PIANO_PACKED_MAGIC): returns its size, or 0 when it is not a whole record. */
+static size_t packed_record(const unsigned char *p, size_t left)
+{
+    struct piano_ended_hdr h;
+    if (left < sizeof h)
+        return 0;
+    memcpy(&h, p, sizeof h);
+    if (h.magic != PIANO_PACKED_MAGIC || h.size % 8 || h.size > left || h.nparts < 1 ||
+        h.nparts > PIANO_ENDED_PARTS_MAX || h.size < sizeof h + (size_t)h.nparts * sizeof(struct piano_ended_part))
+        return 0;
+    uint64_t check = h.check;
+    h.check = 0;
+    uint64_t mix = piano_ended_mix(piano_ended_start(h.size), &h, sizeof h);
+    return piano_ended_mix(mix, p + sizeof h, h.size - sizeof h) == check ? h.size : 0;
+}
+
+/* Reads a varint at *p (before end) into *v. Returns 0, or -1. */
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+/* Slot-shaped mappings that packed records are decoded into, kept from one
+ * import to the next (piano-db stores many runs left at exit): a page's first
+ * touch costs more than writing it (~15 us on a PVM guest). After an import
+ * the parts written are zeroed again (spool_packed_release). */
+#define PACK_POOL 8
+#define PACK_MAP_LEN ((size_t)PIANO_SLOT_BUF + PIANO_CHUNK_SIZE)
+static struct pack_slot {
+    unsigned char *p;
+    int busy;
+    uint32_t nparts;
+    struct piano_ended_part parts[PIANO_ENDED_PARTS_MAX];
+} pack_pool[PACK_POOL];
+
+/* A zeroed slot-shaped mapping of the pool, or NULL (all taken). */
+static struct pack_slot *pack_take(void)
+{
+    for (int i = 0; i < PACK_POOL; i++)
+        if (!pack_pool[i].busy) {
+            if (!pack_pool[i].p) {
+                void *p = mmap(NULL, PACK_MAP_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                               -1, 0);
+                if (p == MAP_FAILED)
+                    return NULL;
+                pack_pool[i].p = p;
+            }
+            pack_pool[i].busy = 1;
+            pack_pool[i].nparts = 0;
+            return &pack_pool[i];
+        }
+    return NULL;
+}
+
+static void pack_give_back(struct pack_slot *ps)
+{
+    for (uint32_t i = 0; i < ps->nparts; i++)
+        memset(ps->p + ps->parts[i].off, 0, ps->parts[i].len);
+    ps->nparts = 0;
+    ps->busy = 0;
+}
+
+static void pack_release_slot(const unsigned char *slot)
+{
+    for (int k = 0; k < PACK_POOL; k++)
+        if (pack_pool[k].busy && pack_pool[k].p == slot)
+            pack_give_back(&pack_pool[k]);
+}
+
+void spool_packed_release(struct job *j)
+{
+    for (size_t i = 0; i < j->n_threads; i++)
+        if (j->threads[i].packed)
+            pack_release_slot(j->threads[i].slot);
+}
+
+/* Decodes packed record p (whole: packed_record) into thread t: its state
+ * as its slot would hold it (t->slot, in a mapping of the pool or of the
+ * job's own). Returns 0; 1 when damaged (noted, t not made); -1 out of memory. */
+static int unpack_record(struct job *j, const unsigned char *p, struct thread_in *t)
+{
+    struct piano_ended_hdr h;
+    memcpy(&h, p, sizeof h);
+    size_t table = (size_t)h.nparts * sizeof(struct piano_ended_part);
+    struct pack_slot own = { 0 }, *ps = pack_take();
+    if (!ps) {   /* more packed threads at once than the pool holds: a mapping of the job's */
+        void *m = mmap(NULL, PACK_MAP_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED || keep_map(j, (struct mapping){ m, PACK_MAP_LEN }))
+            return -1;
+        own.p = m;
+        ps = &own;
+    }
+    const unsigned char *in = p + sizeof h + table, *end = p + h.size;
+    const char *bad = NULL;
+    size_t top = PIANO_THREAD_FILE_SIZE;
+    for (uint32_t i = 0; i < h.nparts && !bad; i++) {
+        struct piano_ended_part part;
+        memcpy(&part, p + sizeof h + i * sizeof part, sizeof part);
+        if (part.len > PACK_MAP_LEN || part.off > PACK_MAP_LEN - part.len ||
+            (i == 0 && (part.off != 0 || part.len != sizeof(struct piano_thread)))) {
+            bad = "its parts are out of bounds";
+            break;
+        }
+        ps->parts[ps->nparts++] = part;
+        if (part.off + part.len > top)
+            top = part.off + part.len;
+        uint64_t left = part.len, zeros, lits;
+        unsigned char *o = ps->p + part.off;
+        while (left && !bad) {
+            if (get_varint(&in, end, &zeros) || zeros > left || (left -= zeros, o += zeros,   /* the mapping is zeros */
+                                                                 get_varint(&in, end, &lits)) ||
+                lits > left || lits > (uint64_t)(end - in)) {
+                bad = "its codes do not tell its parts";
+                break;
+            }
+            memcpy(o, in, lits);
+            o += lits;
+            in += lits;
+            left -= lits;
+        }
+    }
+    for (; in < end && !bad; in++)
+        if (*in)
+            bad = "its codes do not tell its parts";   /* the padding is zeros */
+    if (bad) {
+        import_note(j, "%s: the packed record of thread %u is damaged (%s)", PIANO_SPOOL_ENDED, h.thread, bad);
+        if (ps != &own)
+            pack_give_back(ps);
+        return 1;
+    }
+    const struct piano_thread *hdr = (const void *)ps->p;
+    *t = (struct thread_in){ .number = h.thread, .slot = ps->p, .slot_len = top, .slot_index = hdr->slot,
+                             .packed = ps != &own };
+    return 0;
+}
+
 /* The threads of the ended file (short threads whose slots were reused):
  * each whole record; past a damaged one (a write a full disk cut short), the
  * next magic. Returns 0, or -1 (out of memory). */
@@ -205,6 +349,18 @@ static int see_ended(struct job *j)
     size_t at = 0, skipped = 0;
     while (at + sizeof(struct piano_ended_hdr) <= m.len) {
         size_t size = ended_record(m.p + at, m.len - at);
+        size_t packed = size ? 0 : packed_record(m.p + at, m.len - at);
+        if (packed) {   /* a state left at exit (PIANO_STORE=later) */
+            struct thread_in t;
+            int r = unpack_record(j, m.p + at, &t);
+            if (r < 0 || (r == 0 && push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t))) {
+                if (r == 0 && t.packed)
+                    pack_release_slot(t.slot);
+                return -1;
+            }
+            at += packed;
+            continue;
+        }
         if (!size) {
             skipped += 8;
             at += 8;
@@ -297,7 +453,9 @@ static int by_thread_number(const void *a, const void *b)
     const struct thread_in *x = a, *y = b;
     if (x->number != y->number)
         return x->number < y->number ? -1 : 1;
-    return (y->ended != NULL) - (x->ended != NULL);   /* a thread also in the ended file: that record first */
+    if ((y->ended != NULL) != (x->ended != NULL))
+        return (y->ended != NULL) - (x->ended != NULL);   /* a thread also in the ended file: that record first */
+    return (int)y->packed - (int)x->packed;   /* ... or packed there (its slot not given back) */
 }
 
 /* Copies the records of a frame buffer, which its thread may be writing, by the seqlock protocol of spool.h: seq, used, the bytes, a fence,
