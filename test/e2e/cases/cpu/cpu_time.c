@@ -2,7 +2,7 @@
 // ENV: PIANO_CPU=1
 // CPU time (PIANO_CPU=1) against the thread CPU clock the program reads itself
 // around the same calls: a spinning function (CPU ~ wall), one that spins 1 ms
-// and sleeps 2 ms (CPU ~1 ms, off-CPU ~2 ms per call), one that makes many
+// of CPU and sleeps 2 ms (CPU ~1 ms, off-CPU 2 ms or more per call), one that makes many
 // write()s (mostly system time: each copies 64 KiB into the page cache, where
 // 1-byte writes to /dev/null left the split near even on some machines), and
 // nested calls (self and inclusive CPU add up).
@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 static long long ns(clockid_t c) { struct timespec t; clock_gettime(c, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
-static void spin_us(long us) { long long end = ns(CLOCK_MONOTONIC) + us * 1000; while (ns(CLOCK_MONOTONIC) < end) ; }
+/* spins until the thread has used us microseconds of CPU: its CPU time is the
+ * same whatever the load (a spin timed by the wall clock got less CPU the more
+ * the machine preempted it) */
+static void spin_us(long us) { long long end = ns(CLOCK_THREAD_CPUTIME_ID) + us * 1000; while (ns(CLOCK_THREAD_CPUTIME_ID) < end) ; }
 static int scratch;
 static char block[65536];
 void spinner(void) { spin_us(2000); }

@@ -28,8 +28,16 @@ wait_for() {
   fail "waited 30 s for $what"
 }
 # long ENV...: the program's long run in the background (pid in PROG), with ENV;
-# it runs until stop_long
-long() { rm -f stop; env "$@" ./prog long > long.out 2> long.err & PROG=$!; }
+# it runs until stop_long. Returns once its run is live (piano-db runs shows it
+# running): a --follow started before follows the latest run, an ended one (the
+# previous part's: under load, part 3 of push_follow pushed part 2's run, without
+# CPU time, and stopped the program after 0.35 s on its requests)
+long() {
+  rm -f stop; env "$@" ./prog long > long.out 2> long.err & PROG=$!
+  wait_for "the program's run, live" running "$PROG"
+}
+# running PID: piano-db runs shows PID's run running
+running() { db runs --json 2> /dev/null | jq -e --argjson p "$1" 'any(.[]; .pid == $p and .status == "running")' > /dev/null; }
 stop_long() { touch stop; wait $PROG || fail "the program: exit $?"; PROG=; }
 # sums_all DIR: DIR/req-N.sums for every request, a line "function type=value ..." per
 # sample (protoc-decoded), and DIR/req-N.time its time_nanos query parameter (one
