@@ -312,10 +312,11 @@ EOF
 }
 cp "$T" "$W/src.db"
 stub "$W/s1"
+rm -f "$W/out"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --follow-all --count 3 --label env=follow > "$W/out" 2> "$W/err" &
 F=$!
 i=0
-while ! grep -q '^following' "$W/out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q '^following' "$W/out" 2> /dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 has "follow: starts" "^following $T: pushing each new run to http://127.0.0.1:$PORT" "$W/out"
 add_runs 2 || fail "add_runs 2"
 sleep 0.5
@@ -334,11 +335,14 @@ check_req "$W/s1" 1 3 wall
 check_req "$W/s1" 2 3 cpu
 check_req "$W/s1" 8 5 memory
 
-# SIGTERM ends it cleanly (exit 0), at once
+# SIGTERM ends it cleanly (exit 0), at once. A fresh file: the background
+# shell truncates "out" only once it runs, and the last section's "following"
+# line in it would send the signal before piano-db is there to catch it.
+rm -f "$W/out"
 "$P" push --db "$T" "http://127.0.0.1:$PORT" --follow-all > "$W/out" 2> "$W/err" &
 F=$!
 i=0
-while ! grep -q '^following' "$W/out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q '^following' "$W/out" 2> /dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 kill -TERM $F
 i=0
 while kill -0 $F 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
