@@ -485,9 +485,39 @@ static unsigned char *put_varint(unsigned char *o, uint64_t v)
     return o;
 }
 
+/* Where the first run of 3 zero bytes at or after `from` starts (n: none),
+ * looked for 8 bytes at a time: a word holds whole the runs that start at
+ * its first 6 bytes; the last few bytes a byte at a time. */
+static size_t literal_end(const unsigned char *src, size_t from, size_t n)
+{
+    const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+    size_t k = from;
+    for (; k + 8 <= n; k += 6) {
+        uint64_t w;
+        memcpy(&w, src + k, 8);
+        uint64_t zero = ~(((w & low7) + low7) | w | low7);   /* bit 7 of each byte: it is 0 */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t three = zero & zero >> 8 & zero >> 16 & 0x0000808080808080ull;   /* starts 0..5 */
+        if (three)
+            return k + (size_t)__builtin_ctzll(three) / 8;
+#else
+        uint64_t three = zero & zero << 8 & zero << 16 & 0x8080808080800000ull;
+        if (three)
+            return k + (size_t)__builtin_clzll(three) / 8;
+#endif
+    }
+    for (size_t run = 0; k < n; k++) {
+        run = src[k] ? 0 : run + 1;
+        if (run == 3)
+            return k - 2;
+    }
+    return n;
+}
+
 /* Codes n bytes of src at o as tokens of a packed record (spool.h
  * PIANO_PACKED_MAGIC): zero runs of 3 bytes or more are counted, the rest is
- * copied. Zeros are skipped a word at a time: most of a state is zeros.
+ * copied. Zeros are skipped a word at a time: most of a state is zeros; a
+ * literal's end (3 zeros) is looked for a word at a time too.
  * Writes at most 2 n + 20 bytes. Returns the new end. */
 static unsigned char *pack_bytes(unsigned char *o, const unsigned char *src, size_t n)
 {
@@ -513,13 +543,7 @@ static unsigned char *pack_bytes(unsigned char *o, const unsigned char *src, siz
                 break;
             z++;
         }
-        size_t e = z, run = 0;
-        while (e < n && run < 3) {
-            run = src[e] ? 0 : run + 1;
-            e++;
-        }
-        if (run == 3)
-            e -= 3;
+        size_t e = literal_end(src, z, n);
         o = put_varint(o, z - i);
         o = put_varint(o, e - z);
         if (e - z <= 16) {   /* most literals are a few bytes: no call */
@@ -601,10 +625,22 @@ int pack_state(struct piano_thread *ts, int punch)
     if (ok && punch && (fd = run_open(PIANO_SPOOL_STATES, O_RDWR)) >= 0) {
         /* the parts' pages only: a hole punched over the whole slot (120 MB)
          * cost milliseconds, walking it */
-        uint64_t base = piano_slot_offset(ts->slot);
-        for (uint32_t i = 0; i < np; i++) {
-            uint64_t a = parts[i].off & ~4095ull, b = (parts[i].off + parts[i].len + 4095) & ~4095ull;
-            fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(base + a), (off_t)(b - a));
+        uint64_t base = piano_slot_offset(ts->slot), a = 0, b = 0;
+        for (uint32_t i = 0; i <= np; i++) {
+            /* parts in one page, or in adjacent ones (the header's three),
+             * in one punch: each costs a system call and a walk */
+            uint64_t pa = i < np ? parts[i].off & ~4095ull : UINT64_MAX;
+            uint64_t pb = i < np ? (parts[i].off + parts[i].len + 4095) & ~4095ull : UINT64_MAX;
+            if (b > a && (pa < a || pa > b)) {
+                fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(base + a), (off_t)(b - a));
+                a = b = 0;
+            }
+            if (b == a) {
+                a = pa;
+                b = pb;
+            } else if (pb > b) {
+                b = pb;
+            }
         }
         close(fd);
     }
