@@ -29,6 +29,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
@@ -42,8 +43,36 @@ unsigned char g_frame_fn[PIANO_FN_CAP];
 
 /* ---------------------------------------------------------------- thread states */
 
+/* glibc's: the initial thread's stack pointer at the program's start (where
+ * argc is); its arguments and environment are above, every frame below. */
+extern void *__libc_stack_end;
+
+/* The initial thread's stack, while it runs on it: from the page above
+ * __libc_stack_end down by RLIMIT_STACK (the kernel counts the limit from
+ * the stack's top, above the arguments: no frame is lower), where nothing
+ * else is mapped (the kernel's mmap_base is 128 MiB or more below). pthread_getattr_np finds it in
+ * /proc/self/maps: 9 system calls and the maps' text, 50-200 us of every run
+ * (bench/README.md). 0 (not found so) with no limit, a limit of a GiB or
+ * more, or on another stack (a thread's, a coroutine's, a fork's child of a
+ * thread): then pthread_getattr_np. */
+static int initial_stack_bounds(struct piano_thread *ts)
+{
+    uintptr_t top = (uintptr_t)__libc_stack_end, sp = (uintptr_t)__builtin_frame_address(0);
+    struct rlimit lim;
+    if (!top || getrlimit(RLIMIT_STACK, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= (1ull << 30))
+        return 0;
+    uintptr_t hi = (top + 4095) & ~(uintptr_t)4095, room = (uintptr_t)lim.rlim_cur;
+    if (hi < room || sp >= hi || sp < hi - room)
+        return 0;
+    ts->stack_lo = hi - room;
+    ts->stack_hi = hi;
+    return 1;
+}
+
 static void stack_bounds(struct piano_thread *ts)
 {
+    if (initial_stack_bounds(ts))
+        return;
     pthread_attr_t attr;
     void *addr;
     size_t size;

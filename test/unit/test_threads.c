@@ -292,6 +292,55 @@ static void forked_child_is_recovered(void **state)
     sqlite3_close(db);
 }
 
+/* The stack bounds a state keeps (longjmp's and setcontext's checks: hooks.c
+ * same_stack, contexts.c by_region) are the library's: a thread's exactly; the
+ * initial thread's from __libc_stack_end and RLIMIT_STACK, without reading
+ * /proc/self/maps (runtime.c initial_stack_bounds), no narrower than what
+ * pthread_getattr_np finds there and wider by at most the arguments and
+ * environment above the first frame. */
+static void *bounds_of_thread(void *arg)
+{
+    (void)arg;
+    leaf();
+    struct piano_thread *ts = piano_tls;
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (!ts || pthread_getattr_np(pthread_self(), &attr) != 0 || pthread_attr_getstack(&attr, &addr, &size) != 0)
+        return (void *)"no state or no attributes";
+    pthread_attr_destroy(&attr);
+    if (ts->stack_lo != (uintptr_t)addr || ts->stack_hi != (uintptr_t)addr + size)
+        return (void *)"a thread's bounds differ from pthread_getattr_np's";
+    return NULL;
+}
+
+extern void *__libc_stack_end;
+
+static void stack_bounds_as_the_library_finds_them(void **state)
+{
+    (void)state;
+    leaf();   /* this (the initial) thread's state */
+    struct piano_thread *ts = piano_tls;
+    assert_non_null(ts);
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    assert_int_equal(pthread_getattr_np(pthread_self(), &attr), 0);
+    assert_int_equal(pthread_attr_getstack(&attr, &addr, &size), 0);
+    pthread_attr_destroy(&attr);
+    uintptr_t lo = (uintptr_t)addr, hi = lo + size, here = (uintptr_t)__builtin_frame_address(0);
+    assert_true(ts->stack_lo <= here && here < ts->stack_hi);
+    assert_true(ts->stack_hi > (uintptr_t)__libc_stack_end && ts->stack_hi <= hi);
+    assert_true(hi - ts->stack_hi < (2u << 20));   /* the arguments and environment */
+    assert_true(ts->stack_lo <= lo && lo - ts->stack_lo < (2u << 20));
+    pthread_t t;
+    void *why = NULL;
+    assert_int_equal(pthread_create(&t, NULL, bounds_of_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, &why), 0);
+    if (why)
+        fail_msg("%s", (const char *)why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +348,7 @@ int main(void)
         cmocka_unit_test(snapshots_sum_every_thread),
         cmocka_unit_test(short_threads_reuse_slots),
         cmocka_unit_test(forked_child_is_recovered),
+        cmocka_unit_test(stack_bounds_as_the_library_finds_them),   /* last: its calls are in no other test's counts */
     };
     return cmocka_run_group_tests_name("threads", tests, NULL, NULL);
 }
