@@ -825,7 +825,8 @@ static void upgrades_version_18_histograms(void **state)
     v[PIANO_M_calls] = 1, v[PIANO_M_self_ns] = 0;
     piano_stats_put(&w, 4, v, "\x0a\x04", 2, "\x0a\x04", 2);
     assert_false(w.failed);
-    assert_int_equal(w.buf[0], 0x80 | 17 << 2 | PIANO_STATS_CPU);
+    assert_int_equal(w.buf[0], 0x80 | PIANO_STATS_V3_NF << 2 | PIANO_STATS_CPU);
+    assert_int_equal(w.buf[1], 17);
     sqlite3_stmt *ins;
     assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 1, ?1)", -1, &ins,
                                         NULL),
@@ -875,8 +876,10 @@ static void v18_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIA
         w->cap = need * 2;
         w->buf = realloc(w->buf, w->cap);
     }
-    if (w->len == 1)
-        w->buf[0] &= 0x7f;   /* (begun by piano_stats_begin) */
+    if (w->len == 2) {   /* (begun by piano_stats_begin: a v3 header) */
+        w->buf[0] = (unsigned char)((w->buf[0] & 3) | w->buf[1] << 2);
+        w->len = 1;
+    }
     int64_t f[NF18];
     for (int i = 0; i < NF18; i++)
         f[i] = v[f18[i]] > 0 ? v[f18[i]] : 0;
@@ -1042,15 +1045,15 @@ static void stats_blobs_read_as_rows(void **state)
     char rows[16384];
     snprintf(rows, sizeof rows, "%s", all_stats(db));
     stats_rows_to_blobs(db, 0);
-    /* thread 0's blob: its header; fn 1: fn step and k, then calls 3 (1 byte),
-     * self 500 (2), total 900 as +400 (2), 4 zeros, child_calls 2 and
-     * unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
+    /* thread 0's blob: its header (2 bytes: v3); fn 1: fn step and k, then
+     * calls 3 (1 byte), self 500 (2), total 900 as +400 (2), child_calls 2,
+     * 4 zeros and unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
      * hist_self and hist_total (1 + 1 each: a v2 blob's bucket without its
      * leading 0): 24; fn 7: its step of 6 and k in 2 bytes, 18 bytes of
      * figures (total as +0: 1), hist_self 1 + 2, and hist_total, equal to it,
      * 1: 24 */
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
-    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 24 + 24);
+    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 2 + 24 + 24);
     assert_string_equal(all_stats(db), rows);   /* piano_stats */
     assert_int_equal(sqlite3_exec(db, "UPDATE stats SET calls = 5 WHERE thread = 0 AND fn = 1", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -1145,7 +1148,7 @@ static void stats_blob_round_trip(void **state)
     assert_int_equal(piano_stats_next(&r, &row), 1);
     assert_true(row.fn == 65544 && row.hs && row.ht == row.hs && row.ht_len == 1);
     assert_int_equal(piano_stats_next(&r, &row), 0);
-    for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a function */
+    for (size_t cut = 3; cut < w.len; cut++) {   /* every truncation within a function (after the header) */
         assert_int_equal(piano_stats_open(&r, w.buf, cut), 0);
         int rc;
         while ((rc = piano_stats_next(&r, &row)) == 1)
@@ -1156,6 +1159,34 @@ static void stats_blob_round_trip(void **state)
     /* a malformed histogram fails the blob */
     piano_stats_put(&w, 65536 + 9, v, "\x01", 1, NULL, 0);
     assert_true(w.failed);
+    /* v3 (schema 22): child_calls fourth, so a function that calls others
+     * and allocates nothing ends there: head, calls, self, total, child,
+     * then its two histograms' lengths */
+    piano_stats_begin(&w, 0);
+    assert_int_equal(w.buf[1], 17);
+    memset(v, 0, sizeof v);
+    v[PIANO_M_calls] = 2, v[PIANO_M_self_ns] = 5, v[PIANO_M_total_ns] = 6, v[PIANO_STATS_CHILD] = 7;
+    piano_stats_put(&w, 0, v, NULL, 0, NULL, 0);
+    static const unsigned char want3[] = {0x80 | 31 << 2, 17, 4, 2, 5, 2, 7, 0, 0};
+    assert_int_equal(w.len, sizeof want3);
+    assert_memory_equal(w.buf, want3, sizeof want3);
+    /* the header's nf in v3 is below 31 */
+    unsigned char bad[sizeof want3];
+    memcpy(bad, want3, sizeof bad);
+    bad[1] = 31;
+    assert_int_equal(piano_stats_open(&r, bad, sizeof bad), -1);
+    assert_int_equal(piano_stats_open(&r, want3, 1), -1);
+    /* schema 20-21's order (one header byte, child_calls eighth) still reads:
+     * the same function */
+    static const unsigned char v21[] = {0x80 | 17 << 2, 8, 2, 5, 2, 0, 0, 0, 0, 7, 0, 0};
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(b ? piano_stats_open(&r, v21, sizeof v21) : piano_stats_open(&r, want3, sizeof want3), 0);
+        assert_int_equal(piano_stats_next(&r, &row), 1);
+        assert_true(row.fn == 0 && row.v[PIANO_M_calls] == 2 && row.v[PIANO_M_self_ns] == 5);
+        assert_true(row.v[PIANO_M_total_ns] == 6 && row.v[PIANO_STATS_CHILD] == 7 && row.v[PIANO_M_allocs] == 0);
+        assert_true(!row.null[PIANO_M_allocs] && row.null[PIANO_M_cpu_ns] && !row.hs && !row.ht);
+        assert_int_equal(piano_stats_next(&r, &row), 0);
+    }
     free(w.buf);
 }
 
