@@ -1190,6 +1190,58 @@ static void stats_blob_round_trip(void **state)
     free(w.buf);
 }
 
+/* A schema-21 database (stats blobs in the v2 order: one header byte,
+ * child_calls eighth) opened by this build: its version becomes 22, its blob
+ * stays as it was and reads the same rows as a v3 blob of the same figures
+ * written now. */
+static void upgrade_from_21_keeps_stats(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/from21.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    /* fn 0: calls 2, self 5, total 6, allocs 1, alloc_bytes 16, child_calls 7, hist_self bucket 4 x 1 */
+    static const unsigned char v21[] = {0x80 | 17 << 2, 8, 2, 5, 2, 1, 16, 0, 0, 7, 2, 0x15, 0};
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
+                                  "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 0, x'c4080205020110000007021500');"
+                                  "PRAGMA user_version=21",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
+    assert_int_equal(sizeof v21, 13);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "PRAGMA user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(PIANO_SCHEMA_VERSION, 22 + PIANO_METRICS_SCHEMA);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
+    with_views(db);
+    char old[4096];
+    snprintf(old, sizeof old, "%s", all_stats(db));
+    assert_non_null(strstr(old, "fn=0|calls=2|self_ns=5|total_ns=6|allocs=1|alloc_bytes=16|frees=0|free_bytes=0|"
+                                "hist_self=x'0015'|hist_total=NULL|child_calls=7|"));
+    /* the same figures written now (v3) read the same */
+    piano_stats_writer w = {0};
+    piano_stats_begin(&w, 0);
+    int64_t v[PIANO_STATS_NV] = {0};
+    v[PIANO_M_calls] = 2, v[PIANO_M_self_ns] = 5, v[PIANO_M_total_ns] = 6, v[PIANO_M_allocs] = 1;
+    v[PIANO_M_alloc_bytes] = 16, v[PIANO_STATS_CHILD] = 7;
+    piano_stats_put(&w, 0, v, "\x00\x15", 2, NULL, 0);
+    assert_false(w.failed);
+    assert_int_equal(w.len, sizeof v21 - 2 + 1);   /* a header byte more, two zeros fewer */
+    sqlite3_stmt *up;
+    assert_int_equal(sqlite3_prepare_v2(db, "UPDATE stat_trees SET fns = ?1", -1, &up, NULL), SQLITE_OK);
+    sqlite3_bind_blob(up, 1, w.buf, (int)w.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(up), SQLITE_DONE);
+    sqlite3_finalize(up);
+    free(w.buf);
+    assert_string_equal(all_stats(db), old);
+    sqlite3_close(db);
+}
+
 /* Varints: the largest values round-trip; truncated, overlong and
  * overflowing ones are refused. */
 static void fns_blob_varints(void **state)
@@ -1353,6 +1405,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_18_views),
         cmocka_unit_test(upgrades_version_18_histograms),
         cmocka_unit_test(stats_blob_round_trip),
+        cmocka_unit_test(upgrade_from_21_keeps_stats),
         cmocka_unit_test(fns_blob_varints),
         cmocka_unit_test(functions_blob_round_trip),
         cmocka_unit_test(upgrades_version_20_functions),
