@@ -45,9 +45,11 @@
  * plain-SQL views contexts and stats: PIANO_SCHEMA_MIGRATE_VIEWS), 20
  * (compact v2 histograms, one varint for a bucket's distance and a count of
  * 1-3: older tools cannot read them; the upgrade rewrites nothing), 21 (a
- * run's functions as one blob: fn_lists; no stored view functions), and one
- * per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (21 + PIANO_METRICS_SCHEMA)
+ * run's functions as one blob: fn_lists; no stored view functions), 22 (v3
+ * stats blobs, child_calls before the allocation figures: stats_blob.h;
+ * older tools cannot read them; the upgrade rewrites nothing), and one per
+ * metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (22 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them.

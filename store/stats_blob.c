@@ -14,13 +14,15 @@
 #include <string.h>
 
 static const int fields[] = {PIANO_STATS_FIELDS};
+static const int fields_v3[] = {PIANO_STATS_FIELDS_V3};
 #define NF ((int)(sizeof fields / sizeof *fields))
+_Static_assert(sizeof fields_v3 == sizeof fields, "PIANO_STATS_FIELDS_V3 (stats_blob.h) lists another number of fields");
 
 #define PIANO_STATS_COUNT(id, unit, when, where, ...) PIANO_IF(STATS, where, +1)
 enum { N_STATS_METRICS = 0 PIANO_METRICS(PIANO_STATS_COUNT) };
 _Static_assert(sizeof fields / sizeof *fields == N_STATS_METRICS + 1,
                "a metric is missing from PIANO_STATS_FIELDS (stats_blob.h): add it at the end");
-_Static_assert(sizeof fields / sizeof *fields < 32, "a blob's header holds at most 31 fields");
+_Static_assert(sizeof fields / sizeof *fields < PIANO_STATS_V3_NF, "a blob's header holds at most 30 fields");
 
 static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
 
@@ -55,8 +57,10 @@ void piano_stats_begin(piano_stats_writer *w, int flags)
     w->len = 0;
     w->last_fn = -1;
     w->failed = 0;
-    if (grow(w, 1) == 0)
-        w->buf[w->len++] = (unsigned char)(flags | NF << 2 | PIANO_STATS_HIST_V2);
+    if (grow(w, 2) == 0) {
+        w->buf[w->len++] = (unsigned char)(flags | PIANO_STATS_V3_NF << 2 | PIANO_STATS_HIST_V2);
+        w->buf[w->len++] = (unsigned char)NF;
+    }
 }
 
 static void put(piano_stats_writer *w, uint64_t v)
@@ -96,7 +100,7 @@ void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_ST
         return;
     int64_t f[NF];
     for (int i = 0; i < NF; i++)
-        f[i] = v[fields[i]] > 0 ? v[fields[i]] : 0;
+        f[i] = v[fields_v3[i]] > 0 ? v[fields_v3[i]] : 0;
     /* total_ns as its difference from self_ns, zigzag: 0 for a leaf */
     uint64_t d = (uint64_t)f[2] - (uint64_t)f[1];
     f[2] = (int64_t)(f[2] >= f[1] ? d << 1 : ((uint64_t)(f[1] - f[2]) << 1) - 1);
@@ -140,7 +144,15 @@ int piano_stats_open(piano_stats_reader *r, const void *b, size_t len)
     r->flags = r->b[0] & 3;
     r->nf = (r->b[0] >> 2) & 31;
     r->hist_v2 = (r->b[0] & PIANO_STATS_HIST_V2) != 0;
+    r->order = fields;
     r->fn = -1;
+    if (r->nf == PIANO_STATS_V3_NF) {   /* v3: the real nf follows */
+        if (len < 2 || r->b[1] >= PIANO_STATS_V3_NF)
+            return -1;
+        r->nf = r->b[1];
+        r->order = fields_v3;
+        r->at = 2;
+    }
     return 0;
 }
 
@@ -168,12 +180,12 @@ int piano_stats_next(piano_stats_reader *r, piano_stats_row *row)
         if (i >= NF)
             continue;   /* (a field this reader does not know) */
         if (i == 2) {   /* total_ns: self_ns + the zigzag difference */
-            uint64_t self = (uint64_t)row->v[fields[1]], t = x & 1 ? self - (x >> 1) - 1 : self + (x >> 1);
+            uint64_t self = (uint64_t)row->v[r->order[1]], t = x & 1 ? self - (x >> 1) - 1 : self + (x >> 1);
             if (x & 1 ? (x >> 1) + 1 > self : t < self || t > (uint64_t)INT64_MAX)
                 return -1;
             x = t;
         }
-        int m = fields[i];
+        int m = r->order[i];
         enum piano_metric_when when = when_of(m);
         row->v[m] = (int64_t)x;
         row->null[m] = (when == PIANO_WHEN_CPU && !(r->flags & PIANO_STATS_CPU)) ||

@@ -5,11 +5,17 @@
  *
  * A blob: one byte h = flags | nf << 2 | v2 (flags: 1 the thread measured CPU
  * time, 2 the run tracked heap in use; nf: the figure fields the writer knew,
- * at most 31; v2: 0x80, set since schema 20, see below), then per function in
- * ascending fn order, unsigned LEB128 varints:
+ * at most 30; v2: 0x80, set since schema 20, see below); since schema 22 nf
+ * is 31 there and a second byte holds the real nf, which says the figures
+ * are in PIANO_STATS_FIELDS_V3 order (v3). Then per function in ascending fn
+ * order, unsigned LEB128 varints:
  *   (fn - the previous function's fn - 1) << 5 | k (the first's previous is
  *     -1; k: the figure fields that follow, those past them 0)
- *   k values, in PIANO_STATS_FIELDS order; total_ns (the third) as its
+ *   k values, in PIANO_STATS_FIELDS order (v3: PIANO_STATS_FIELDS_V3, where
+ *     child_calls comes fourth, before the allocation figures: jq's trivial
+ *     run allocates in 90 of its 216 functions and calls others in 151, so
+ *     the allocation figures' zeros are mostly past k: -490 bytes a run,
+ *     bench/README.md "Schema 22"); total_ns (the third) as its
  *     difference from self_ns, zigzag (2d, or -2d - 1 when negative): 0 for
  *     a function that calls no instrumented function
  *   hist_self: 0 when NULL, else its length + 1, then its bytes
@@ -47,11 +53,17 @@
         PIANO_M_free_bytes, PIANO_STATS_CHILD, PIANO_M_unfinished, PIANO_M_cpu_ns, PIANO_M_cpu_total_ns,   \
         PIANO_M_cpu_user_ns, PIANO_M_cpu_sys_ns, PIANO_M_offcpu_ns, PIANO_M_inuse_objects,                 \
         PIANO_M_inuse_bytes, PIANO_M_peak_inuse_bytes PIANO_NODE_COUNTERS(PIANO_CTX_FIELD_COMMA)
+/* The order of schema 22 on (v3): child_calls before the allocation figures. */
+#define PIANO_STATS_FIELDS_V3                                                                              \
+    PIANO_M_calls, PIANO_M_self_ns, PIANO_M_total_ns, PIANO_STATS_CHILD, PIANO_M_allocs, PIANO_M_alloc_bytes, \
+        PIANO_M_frees, PIANO_M_free_bytes, PIANO_M_unfinished, PIANO_M_cpu_ns, PIANO_M_cpu_total_ns,       \
+        PIANO_M_cpu_user_ns, PIANO_M_cpu_sys_ns, PIANO_M_offcpu_ns, PIANO_M_inuse_objects,                 \
+        PIANO_M_inuse_bytes, PIANO_M_peak_inuse_bytes PIANO_NODE_COUNTERS(PIANO_CTX_FIELD_COMMA)
 #ifndef PIANO_CTX_FIELD_COMMA
 #define PIANO_CTX_FIELD_COMMA(id, field) , PIANO_M_##id
 #endif
 
-enum { PIANO_STATS_CPU = 1, PIANO_STATS_HEAP = 2, PIANO_STATS_HIST_V2 = 0x80 };
+enum { PIANO_STATS_CPU = 1, PIANO_STATS_HEAP = 2, PIANO_STATS_HIST_V2 = 0x80, PIANO_STATS_V3_NF = 31 };
 
 /* A blob being written: a growing buffer (malloc'd; free buf when done). */
 typedef struct {
@@ -71,7 +83,7 @@ void piano_stats_begin(piano_stats_writer *w, int flags);
 void piano_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIANO_STATS_NV], const void *hs,
                      size_t hs_len, const void *ht, size_t ht_len);
 /* Whether it holds a function. */
-static inline int piano_stats_any(const piano_stats_writer *w) { return w->len > 1; }
+static inline int piano_stats_any(const piano_stats_writer *w) { return w->len > 2; }
 
 /* A function read back: null[m] when figure m is NULL (not measured); hs and
  * ht point into the blob (NULL: the column is NULL): whole hist.h blobs, or
@@ -89,6 +101,7 @@ typedef struct {
     size_t len, at;
     int flags, nf;
     int hist_v2;   /* the histograms are compact v2 buckets alone (PIANO_STATS_HIST_V2) */
+    const int *order;   /* the figures' order: PIANO_STATS_FIELDS, or _V3 */
     int64_t fn;
 } piano_stats_reader;
 

@@ -1,15 +1,18 @@
-/* fuzz_blobs.c - libFuzzer target: the two blob decoders piano-db runs on
- * every stored row, fed directly.
+/* fuzz_blobs.c - libFuzzer target: the blob decoders piano-db runs on every
+ * stored row, fed directly.
  *
  * The first input byte chooses: even, a histogram blob (stats.hist_self /
  * hist_total: piano_hist_add_blob, then quantiles and the significance test
- * over the decoded buckets); odd, a frame's fns blob (frames.fns: fns_decode
- * of tools/db/query.c). A blob
+ * over the decoded buckets); 1 (mod 4), a frame's fns blob (frames.fns:
+ * fns_decode of tools/db/query.c); 3 (mod 4), a thread's stats blob
+ * (stat_trees.fns: store/stats_blob.h, any version), whose functions, when
+ * it reads to its end, are written again and must read back the same. A blob
  * piano-db rejects ends in pdb_die, whose hook longjmps back.
  *
  * Seeds: test/fuzz/corpus/blobs (blobs taken from real runs). */
 #include "piano_db.h"
 #include "hist.h"
+#include "stats_blob.h"
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +68,62 @@ static void fns_case(const uint8_t *b, size_t len)
     }
 }
 
+static void stats_case(const uint8_t *b, size_t len)
+{
+    enum { MAX_ROWS = 256 };
+    static piano_stats_row rows[MAX_ROWS];
+    piano_stats_reader r;
+    if (piano_stats_open(&r, b, len))
+        return;
+    size_t n = 0;
+    int rc;
+    while (n < MAX_ROWS && (rc = piano_stats_next(&r, &rows[n])) == 1) {
+        const piano_stats_row *w = &rows[n++];
+        if ((w->hs && (w->hs < b || w->hs + w->hs_len > b + len)) || (w->ht && (w->ht < b || w->ht + w->ht_len > b + len)))
+            abort();   /* a histogram outside the blob */
+        for (int m = 0; m < PIANO_STATS_NV; m++)
+            if (w->v[m] < 0)
+                abort();
+    }
+    if (n == MAX_ROWS || rc != 0)
+        return;
+    /* written again (this writer, v3) and read back: the same functions and figures */
+    static piano_stats_writer out;
+    static unsigned char hs[PIANO_HIST_BLOB_MAX + 16], ht[PIANO_HIST_BLOB_MAX + 16];
+    piano_stats_begin(&out, r.flags);
+    for (size_t i = 0; i < n; i++) {
+        const piano_stats_row *w = &rows[i];
+        if ((w->hs && w->hs_len > PIANO_HIST_BLOB_MAX) || (w->ht && w->ht_len > PIANO_HIST_BLOB_MAX))
+            return;
+        size_t hn = w->hs ? (r.hist_v2 ? piano_hist_wrap(w->hs, w->hs_len, hs) : (memcpy(hs, w->hs, w->hs_len), w->hs_len)) : 0;
+        size_t tn = w->ht ? (r.hist_v2 ? piano_hist_wrap(w->ht, w->ht_len, ht) : (memcpy(ht, w->ht, w->ht_len), w->ht_len)) : 0;
+        piano_stats_put(&out, w->fn, w->v, w->hs ? hs : NULL, hn, w->ht ? ht : NULL, tn);
+        if (out.failed)
+            return;   /* (a histogram the writer refuses) */
+    }
+    piano_stats_reader back;
+    piano_stats_row row;
+    if (piano_stats_open(&back, out.buf, out.len))
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        if (piano_stats_next(&back, &row) != 1 || row.fn != rows[i].fn || !row.hs != !rows[i].hs ||
+            !row.ht != !rows[i].ht)
+            abort();
+        for (int m = 0; m < PIANO_STATS_NV; m++)
+            if (!rows[i].null[m] && (row.null[m] || row.v[m] != rows[i].v[m]))
+                abort();
+    }
+    if (piano_stats_next(&back, &row) != 0)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (data[0] & 1)
+    if ((data[0] & 3) == 3)
+        stats_case(data + 1, size - 1);
+    else if (data[0] & 1)
         fns_case(data + 1, size - 1);
     else
         hist_case(data + 1, size - 1);

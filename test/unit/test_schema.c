@@ -825,7 +825,8 @@ static void upgrades_version_18_histograms(void **state)
     v[PIANO_M_calls] = 1, v[PIANO_M_self_ns] = 0;
     piano_stats_put(&w, 4, v, "\x0a\x04", 2, "\x0a\x04", 2);
     assert_false(w.failed);
-    assert_int_equal(w.buf[0], 0x80 | 17 << 2 | PIANO_STATS_CPU);
+    assert_int_equal(w.buf[0], 0x80 | PIANO_STATS_V3_NF << 2 | PIANO_STATS_CPU);
+    assert_int_equal(w.buf[1], 17);
     sqlite3_stmt *ins;
     assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 1, ?1)", -1, &ins,
                                         NULL),
@@ -875,8 +876,10 @@ static void v18_stats_put(piano_stats_writer *w, int64_t fn, const int64_t v[PIA
         w->cap = need * 2;
         w->buf = realloc(w->buf, w->cap);
     }
-    if (w->len == 1)
-        w->buf[0] &= 0x7f;   /* (begun by piano_stats_begin) */
+    if (w->len == 2) {   /* (begun by piano_stats_begin: a v3 header) */
+        w->buf[0] = (unsigned char)((w->buf[0] & 3) | w->buf[1] << 2);
+        w->len = 1;
+    }
     int64_t f[NF18];
     for (int i = 0; i < NF18; i++)
         f[i] = v[f18[i]] > 0 ? v[f18[i]] : 0;
@@ -1042,15 +1045,15 @@ static void stats_blobs_read_as_rows(void **state)
     char rows[16384];
     snprintf(rows, sizeof rows, "%s", all_stats(db));
     stats_rows_to_blobs(db, 0);
-    /* thread 0's blob: its header; fn 1: fn step and k, then calls 3 (1 byte),
-     * self 500 (2), total 900 as +400 (2), 4 zeros, child_calls 2 and
-     * unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
+    /* thread 0's blob: its header (2 bytes: v3); fn 1: fn step and k, then
+     * calls 3 (1 byte), self 500 (2), total 900 as +400 (2), child_calls 2,
+     * 4 zeros and unfinished 0 (1 each), CPU 400, 800, 700 (2 each), 100, 100 (1 each),
      * hist_self and hist_total (1 + 1 each: a v2 blob's bucket without its
      * leading 0): 24; fn 7: its step of 6 and k in 2 bytes, 18 bytes of
      * figures (total as +0: 1), hist_self 1 + 2, and hist_total, equal to it,
      * 1: 24 */
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees"), 3);
-    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 1 + 24 + 24);
+    assert_int_equal(count_of(db, "SELECT length(fns) FROM stat_trees WHERE thread = 0"), 2 + 24 + 24);
     assert_string_equal(all_stats(db), rows);   /* piano_stats */
     assert_int_equal(sqlite3_exec(db, "UPDATE stats SET calls = 5 WHERE thread = 0 AND fn = 1", NULL, NULL, NULL),
                      SQLITE_OK);
@@ -1145,7 +1148,7 @@ static void stats_blob_round_trip(void **state)
     assert_int_equal(piano_stats_next(&r, &row), 1);
     assert_true(row.fn == 65544 && row.hs && row.ht == row.hs && row.ht_len == 1);
     assert_int_equal(piano_stats_next(&r, &row), 0);
-    for (size_t cut = 2; cut < w.len; cut++) {   /* every truncation within a function */
+    for (size_t cut = 3; cut < w.len; cut++) {   /* every truncation within a function (after the header) */
         assert_int_equal(piano_stats_open(&r, w.buf, cut), 0);
         int rc;
         while ((rc = piano_stats_next(&r, &row)) == 1)
@@ -1156,7 +1159,87 @@ static void stats_blob_round_trip(void **state)
     /* a malformed histogram fails the blob */
     piano_stats_put(&w, 65536 + 9, v, "\x01", 1, NULL, 0);
     assert_true(w.failed);
+    /* v3 (schema 22): child_calls fourth, so a function that calls others
+     * and allocates nothing ends there: head, calls, self, total, child,
+     * then its two histograms' lengths */
+    piano_stats_begin(&w, 0);
+    assert_int_equal(w.buf[1], 17);
+    memset(v, 0, sizeof v);
+    v[PIANO_M_calls] = 2, v[PIANO_M_self_ns] = 5, v[PIANO_M_total_ns] = 6, v[PIANO_STATS_CHILD] = 7;
+    piano_stats_put(&w, 0, v, NULL, 0, NULL, 0);
+    static const unsigned char want3[] = {0x80 | 31 << 2, 17, 4, 2, 5, 2, 7, 0, 0};
+    assert_int_equal(w.len, sizeof want3);
+    assert_memory_equal(w.buf, want3, sizeof want3);
+    /* the header's nf in v3 is below 31 */
+    unsigned char bad[sizeof want3];
+    memcpy(bad, want3, sizeof bad);
+    bad[1] = 31;
+    assert_int_equal(piano_stats_open(&r, bad, sizeof bad), -1);
+    assert_int_equal(piano_stats_open(&r, want3, 1), -1);
+    /* schema 20-21's order (one header byte, child_calls eighth) still reads:
+     * the same function */
+    static const unsigned char v21[] = {0x80 | 17 << 2, 8, 2, 5, 2, 0, 0, 0, 0, 7, 0, 0};
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(b ? piano_stats_open(&r, v21, sizeof v21) : piano_stats_open(&r, want3, sizeof want3), 0);
+        assert_int_equal(piano_stats_next(&r, &row), 1);
+        assert_true(row.fn == 0 && row.v[PIANO_M_calls] == 2 && row.v[PIANO_M_self_ns] == 5);
+        assert_true(row.v[PIANO_M_total_ns] == 6 && row.v[PIANO_STATS_CHILD] == 7 && row.v[PIANO_M_allocs] == 0);
+        assert_true(!row.null[PIANO_M_allocs] && row.null[PIANO_M_cpu_ns] && !row.hs && !row.ht);
+        assert_int_equal(piano_stats_next(&r, &row), 0);
+    }
     free(w.buf);
+}
+
+/* A schema-21 database (stats blobs in the v2 order: one header byte,
+ * child_calls eighth) opened by this build: its version becomes 22, its blob
+ * stays as it was and reads the same rows as a v3 blob of the same figures
+ * written now. */
+static void upgrade_from_21_keeps_stats(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/from21.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    /* fn 0: calls 2, self 5, total 6, allocs 1, alloc_bytes 16, child_calls 7, hist_self bucket 4 x 1 */
+    static const unsigned char v21[] = {0x80 | 17 << 2, 8, 2, 5, 2, 1, 16, 0, 0, 7, 2, 0x15, 0};
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1);"
+                                  "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 0, x'c4080205020110000007021500');"
+                                  "PRAGMA user_version=21",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
+    assert_int_equal(sizeof v21, 13);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "PRAGMA user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(PIANO_SCHEMA_VERSION, 22 + PIANO_METRICS_SCHEMA);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
+    with_views(db);
+    char old[4096];
+    snprintf(old, sizeof old, "%s", all_stats(db));
+    assert_non_null(strstr(old, "fn=0|calls=2|self_ns=5|total_ns=6|allocs=1|alloc_bytes=16|frees=0|free_bytes=0|"
+                                "hist_self=x'0015'|hist_total=NULL|child_calls=7|"));
+    /* the same figures written now (v3) read the same */
+    piano_stats_writer w = {0};
+    piano_stats_begin(&w, 0);
+    int64_t v[PIANO_STATS_NV] = {0};
+    v[PIANO_M_calls] = 2, v[PIANO_M_self_ns] = 5, v[PIANO_M_total_ns] = 6, v[PIANO_M_allocs] = 1;
+    v[PIANO_M_alloc_bytes] = 16, v[PIANO_STATS_CHILD] = 7;
+    piano_stats_put(&w, 0, v, "\x00\x15", 2, NULL, 0);
+    assert_false(w.failed);
+    assert_int_equal(w.len, sizeof v21 - 2 + 1);   /* a header byte more, two zeros fewer */
+    sqlite3_stmt *up;
+    assert_int_equal(sqlite3_prepare_v2(db, "UPDATE stat_trees SET fns = ?1", -1, &up, NULL), SQLITE_OK);
+    sqlite3_bind_blob(up, 1, w.buf, (int)w.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(up), SQLITE_DONE);
+    sqlite3_finalize(up);
+    free(w.buf);
+    assert_string_equal(all_stats(db), old);
+    sqlite3_close(db);
 }
 
 /* Varints: the largest values round-trip; truncated, overlong and
@@ -1322,6 +1405,7 @@ int main(void)
         cmocka_unit_test(upgrades_version_18_views),
         cmocka_unit_test(upgrades_version_18_histograms),
         cmocka_unit_test(stats_blob_round_trip),
+        cmocka_unit_test(upgrade_from_21_keeps_stats),
         cmocka_unit_test(fns_blob_varints),
         cmocka_unit_test(functions_blob_round_trip),
         cmocka_unit_test(upgrades_version_20_functions),
