@@ -197,9 +197,12 @@ static void piano_finish(void)
      * stores it. Nothing is lost: nothing is said. */
     int moved = geteuid() != g.start_euid;
     /* PIANO_STORE=later: the same, asked for. The exit loads no SQLite and
-     * opens no database (~8 ms of a short run: bench/README.md); the run,
-     * complete, is stored by the next piano-db command. */
+     * opens no database (what that saves: bench/README.md, "Storing runs
+     * later"); the run, complete, is stored by the next piano-db command. */
     int later = g.store_later;
+    /* Its states packed into the ended file (where the user is still the
+     * spool's: else they stay as they are, written through the open files). */
+    int pack = later && !moved;
     /* After a chroot, the database's path names a file in the jail: the run
      * is not stored there, nor anywhere; its spool (outside, written through
      * what was opened before) is stored by the next piano-db command. */
@@ -230,12 +233,12 @@ static void piano_finish(void)
     /* Left for the next piano-db command: this thread's state (in states:
      * most of a short run's) packed into the ended file, its slot given back;
      * other threads' states in states stay as they are (they may go on). */
-    int packed_self = !stored && later && !moved && self && !self->anon && pack_state(self, 1) == 0;
+    int packed_self = !stored && pack && self && !self->anon && pack_state(self, 1) == 0;
     for (size_t i = 0; !stored && i < mem.n; i++) {
         struct piano_thread *t = (struct piano_thread *)mem.states[i];
         /* Left for the next piano-db command: packed (its zeros counted), in
          * the ended file; else written whole into its slot. */
-        if (later && !moved && pack_state(t, 0) == 0)
+        if (pack && pack_state(t, 0) == 0)
             continue;
         snapshot_anon_buffer(t);
         if (dump_anon(t) != 0) {

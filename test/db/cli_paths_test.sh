@@ -199,7 +199,7 @@ error ro_folder_rm 1 "cannot write $RO: permission denied: the folder $W/ro is n
 chmod 0755 "$W/ro" && mkdir -p "$RO.spool/1234-5678" && chown -R 65534:65534 "$RO.spool" && chmod 0700 "$RO.spool" &&
     chmod 0555 "$W/ro"
 same "read-only folder with a spool" "$W/ref.1" sh -c "$NOBODY '$P' runs --db '$RO' 2> '$W/warn'"
-[ "$(cat "$W/warn")" = "piano-db: warning: $RO: permission denied: the folder $W/ro is not writable; the runs of crashed processes in $RO.spool are not imported" ] ||
+[ "$(cat "$W/warn")" = "piano-db: warning: $RO: permission denied: the folder $W/ro is not writable; the runs waiting in $RO.spool are not imported" ] ||
     fail "read-only spool warning: '$(cat "$W/warn")'"
 # A read-only file in a folder that can be written.
 mkdir "$W/rofile" && cp "$B" "$W/rofile/b.db" && chmod 0400 "$W/rofile/b.db" && chown -R 65534:65534 "$W/rofile"
@@ -214,7 +214,7 @@ if mount -t tmpfs -o size=4m tmpfs "$W/rofs" 2>/dev/null; then
         mount -o remount,ro "$W/rofs" || fail "cannot make the read-only file system"
     "$P" runs --db "$B" > "$W/runs.root"
     same "read-only fs: runs" "$W/runs.root" sh -c "'$P' runs --db '$W/rofs/b.db' 2> '$W/warn'"
-    [ "$(cat "$W/warn")" = "piano-db: warning: $W/rofs/b.db: read-only file system; the runs of crashed processes in $W/rofs/b.db.spool are not imported" ] ||
+    [ "$(cat "$W/warn")" = "piano-db: warning: $W/rofs/b.db: read-only file system; the runs waiting in $W/rofs/b.db.spool are not imported" ] ||
         fail "read-only fs warning: '$(cat "$W/warn")'"
     error rofs_rm 1 "cannot write $W/rofs/b.db: read-only file system" "$P" rm 1 --db "$W/rofs/b.db"
     umount "$W/rofs"

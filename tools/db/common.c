@@ -120,7 +120,7 @@ static int import_pending(pdb *p)
     if (n < 0 && strcmp(err, last) != 0) {
         snprintf(last, sizeof last, "%s", err);
         /* Stored runs are still worth showing: warn on one line and go on. */
-        fprintf(stderr, "piano-db: warning: cannot import runs of crashed processes: %s\n",
+        fprintf(stderr, "piano-db: warning: runs waiting in the spool: %s\n",
                 err[0] ? err : "unknown error");
     }
     return n < 0 ? 0 : n;
@@ -198,7 +198,8 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("%s", err);
     struct stat st;
     int exists = stat(p->path, &st) == 0;
-    /* Runs of crashed processes are stored only where the database can be written. */
+    /* Runs waiting in the spool (crashed, killed or exec'd processes, PIANO_STORE=later, a
+     * changed user or root) are stored only where the database can be written. */
     char spool[sizeof p->path + sizeof PIANO_SPOOL_SUFFIX];
     if (piano_spool_root(spool, sizeof spool, p->path) != 0)
         pdb_die("%s: the path is too long", p->path);
@@ -228,10 +229,10 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         if (!p->db && (write || !exists))
             pdb_die("%s", err);
         if (!p->db && pending)
-            fprintf(stderr, "piano-db: warning: %s; the runs of crashed processes in %s are not imported\n",
+            fprintf(stderr, "piano-db: warning: %s; the runs waiting in %s are not imported\n",
                     err, spool);
     } else if (pending) {
-        fprintf(stderr, "piano-db: warning: %s: %s; the runs of crashed processes in %s are not imported\n",
+        fprintf(stderr, "piano-db: warning: %s: %s; the runs waiting in %s are not imported\n",
                 p->path, ro, spool);
     }
     if (p->db && pending) {
