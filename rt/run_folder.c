@@ -166,6 +166,8 @@ int make_spool(const char *parent_key)
     g.run.mono0 = mono_ns();
     g.run.tick0 = piano_now();
     g.run.cpu_mode = (uint32_t)g_cpu_mode;
+    const char *keep = getenv("PIANO_KEEP_EMPTY");
+    g.run.keep_empty = keep && *keep && strcmp(keep, "0") != 0;
     read_command(g.run.cmd, &g.run.cmd_len, sizeof g.run.cmd);
     run_selection(&g.run);
 

@@ -496,7 +496,10 @@ struct piano_spool_run {
     uint32_t status;         /* 0: running, 1: complete */
     uint64_t end_tick;
     double overhead_ticks;   /* measured cost of one instrumented call, outside its own time */
-    uint32_t cmd_len, pad;
+    uint32_t cmd_len;
+    /* 1: the program had PIANO_KEEP_EMPTY set (not "0"): a run that recorded
+     * nothing is stored whoever imports it (at exit, later, or recovered). */
+    uint32_t keep_empty;
     char cmd[4096];
     /* Calls piano could not record because a thread's state could not be
      * made (address-space limit, no memory): said once, counted here. */

@@ -526,14 +526,14 @@ static int has_child(struct job *j, int root_fd)
 
 /* Whether a complete run without a parent that recorded nothing of its own (no
  * instrumented call ran, nothing allocated in one: a configure script's test
- * program) is stored all the same: when PIANO_KEEP_EMPTY is set (not "0"),
- * when it lost calls or part of its spool could not be read, when it has
+ * program) is stored all the same: when PIANO_KEEP_EMPTY is set (not "0") in
+ * the program's environment (its run header says so) or the importer's, when it lost calls or part of its spool could not be read, when it has
  * spans, or when a run was forked from it (has_child: a test driver whose
  * children did the work, a daemon's master). Else it is skipped (issue 23). */
 static int keep_empty(struct job *j, int root_fd)
 {
     const char *keep = getenv("PIANO_KEEP_EMPTY");
-    if (keep && *keep && strcmp(keep, "0") != 0)
+    if (j->run->keep_empty || (keep && *keep && strcmp(keep, "0") != 0))
         return 1;
     /* it lost calls, or part of its spool could not be read (damaged, planted):
      * what it recorded is unknown, and the run says so */
