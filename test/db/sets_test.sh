@@ -99,6 +99,19 @@ main (fmt_test.c:1)           2   200.00ns   100.00ns   100.00ns        0       
 
 0 frames
 EOF
+# a set reads its own runs' blobs: a damaged contexts blob of another run (5) does not stop it,
+# also where a call in flight makes it look for a forked run's parent (runset.c inherited_calls,
+# whose query once read every stored run's contexts for each run of a set: N^2 blob decodes)
+cp "$D" "$W/other_damaged.db"
+"$P" --db "$W/other_damaged.db" sql "INSERT INTO unfinished(run, thread, depth, fn, start_ns, elapsed_ns)
+    SELECT 2, 0, 1, id, 0, 10 FROM functions WHERE run = 2 AND name = 'main';
+    UPDATE context_trees SET nodes = x'7f00' WHERE run = 5" > /dev/null || fail "other_damaged: sql"
+[ "$("$P" --db "$W/other_damaged.db" sql "SELECT count(*) FROM context_trees WHERE run = 5 AND nodes = x'7f00'")" = 1 ] ||
+    fail "other_damaged: run 5's contexts not damaged"
+"$P" --db "$W/other_damaged.db" report 1..3 --csv > "$W/out" 2> "$W/err" || fail "other_damaged: exit $?: $(cat "$W/err")"
+grep -q '^main,main.c,1,2,' "$W/out" || fail "other_damaged: no main row: $(cat "$W/out")"
+"$P" --db "$W/other_damaged.db" sql "SELECT count(*) FROM contexts WHERE run = 5" > "$W/out" 2> "$W/err" &&
+    fail "other_damaged: run 5's contexts read"
 # --command: the program's name (./jq and /usr/bin/jq alike), run 4 (jq --version) recorded nothing
 same command_jq "report 1..3 --json" "report --command jq --json"
 expect report_command_top "$P" report --db "$D" --command jq --sort calls --top 1 <<'EOF'

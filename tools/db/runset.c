@@ -408,15 +408,25 @@ static size_t inherited_calls(pdb *p, int64_t run, long thread, inh_fn **out)
     *out = NULL;
     if (thread >= 0 && thread != 0)
         return 0;
-    sqlite3_stmt *st = pdb_prepare(p,
+    /* The parent run first, then its contexts alone: with the parent found
+     * inside the query, SQLite read every stored run's contexts and functions
+     * for each run of the set (a set of N runs cost N^2 blob decodes: 472 jq
+     * test runs took minutes). */
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT q.id FROM runs r JOIN runs q ON q.key = r.parent_key WHERE r.id = ?1");
+    sqlite3_bind_int64(st, 1, run);
+    int64_t parent = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (parent < 0)
+        return 0;
+    st = pdb_prepare(p,
         "SELECT u.depth, u.start_ns, f.name, f.file, f.line, "
-        "EXISTS (SELECT 1 FROM runs q JOIN contexts c ON c.run = q.id "
-        "JOIN functions g ON g.run = q.id AND g.id = c.fn "
-        "WHERE q.key = (SELECT r.parent_key FROM runs r WHERE r.id = ?1) "
-        "AND (u.depth > 1 OR c.parent IS NULL) AND g.name = f.name AND g.file = f.file AND g.line = f.line) "
+        "EXISTS (SELECT 1 FROM contexts c JOIN functions g ON g.run = ?2 AND g.id = c.fn "
+        "WHERE c.run = ?2 AND (u.depth > 1 OR c.parent IS NULL) AND g.name = f.name AND g.file = f.file "
+        "AND g.line = f.line) "
         "FROM unfinished u JOIN functions f ON f.run = u.run AND f.id = u.fn "
         "WHERE u.run = ?1 AND u.thread = 0 ORDER BY u.depth");
     sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, parent);
     int64_t depth = 1, start = -1;
     size_t n = 0;
     while (pdb_step(p, st) == SQLITE_ROW) {
