@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "blob_pack.h"
+
 typedef struct {
     sqlite3_vtab base;
     const piano_blob_table *t;
@@ -132,12 +134,22 @@ static int bt_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
     const void *b = sqlite3_value_blob(argv[0]);
     if (len <= 0 || !b)
         return SQLITE_OK;
-    /* A copy: the argument's value may not outlive this call. */
-    c->blob = sqlite3_malloc(len);
+    /* A copy (the argument's value may not outlive this call), unpacked
+     * when packed (blob_pack.h): the format reads the blob as written. */
+    size_t n = (size_t)len;
+    if (piano_blob_packed(b, n)) {
+        n = piano_blob_unpacked_size(b, (size_t)len);
+        if (n == 0)
+            return malformed(cur);
+    }
+    c->blob = sqlite3_malloc64(n);
     if (!c->blob)
         return SQLITE_NOMEM;
-    memcpy(c->blob, b, (size_t)len);
-    if (table_of(cur)->open(c->state, c->blob, (size_t)len) != 0)
+    if (!piano_blob_packed(b, (size_t)len))
+        memcpy(c->blob, b, n);
+    else if (piano_blob_unpack(b, (size_t)len, c->blob, n) != 0)
+        return malformed(cur);
+    if (table_of(cur)->open(c->state, c->blob, n) != 0)
         return malformed(cur);
     c->eof = 0;
     return bt_next(cur);

@@ -18,6 +18,7 @@
  * functions; import_int.h maps the rest.
  */
 #define _GNU_SOURCE
+#include "blob_pack.h"
 #include "fns_blob.h"
 #include "import_int.h"
 #include "span_spool.h"
@@ -122,12 +123,25 @@ static int import_functions(struct job *j)
         failed = w->failed;
         if (!failed) {
             sqlite3_bind_int64(j->fn_st, 1, j->run_id);
-            sqlite3_bind_blob(j->fn_st, 2, w->buf, (int)w->len, SQLITE_STATIC);
-            failed = STEP(j->fn_st) != 0;
+            failed = import_bind_blob(j, j->fn_st, 2, w->buf, w->len) != 0 || STEP(j->fn_st) != 0;
         }
     }
     free(fns);
     return failed ? -1 : 0;
+}
+
+int import_bind_blob(struct job *j, sqlite3_stmt *st, int col, const unsigned char *raw, size_t n)
+{
+    if (n > j->cap_packed) {
+        unsigned char *p = realloc(j->packed, n);
+        if (!p)
+            return sqlite3_bind_blob(st, col, raw, (int)n, SQLITE_STATIC);   /* stored as it is */
+        j->packed = p;
+        j->cap_packed = n;
+    }
+    size_t packed = piano_blob_pack(raw, n, j->packed, n);
+    return packed ? sqlite3_bind_blob(st, col, j->packed, (int)packed, SQLITE_STATIC)
+                  : sqlite3_bind_blob(st, col, raw, (int)n, SQLITE_STATIC);
 }
 
 static void job_free(struct job *j)
@@ -141,6 +155,7 @@ static void job_free(struct job *j)
     piano_ctx_writer_free(&j->ctx_blob);
     sqlite3_finalize(j->stats_st);
     free(j->stats_blob.buf);
+    free(j->packed);
     sqlite3_finalize(j->unf_st);
     spool_packed_release(j);
     for (size_t i = 0; i < j->n_maps; i++)

@@ -212,6 +212,8 @@ struct job {
     piano_fnlist_writer fn_blob;  /* the run's functions (fn_st: into fn_lists) */
     piano_ctx_writer ctx_blob;    /* a thread's contexts (ctx_st: into context_trees) */
     piano_stats_writer stats_blob;   /* its functions' stats (stats_st: into stat_trees) */
+    unsigned char *packed;        /* a blob packed for storing (blob_pack.h), cap_packed bytes */
+    size_t cap_packed;
     struct mapping *maps;
     size_t n_maps, cap_maps;
     struct frame_span *spans;
@@ -297,6 +299,9 @@ int import_frames(struct job *j, int dry);
 int import_snapshots(struct job *j);   /* import_snaps.c */
 int import_spans(struct job *j);       /* import_spans.c */
 int import_prepare_unfinished(struct job *j);   /* import.c: made at the first call in flight */
+/* Binds blob raw (n bytes) to parameter col of st, packed when that makes it
+ * shorter (blob_pack.h); valid until the next call. import.c */
+int import_bind_blob(struct job *j, sqlite3_stmt *st, int col, const unsigned char *raw, size_t n);
 
 /* import.c: import_dir's results besides 1, 0 and -1. */
 #define IMPORT_NO_RUN 2     /* the folder has no run header */

@@ -399,7 +399,8 @@ static int store_contexts(struct job *j, const struct thread_in *t, uint32_t n_n
     sqlite3_stmt *st = j->ctx_st;
     sqlite3_bind_int64(st, 1, j->run_id);
     sqlite3_bind_int64(st, 2, t->number);
-    sqlite3_bind_blob(st, 3, j->ctx_blob.buf, (int)j->ctx_blob.len, SQLITE_STATIC);
+    if (import_bind_blob(j, st, 3, j->ctx_blob.buf, j->ctx_blob.len) != SQLITE_OK)
+        return -1;
     return STEP(st) ? -1 : 0;
 }
 
@@ -456,7 +457,8 @@ static int store_stats(struct job *j, const struct thread_in *t, size_t n_sample
     sqlite3_stmt *st = j->stats_st;
     sqlite3_bind_int64(st, 1, j->run_id);
     sqlite3_bind_int64(st, 2, t->number);
-    sqlite3_bind_blob(st, 3, j->stats_blob.buf, (int)j->stats_blob.len, SQLITE_STATIC);
+    if (import_bind_blob(j, st, 3, j->stats_blob.buf, j->stats_blob.len) != SQLITE_OK)
+        return -1;
     return STEP(st) ? -1 : 0;
 }
 

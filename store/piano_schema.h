@@ -47,9 +47,11 @@
  * 1-3: older tools cannot read them; the upgrade rewrites nothing), 21 (a
  * run's functions as one blob: fn_lists; no stored view functions), 22 (v3
  * stats blobs, child_calls before the allocation figures: stats_blob.h;
- * older tools cannot read them; the upgrade rewrites nothing), and one per
- * metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (22 + PIANO_METRICS_SCHEMA)
+ * older tools cannot read them; the upgrade rewrites nothing), 23 (stats,
+ * contexts and function-list blobs stored packed when that makes them shorter:
+ * blob_pack.h; older tools cannot read them; the upgrade rewrites nothing),
+ * and one per metric added since (spool/metrics.h). */
+#define PIANO_SCHEMA_VERSION (23 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them.

@@ -5,12 +5,15 @@
  * hist_total: piano_hist_add_blob, then quantiles and the significance test
  * over the decoded buckets); 1 (mod 4), a frame's fns blob (frames.fns:
  * fns_decode of tools/db/query.c); 3 (mod 4), a thread's stats blob
- * (stat_trees.fns: store/stats_blob.h, any version), whose functions, when
- * it reads to its end, are written again and must read back the same. A blob
+ * (stat_trees.fns: store/stats_blob.h, any version; packed ones unpacked
+ * first, as blob_table.c does: store/blob_pack.h), whose functions, when
+ * it reads to its end, are written again and must read back the same, and
+ * the blob written, packed, must unpack to its bytes. A blob
  * piano-db rejects ends in pdb_die, whose hook longjmps back.
  *
  * Seeds: test/fuzz/corpus/blobs (blobs taken from real runs). */
 #include "piano_db.h"
+#include "blob_pack.h"
 #include "hist.h"
 #include "stats_blob.h"
 #include <setjmp.h>
@@ -72,6 +75,17 @@ static void stats_case(const uint8_t *b, size_t len)
 {
     enum { MAX_ROWS = 256 };
     static piano_stats_row rows[MAX_ROWS];
+    static unsigned char *unpacked, *repacked;
+    if (piano_blob_packed(b, len)) {
+        size_t n = piano_blob_unpacked_size(b, len);
+        if (n == 0 || n > (1u << 20))
+            return;
+        free(unpacked);
+        if (!(unpacked = malloc(n)) || piano_blob_unpack(b, len, unpacked, n) != 0)
+            return;
+        b = unpacked;
+        len = n;
+    }
     piano_stats_reader r;
     if (piano_stats_open(&r, b, len))
         return;
@@ -115,6 +129,17 @@ static void stats_case(const uint8_t *b, size_t len)
     }
     if (piano_stats_next(&back, &row) != 0)
         abort();
+    /* packed, it unpacks to the same bytes */
+    free(repacked);
+    if (!(repacked = malloc(2 * out.len + 64)))
+        return;
+    size_t plen = piano_blob_pack(out.buf, out.len, repacked, out.len);
+    if (plen) {
+        unsigned char *again = repacked + out.len;
+        if (plen >= out.len || piano_blob_unpacked_size(repacked, plen) != out.len ||
+            piano_blob_unpack(repacked, plen, again, out.len) != 0 || memcmp(again, out.buf, out.len) != 0)
+            abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

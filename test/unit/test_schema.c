@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "blob_pack.h"
 #include "contexts_blob.h"
 #include "fns_blob.h"
 #include "functions_blob.h"
@@ -703,7 +704,7 @@ static void contexts_blob_ancestry(void **state)
  * text with the histograms in hex, in order. */
 static char *all_stats(sqlite3 *db)
 {
-    static char out[16384];
+    static char out[65536];
     size_t k = 0;
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT * FROM stats ORDER BY run, thread, fn", -1, &st, NULL),
@@ -1216,7 +1217,7 @@ static void upgrade_from_21_keeps_stats(void **state)
     db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     assert_non_null(db);
     assert_int_equal(count_of(db, "PRAGMA user_version"), PIANO_SCHEMA_VERSION);
-    assert_int_equal(PIANO_SCHEMA_VERSION, 22 + PIANO_METRICS_SCHEMA);
+    assert_int_equal(PIANO_SCHEMA_VERSION, 23 + PIANO_METRICS_SCHEMA);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
     with_views(db);
     char old[4096];
@@ -1239,6 +1240,178 @@ static void upgrade_from_21_keeps_stats(void **state)
     sqlite3_finalize(up);
     free(w.buf);
     assert_string_equal(all_stats(db), old);
+    sqlite3_close(db);
+}
+
+/* ------------------------------------------------ packed blobs (blob_pack.h) */
+
+static unsigned packed_seed = 12345;
+static unsigned packed_rand(void)
+{
+    packed_seed = packed_seed * 1103515245u + 12345u;
+    return packed_seed >> 16;
+}
+
+/* Bytes as a stream of LEB128 varints of skewed sizes: what the blobs hold. */
+static void varint_stream(unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned r = packed_rand();
+        uint64_t v = r % 7 ? r % 40 : (uint64_t)r * 977;
+        for (; v >= 0x80 && i < n; v >>= 7)
+            b[i++] = (unsigned char)(v | 0x80);
+        if (i < n)
+            b[i++] = (unsigned char)v;
+    }
+}
+
+static void round_trip(const unsigned char *raw, size_t n, int must_pack)
+{
+    unsigned char *out = malloc(n + 256), *back = malloc(n + 1);
+    assert_non_null(out);
+    assert_non_null(back);
+    size_t len = piano_blob_pack(raw, n, out, n + 256);
+    if (must_pack)
+        assert_true(len > 0);
+    if (len) {
+        assert_true(len < n);
+        assert_true(piano_blob_packed(out, len));
+        assert_int_equal(piano_blob_unpacked_size(out, len), n);
+        assert_int_equal(piano_blob_unpack(out, len, back, n), 0);
+        assert_memory_equal(back, raw, n);
+        /* every truncation is refused (no crash, no partial success) */
+        for (size_t cut = 0; cut < len; cut += 1 + cut / 8) {
+            size_t m = piano_blob_unpacked_size(out, cut);
+            if (m)
+                assert_int_equal(piano_blob_unpack(out, cut, back, m), -1);
+        }
+        /* a byte more is refused */
+        out[len] = 0x55;
+        assert_int_equal(piano_blob_unpack(out, len + 1, back, n), -1);
+    }
+    free(out);
+    free(back);
+}
+
+/* Varint streams shrink and come back byte for byte; uniform bytes are left
+ * as they are (packing would not make them shorter); one repeated byte, and
+ * two, pack to a bit each. */
+static void blob_pack_round_trip(void **state)
+{
+    (void)state;
+    static unsigned char b[200000];
+    for (size_t n = 1; n < sizeof b; n = n * 3 + 7) {
+        varint_stream(b, n);
+        round_trip(b, n, n > 400);
+    }
+    for (size_t i = 0; i < 5000; i++)
+        b[i] = (unsigned char)packed_rand();
+    unsigned char out[6000];
+    assert_int_equal(piano_blob_pack(b, 5000, out, sizeof out), 0);
+    memset(b, 0x42, 4000);
+    round_trip(b, 4000, 1);
+    unsigned char one[4000];
+    assert_int_equal(piano_blob_pack(b, 4000, one, sizeof one), 1 + 2 + 128 + 500);
+    for (size_t i = 0; i < 4000; i++)
+        b[i] = i % 3 ? 7 : 200;
+    round_trip(b, 4000, 1);
+    /* skewed enough that an unlimited code would be deeper than 12 bits */
+    size_t k = 0;
+    for (int v = 0; v < 256; v++)
+        for (unsigned c = 0; c < (v < 20 ? 1u << (v % 20) : 1u) && k < sizeof b; c++)
+            b[k++] = (unsigned char)v;
+    round_trip(b, k, 1);
+    /* too small to gain: not packed */
+    assert_int_equal(piano_blob_pack(b, 100, out, sizeof out), 0);
+    assert_int_equal(piano_blob_pack(b, 0, out, sizeof out), 0);
+}
+
+/* Malformed packed blobs are refused: a header cut short, a length the codes
+ * cannot hold, over-subscribed or too long code lengths, a code that is not
+ * in the table. */
+static void blob_pack_refuses_malformed(void **state)
+{
+    (void)state;
+    unsigned char raw[3000], p[3000], back[3000];
+    varint_stream(raw, sizeof raw);
+    size_t len = piano_blob_pack(raw, sizeof raw, p, sizeof p);
+    assert_true(len > 0);
+    size_t lengths = 1 + 2;   /* the marker, then 3000 as two varint bytes */
+    assert_int_equal(piano_blob_unpacked_size(p, lengths + 128), 0);   /* no codes: not even a byte */
+    unsigned char bad[3000];
+    memcpy(bad, p, len);
+    bad[1] = 0xff, bad[2] = 0xff, bad[3] = 0x7f;   /* a length of 2^21 - 1 with the codes of 3000 bytes */
+    assert_int_equal(piano_blob_unpacked_size(bad, len), 0);
+    memcpy(bad, p, len);
+    memset(bad + lengths, 0x11, 128);   /* 256 codes of 1 bit: over-subscribed */
+    assert_int_equal(piano_blob_unpack(bad, len, back, sizeof raw), -1);
+    memcpy(bad, p, len);
+    memset(bad + lengths, 0xdd, 128);   /* 13 bits: longer than the table */
+    assert_int_equal(piano_blob_unpack(bad, len, back, sizeof raw), -1);
+    memcpy(bad, p, len);
+    memset(bad + lengths, 0, 128);
+    bad[lengths] = 0x01;   /* one code, value 0, of 1 bit: a 1 bit is no code */
+    memset(bad + lengths + 128, 0xff, len - lengths - 128);
+    assert_int_equal(piano_blob_unpack(bad, len, back, sizeof raw), -1);
+    assert_int_equal(piano_blob_unpack(p, len, back, sizeof raw - 1), -1);   /* not its length */
+    assert_int_equal(piano_blob_unpack(p, len, back, sizeof raw), 0);
+    assert_memory_equal(back, raw, sizeof raw);
+}
+
+/* A packed stats blob reads through the stats view as the same blob stored
+ * as it is; a damaged one is an error naming the table, not a crash. */
+static void packed_stats_read_the_same(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/packed.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    piano_stats_writer w = {0};
+    piano_stats_begin(&w, 0);
+    for (int fn = 0; fn < 60; fn++) {
+        int64_t v[PIANO_STATS_NV] = {0};
+        v[PIANO_M_calls] = 1 + fn % 7, v[PIANO_M_self_ns] = 100 + fn * 37, v[PIANO_M_total_ns] = 200 + fn * 41;
+        v[PIANO_M_allocs] = fn % 3, v[PIANO_STATS_CHILD] = fn % 5;
+        piano_stats_put(&w, fn, v, "\x00\x15\x09", 3, fn % 2 ? "\x00\x19" : NULL, fn % 2 ? 2 : 0);
+    }
+    assert_false(w.failed);
+    unsigned char packed[8192];
+    size_t len = piano_blob_pack(w.buf, w.len, packed, sizeof packed);
+    assert_true(len > 0 && len < w.len);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,"
+                                  "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *ins;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO stat_trees(run, thread, fns) VALUES(1, 0, ?1)",
+                                        -1, &ins, NULL),
+                     SQLITE_OK);
+    with_views(db);
+    sqlite3_bind_blob(ins, 1, w.buf, (int)w.len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_reset(ins);
+    static char raw_rows[65536];
+    snprintf(raw_rows, sizeof raw_rows, "%s", all_stats(db));
+    assert_non_null(strstr(raw_rows, "fn=59|calls=4|"));
+    sqlite3_bind_blob(ins, 1, packed, (int)len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_reset(ins);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE hex(substr(fns, 1, 1)) = '7F'"), 1);
+    assert_string_equal(all_stats(db), raw_rows);
+    packed[len - 1] ^= 0x5a;   /* damaged: a code, or the padding, is wrong */
+    packed[len / 2] ^= 0xff;
+    sqlite3_bind_blob(ins, 1, packed, (int)len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_finalize(ins);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM stats", -1, &st, NULL), SQLITE_OK);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)   /* (a damage the code cannot tell reads as other bytes: then the format's reader judges) */
+        assert_non_null(strstr(sqlite3_errmsg(db), "stat_trees.fns"));
+    free(w.buf);
     sqlite3_close(db);
 }
 
@@ -1406,6 +1579,9 @@ int main(void)
         cmocka_unit_test(upgrades_version_18_histograms),
         cmocka_unit_test(stats_blob_round_trip),
         cmocka_unit_test(upgrade_from_21_keeps_stats),
+        cmocka_unit_test(blob_pack_round_trip),
+        cmocka_unit_test(blob_pack_refuses_malformed),
+        cmocka_unit_test(packed_stats_read_the_same),
         cmocka_unit_test(fns_blob_varints),
         cmocka_unit_test(functions_blob_round_trip),
         cmocka_unit_test(upgrades_version_20_functions),
