@@ -1,61 +1,51 @@
 /*
  * import_frames.c - phase 2 of the import: the frames of every thread,
- * merged into one sequence in end order and inserted in batches.
+ * merged into one sequence in end order and stored in blocks
+ * (frame_blocks, store/frames_blob.h).
  */
 #include "fns_blob.h"
+#include "frames_blob.h"
 #include "import_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Binds frame f (number seq in end order, of thread `thread`, in a span
- * ending at end) to the FRAME_NCOL parameters of st from col. Its fns blob is made at
- * j->blob + *at and bound without a copy (it stays there until the statement
- * has run); *at moves past it. */
-static void bind_frame(struct job *j, sqlite3_stmt *st, int col, const struct piano_frame_view *f,
-                       const unsigned char *end, uint32_t thread, uint64_t seq, size_t *at)
+/* Appends frame f (number seq in end order, of thread `thread`, in a span
+ * ending at end) to block w. Its fns blob is made at j->blob first. */
+static void put_frame(struct job *j, piano_frames_writer *w, const struct piano_frame_view *f,
+                      const unsigned char *end, uint32_t thread, uint64_t seq)
 {
     const unsigned char *p = f->fns;
-    unsigned char *blob = j->blob + *at;
     size_t len = 0;
     uint32_t fn = 0;
     for (uint32_t k = 0; k < f->nfns; k++) {
         uint64_t ticks = 0;
         if (!(p = piano_frame_fn(p, end, &fn, &ticks)))
             break;   /* checked when found: the bytes changed since (not piano's) */
-        len += piano_fns_put(blob + len, fn, (uint64_t)to_ns(ticks, j->npt));
+        len += piano_fns_put(j->blob + len, fn, (uint64_t)to_ns(ticks, j->npt));
         use_fn(j, fn);
     }
-    sqlite3_bind_int64(st, col, j->run_id);
-    sqlite3_bind_int64(st, col + 1, (sqlite3_int64)seq);
-    sqlite3_bind_int64(st, col + 2, thread);
     /* Both ends rounded alike: a frame ending at the end of the run ends within it. */
     int64_t start = since(f->start, j->run->tick0, j->npt), stop = since(f->start + f->total, j->run->tick0, j->npt);
     int64_t total = stop > start ? stop - start : 0;
-    sqlite3_bind_int64(st, col + 3, start);
-    sqlite3_bind_int64(st, col + 4, total);
-    bind_allocs(st, col + 5, f->allocs, f->alloc_bytes, f->frees, f->free_bytes);
-    sqlite3_bind_blob(st, col + 9, blob, (int)len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, col + 10, count64(f->n));
-    sqlite3_bind_int(st, col + 11, (double)total > j->spike_ns);
+    piano_frame_row row = {
+        .seq = count64(seq), .thread = thread, .start_ns = start, .total_ns = total,
+        .allocs = count64(f->allocs), .alloc_bytes = count64(f->alloc_bytes),
+        .frees = count64(f->frees), .free_bytes = count64(f->free_bytes),
+        .thread_seq = count64(f->n), .has_thread_seq = 1,
+        .spike = (double)total > j->spike_ns,
+        .fns = j->blob, .fns_len = len,
+    };
     if (thread < j->n_cpu_threads && j->cpu_threads[thread]) {
         int64_t off = f->off_ns < (uint64_t)total ? (int64_t)f->off_ns : total;
-        sqlite3_bind_int64(st, col + 12, total - off);
-    } else {
-        sqlite3_bind_null(st, col + 12);
+        row.cpu_ns = total - off;
+        row.has_cpu = 1;
     }
-    *at += len;
+    piano_frames_put(w, &row);
 }
 
-/* Frames go in FRAME_BATCH rows per statement: per-row statement overhead is
- * most of the cost of storing a run with many frames. */
+/* A batch of kept frames taken off the heap at a time. */
 #define FRAME_BATCH 64
-/* j->blob's size: a batch's fns blobs, or one frame's (at most PIANO_FN_CAP
- * functions, PIANO_FNS_ENTRY_MAX bytes each), or one histogram's records. */
-#define FRAME_BLOB_SIZE ((size_t)PIANO_CHUNK_SIZE)
-#define FRAME_COLUMNS "run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,frees,free_bytes,fns,thread_seq,spike,cpu_ns"
-#define FRAME_PARAMS "(?,?,?,?,?,?,?,?,?,?,?,?,?)"
-#define FRAME_NCOL 13
 
 /* One thread's frames, read in order across its spans. */
 struct frame_cursor {
@@ -173,17 +163,14 @@ static size_t start_cursors(const struct job *j, struct frame_cursor *cur, struc
 }
 
 /* Takes the next FRAME_BATCH kept frames (fewer at the end) off the heap of
- * *n cursors into pend; *need gets the bytes their fns blobs may take.
- * Returns how many. */
-static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n, struct pending *pend, size_t *need)
+ * *n cursors into pend. Returns how many. */
+static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n, struct pending *pend)
 {
     int got = 0;
-    *need = 0;
     while (got < FRAME_BATCH && *n) {
         struct frame_cursor *c = heap[0];
         if (frame_kept(j, &c->f)) {
             pend[got++] = (struct pending){ c->f, c->span->end, c->span->thread };
-            *need += (size_t)PIANO_FNS_ENTRY_MAX * c->f.nfns;
         }
         c->base = c->end;
         c->base_n = c->f.n;
@@ -195,16 +182,24 @@ static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n
     return got;
 }
 
-/* The statement inserting FRAME_BATCH frames, made when a run has that many:
- * its 832 parameters take a quarter of a millisecond to compile, as much as a
- * short process's whole store otherwise (bench/README.md, row (f)). */
-static int prepare_batch(sqlite3 *db, sqlite3_stmt **batch)
+/* Stores block w of run j (nothing when it is empty) and starts another. */
+static int flush_block(struct job *j, sqlite3_stmt *ins, piano_frames_writer *w)
 {
-    char sql[FRAME_BATCH * 32 + 160];
-    int len = snprintf(sql, sizeof sql, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES");
-    for (int k = 0; k < FRAME_BATCH; k++)
-        len += snprintf(sql + len, sizeof sql - (size_t)len, "%s" FRAME_PARAMS, k ? "," : "");
-    return sqlite3_prepare_v2(db, sql, -1, batch, NULL) == SQLITE_OK ? 0 : -1;
+    if (!w->n)
+        return 0;
+    if (w->failed)
+        return -1;
+    size_t len;
+    const unsigned char *b = piano_frames_end(w, &len);
+    sqlite3_bind_int64(ins, 1, j->run_id);
+    sqlite3_bind_int64(ins, 2, w->first);
+    sqlite3_bind_int64(ins, 3, w->last);
+    sqlite3_bind_int64(ins, 4, w->n);
+    sqlite3_bind_int64(ins, 5, w->spikes);
+    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
+    int rc = STEP(ins);
+    piano_frames_begin(w);
+    return rc;
 }
 
 /* Inserts every frame, numbered in end order (ties: by thread), merging the
@@ -216,10 +211,13 @@ int import_frames(struct job *j, int dry)
         return 0;
     struct frame_cursor *cur = calloc(j->n_spans, sizeof *cur);
     struct frame_cursor **heap = calloc(j->n_spans, sizeof *heap);
-    sqlite3_stmt *batch = NULL, *one = NULL;
+    sqlite3_stmt *ins = NULL;
+    piano_frames_writer w = {0};
+    piano_frames_begin(&w);
     int rc = -1;
     if (!cur || !heap ||
-        sqlite3_prepare_v2(j->db, "INSERT INTO frames(" FRAME_COLUMNS ") VALUES" FRAME_PARAMS, -1, &one, NULL))
+        (!dry && sqlite3_prepare_v2(j->db, "INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) "
+                                           "VALUES(?,?,?,?,?,?)", -1, &ins, NULL)))
         goto out;
     /* Which threads measured CPU time (their frames' cpu_ns; NULL otherwise). */
     uint32_t max_thread = 0;
@@ -235,37 +233,28 @@ int import_frames(struct job *j, int dry)
         if (j->threads[i].has_hdr)
             j->cpu_threads[j->threads[i].number] = j->run->cpu_mode != PIANO_CPU_OFF && j->threads[i].hdr.cpu_ok;
     j->spike_keep_ticks = spike_keep_ticks(j);
-    size_t n = start_cursors(j, cur, heap), need;
+    size_t n = start_cursors(j, cur, heap);
     struct pending pend[FRAME_BATCH];
     uint64_t seq = 0;
     while (n) {
-        int got = next_batch(j, heap, &n, pend, &need);
+        int got = next_batch(j, heap, &n, pend);
         if (dry) {
             seq += (uint64_t)got;
             continue;
         }
-        if (got == FRAME_BATCH && need <= FRAME_BLOB_SIZE) {
-            size_t at = 0;
-            if (!batch && prepare_batch(j->db, &batch))
+        for (int k = 0; k < got; k++) {
+            put_frame(j, &w, &pend[k].f, pend[k].end, pend[k].thread, ++seq);
+            if ((w.n >= PIANO_FRAME_BLOCK_MAX || w.len >= PIANO_FRAME_BLOCK_BYTES) && flush_block(j, ins, &w))
                 goto out;
-            for (int k = 0; k < got; k++)
-                bind_frame(j, batch, 1 + FRAME_NCOL * k, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
-            if (STEP(batch))
-                goto out;
-        } else {   /* the last frames, or rows of many functions: one statement each */
-            for (int k = 0; k < got; k++) {
-                size_t at = 0;
-                bind_frame(j, one, 1, &pend[k].f, pend[k].end, pend[k].thread, ++seq, &at);
-                if (STEP(one))
-                    goto out;
-            }
         }
     }
+    if (!dry && flush_block(j, ins, &w))
+        goto out;
     rc = 0;
     j->frames_kept = seq;
 out:
-    sqlite3_finalize(batch);
-    sqlite3_finalize(one);
+    sqlite3_finalize(ins);
+    free(w.buf);
     free(cur);
     free(heap);
     return rc;

@@ -50,8 +50,10 @@
  * older tools cannot read them; the upgrade rewrites nothing), 23 (stats,
  * contexts and function-list blobs stored packed when that makes them shorter:
  * blob_pack.h; older tools cannot read them; the upgrade rewrites nothing),
+ * 24 (frames in blocks: frame_blocks; the table frames becomes frame_rows,
+ * its rows moved into blocks),
  * and one per metric added since (spool/metrics.h). */
-#define PIANO_SCHEMA_VERSION (23 + PIANO_METRICS_SCHEMA)
+#define PIANO_SCHEMA_VERSION (24 + PIANO_METRICS_SCHEMA)
 
 /* A function's name, file and line are stored once per database (names),
  * shared by every run that calls it; a run's function ids point at them.
@@ -252,6 +254,51 @@ PIANO_SCHEMA_INUSE \
 "  PRIMARY KEY(run, thread)\n" \
 ");\n"
 
+/* Frames (PIANO_FRAMES): per run, the frames kept, numbered in order of
+ * their end across the run (seq). Since schema 24 the import stores them in
+ * blocks of up to 256 consecutive frames (frame_blocks.frames, the format of
+ * store/frames_blob.h: about 8 bytes a frame besides its fns, where a row
+ * took about 25, and a row's work in SQLite was most of what storing a frame
+ * cost); frame_rows (the frames table of schema 22 and older, renamed, with
+ * its index frames_spikes) holds the rows the upgrade could not move into
+ * blocks and rows inserted through the view. The TEMP view frames (frames_blob.c: made on their
+ * connection by piano-db and `piano-db sql`, not stored) reads both as the
+ * table of schema 22 did, same columns; under `piano-db sql` it takes
+ * inserts, updates and deletes (an update or delete of a frame in a block
+ * moves the block's frames to frame_rows first). A frame is a spike when its
+ * total_ns is over 2x the median of every frame of the run (runs.frame_hist),
+ * marked when it is stored; frame_blocks.spikes counts a block's, and its
+ * partial index finds the blocks that hold some. frame_blocks has rowids, as
+ * context_trees. */
+#define PIANO_SCHEMA_FRAME_ROWS \
+"CREATE TABLE IF NOT EXISTS frame_rows(  -- frames no block holds and inserted ones (read through frames)\n" \
+"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  seq INTEGER NOT NULL,               -- 1, 2, ... in order of frame end across the run\n" \
+"  thread INTEGER NOT NULL,\n" \
+"  start_ns INTEGER NOT NULL,          -- since the run's start\n" \
+"  total_ns INTEGER NOT NULL,\n" \
+"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
+"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
+"  fns BLOB NOT NULL,\n" \
+"  thread_seq INTEGER,                 -- its number among its thread's frames, kept or not (1, 2, ...)\n" \
+"  spike INTEGER NOT NULL DEFAULT 0,   -- total_ns > 2x the median of the run's frames (runs.frame_hist)\n" \
+"  cpu_ns INTEGER,                     -- CPU time in the frame: total_ns less its off-CPU time (NULL: not measured)\n" \
+"  PRIMARY KEY(run, seq)\n" \
+") WITHOUT ROWID;\n" \
+"CREATE INDEX IF NOT EXISTS frames_spikes ON frame_rows(run, seq) WHERE spike;\n"
+
+#define PIANO_SCHEMA_FRAME_BLOCKS \
+"CREATE TABLE IF NOT EXISTS frame_blocks(\n" \
+"  run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
+"  seq    INTEGER NOT NULL,            -- its first frame's\n" \
+"  last   INTEGER NOT NULL,            -- its last frame's seq\n" \
+"  n      INTEGER NOT NULL,            -- its frames\n" \
+"  spikes INTEGER NOT NULL,            -- of them spikes\n" \
+"  frames BLOB NOT NULL,               -- the frames (store/frames_blob.h)\n" \
+"  PRIMARY KEY(run, seq)\n" \
+");\n" \
+"CREATE INDEX IF NOT EXISTS frame_blocks_spikes ON frame_blocks(run, seq) WHERE spikes;\n"
+
 #define PIANO_SCHEMA_SQL \
 "CREATE TABLE IF NOT EXISTS runs(\n" \
 "  id          INTEGER PRIMARY KEY,\n" \
@@ -291,21 +338,8 @@ PIANO_SCHEMA_STAT_ROWS \
 PIANO_SCHEMA_STAT_TREES \
 PIANO_SCHEMA_CONTEXT_ROWS \
 PIANO_SCHEMA_CONTEXT_TREES \
-"CREATE TABLE IF NOT EXISTS frames(\n" \
-"  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
-"  seq INTEGER NOT NULL,               -- 1, 2, ... in order of frame end across the run\n" \
-"  thread INTEGER NOT NULL,\n" \
-"  start_ns INTEGER NOT NULL,          -- since the run's start\n" \
-"  total_ns INTEGER NOT NULL,\n" \
-"  allocs INTEGER NOT NULL, alloc_bytes INTEGER NOT NULL,\n" \
-"  frees INTEGER NOT NULL, free_bytes INTEGER NOT NULL,\n" \
-"  fns BLOB NOT NULL,\n" \
-"  thread_seq INTEGER,                 -- its number among its thread's frames, kept or not (1, 2, ...)\n" \
-"  spike INTEGER NOT NULL DEFAULT 0,   -- total_ns > 2x the median of the run's frames (runs.frame_hist)\n" \
-"  cpu_ns INTEGER,                     -- CPU time in the frame: total_ns less its off-CPU time (NULL: not measured)\n" \
-"  PRIMARY KEY(run, seq)\n" \
-") WITHOUT ROWID;\n" \
-"CREATE INDEX IF NOT EXISTS frames_spikes ON frames(run, seq) WHERE spike;\n" \
+PIANO_SCHEMA_FRAME_ROWS \
+PIANO_SCHEMA_FRAME_BLOCKS \
 "CREATE TABLE IF NOT EXISTS unfinished( -- calls still in flight when the run ended (counted in stats since schema 4)\n" \
 "  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,\n" \
 "  thread INTEGER NOT NULL, depth INTEGER NOT NULL, fn INTEGER NOT NULL,\n" \
@@ -445,6 +479,15 @@ PIANO_SCHEMA_STAT_TREES
 "DROP VIEW IF EXISTS contexts;\n" \
 "DROP VIEW IF EXISTS stats;\n" \
 PIANO_SCHEMA_MIGRATE_FUNCTIONS
+
+/* To version 24: frames in blocks. The table frames becomes frame_rows (with
+ * its index frames_spikes), whose rows store.c then moves into blocks, those a
+ * block holds as they are (piano_frames_pack: every row the import wrote);
+ * the others stay rows, read through the view frames. Run when the database
+ * has no frame_blocks. */
+#define PIANO_SCHEMA_MIGRATE_FRAME_BLOCKS \
+"ALTER TABLE frames RENAME TO frame_rows;\n" \
+PIANO_SCHEMA_FRAME_BLOCKS
 
 /* To version 21: a run's functions in a blob (fn_lists). The stored view
  * functions of schemas 8-20 and its trigger go (piano-db makes them TEMP:

@@ -3,6 +3,7 @@
 #include "db_path.h"
 #include "piano_schema.h"
 #include "contexts_blob.h"
+#include "frames_blob.h"
 #include "functions_blob.h"
 #include "stats_blob.h"
 #include "fns_blob.h"
@@ -321,6 +322,10 @@ static int upgrade_schema(sqlite3 *db, const char *path, char *err, size_t errn)
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_CONTEXT_TREES) == SQLITE_OK;
     if (ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "stat_trees"))
         ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_STAT_TREES) == SQLITE_OK;
+    int pack_frames = ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "frame_blocks");
+    if (pack_frames)
+        ok = piano_store_exec(db, PIANO_SCHEMA_MIGRATE_FRAME_BLOCKS) == SQLITE_OK &&
+             piano_frames_pack(db) == SQLITE_OK;
     int pack_fns = ok && version < PIANO_SCHEMA_VERSION && !has_table(db, "fn_lists");
     if (ok && version < PIANO_SCHEMA_VERSION)
         ok = add_metric_columns(db) == SQLITE_OK && (!pack || piano_contexts_pack(db) == SQLITE_OK) &&

@@ -392,12 +392,21 @@ error gc_no_keep "gc: --keep N is required" "$P" gc --db "$B"
 error folder "$W is a folder, not a database file" "$P" report --db "$W"
 # A frame whose fns blob ends inside a varint: one line, not a crash or a guess.
 cp "$B" "$W/badblob.db"
-sqlite3 "$W/badblob.db" "UPDATE frames SET fns = x'0780' WHERE seq = 2" || fail "corrupting a blob"
+"$P" sql --db "$W/badblob.db" "UPDATE frames SET fns = x'0780' WHERE seq = 2" || fail "corrupting a blob"
+[ "$(sqlite3 "$W/badblob.db" "SELECT count(*) FROM frame_rows")" = 5 ] || fail "the update moved the block to frame_rows"
 error bad_fns_blob "frame 2: malformed fns blob in $W/badblob.db" "$P" report --db "$W/badblob.db" --frames
 # export streams: what it wrote before frame 2 stays on stdout, then the one line.
 "$P" export --db "$W/badblob.db" --format chrome > "$W/out" 2> "$W/err" && fail "bad_fns_blob_export: exit 0"
 [ "$(cat "$W/err")" = "piano-db: frame 2: malformed fns blob in $W/badblob.db" ] ||
     fail "bad_fns_blob_export: stderr '$(cat "$W/err")'"
+# A block of frames cut short (frame_blocks.frames, store/frames_blob.h): one line, for every reader
+# (run 2 has no frame histogram: its median comes from the view frames, which reads the block first).
+cp "$B" "$W/badblock.db"
+sqlite3 "$W/badblock.db" "UPDATE frame_blocks SET frames = substr(frames, 1, 40)" || fail "cutting a block"
+error bad_frame_block "$W/badblock.db: a block of frames (frame_blocks.frames) is malformed" "$P" report --db "$W/badblock.db" --frames
+error bad_frame_block_plot "$W/badblock.db: a block of frames (frame_blocks.frames) is malformed" "$P" plot --db "$W/badblock.db" frames -o "$W/bad.svg"
+error bad_frame_block_sql "sql: a block of frames (frame_blocks.frames) is malformed" "$P" sql --db "$W/badblock.db" "SELECT count(*) FROM frames"
+error bad_frame_block_export "run 2: malformed block of frames (from frame 1) in $W/badblock.db" "$P" export --db "$W/badblock.db" --format chrome -o "$W/bad.json"
 # A thread's stats or contexts blob cut short: one line naming the table, exit 1.
 cp "$B" "$W/badstats.db"
 sqlite3 "$W/badstats.db" "INSERT INTO stat_trees(run, thread, fns) VALUES(1, 7, x'0105')" || fail "corrupting a stats blob"

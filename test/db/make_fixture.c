@@ -18,6 +18,7 @@
  *   make_fixture junk FILE       4 KB of pseudo-random bytes
  */
 #include "contexts_blob.h"
+#include "frames_blob.h"
 #include "functions_blob.h"
 #include "fns_blob.h"
 #include "hist.h"
@@ -69,11 +70,12 @@ static void open_db(const char *path)
         fprintf(stderr, "make_fixture: %s\n", err);
         exit(1);
     }
-    /* stats and contexts: the views `piano-db sql` makes, which take inserts */
+    /* stats, contexts and frames: the views `piano-db sql` makes, which take inserts */
     if (piano_contexts_register(db) != SQLITE_OK || piano_stats_register(db) != SQLITE_OK ||
         piano_contexts_make_triggers(db) != SQLITE_OK || piano_stats_make_triggers(db) != SQLITE_OK ||
-        piano_functions_register(db) != SQLITE_OK)
-        die("the views stats, contexts and functions");
+        piano_functions_register(db) != SQLITE_OK || piano_frames_register(db) != SQLITE_OK ||
+        piano_frames_make_triggers(db) != SQLITE_OK)
+        die("the views stats, contexts, functions and frames");
 }
 
 static void run(int id, const char *key, const char *parent, int pid, const char *cmd,
@@ -385,22 +387,36 @@ static void huge(long long kept)
     sqlite3_finalize(st);
     free(counts);
     free(blob);
-    st = prep("INSERT INTO frames(run, seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, "
-              "fns, thread_seq, spike) VALUES(1,?1,0,?2,?3,1,64,1,64,?4,?5,?6)");
+    /* the frames in blocks, as the import writes them (store/frames_blob.h): millions of
+     * rows through the view and packed would take minutes on a loaded machine */
+    st = prep("INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) VALUES(1,?1,?2,?3,?4,?5)");
+    piano_frames_writer w = {0};
+    piano_frames_begin(&w);
     uint32_t ids[] = {0, 1, 2};
     unsigned char fns[PIANO_FNS_ENTRY_MAX * 3];
     for (long long i = 1; i <= kept; i++) {
         int spike = i % 1000 == 0;
         uint64_t ns[] = {1000, spike ? 29000000 : 5000000, 10999000};
-        size_t n = put_fns(fns, 3, ids, ns);
-        sqlite3_bind_int64(st, 1, i);
-        sqlite3_bind_int64(st, 2, (i - 1) * 16000000 * 20);
-        sqlite3_bind_int64(st, 3, spike ? 40000000 : 16000000);
-        sqlite3_bind_blob(st, 4, fns, (int)n, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, i * 20);
-        sqlite3_bind_int(st, 6, spike);
-        done(st);
+        piano_frame_row f = {.seq = i, .start_ns = (i - 1) * 16000000 * 20, .total_ns = spike ? 40000000 : 16000000,
+                             .allocs = 1, .alloc_bytes = 64, .frees = 1, .free_bytes = 64, .fns = fns,
+                             .fns_len = put_fns(fns, 3, ids, ns), .thread_seq = i * 20, .has_thread_seq = 1,
+                             .spike = spike};
+        piano_frames_put(&w, &f);
+        if (w.n == PIANO_FRAME_BLOCK_MAX || i == kept) {
+            size_t len;
+            const unsigned char *b = piano_frames_end(&w, &len);
+            if (w.failed)
+                die("a block of frames");
+            sqlite3_bind_int64(st, 1, w.first);
+            sqlite3_bind_int64(st, 2, w.last);
+            sqlite3_bind_int64(st, 3, w.n);
+            sqlite3_bind_int64(st, 4, w.spikes);
+            sqlite3_bind_blob(st, 5, b, (int)len, SQLITE_STATIC);
+            done(st);
+            piano_frames_begin(&w);
+        }
     }
+    free(w.buf);
     sqlite3_finalize(st);
     exec("COMMIT");
 }
@@ -659,6 +675,9 @@ int main(int argc, char **argv)
      * through the view then move a thread's tree back to rows). */
     if (piano_contexts_pack(db) != SQLITE_OK)
         die("pack the contexts");
+    /* The frames too: in blocks (store/frames_blob.h), as an import stores them. */
+    if (piano_frames_pack(db) != SQLITE_OK)
+        die("pack the frames");
     if (sqlite3_close(db) != SQLITE_OK)
         die("close");
     return 0;

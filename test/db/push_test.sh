@@ -302,7 +302,7 @@ for run in (2, 1)[:int(sys.argv[3])]:
     vals = ["?" if c == "id" else "key || '-' || ?" if c == "key" else c for c in cols]
     db.execute("INSERT INTO runs(%s) SELECT %s FROM s.runs WHERE id = ?" % (",".join(cols), ",".join(vals)),
                (new, new, run))
-    for t in ("run_functions", "fn_lists", "threads", "stat_rows", "stat_trees", "context_rows", "context_trees", "frames",
+    for t in ("run_functions", "fn_lists", "threads", "stat_rows", "stat_trees", "context_rows", "context_trees", "frame_rows", "frame_blocks",
               "unfinished"):
         cols = [r[1] for r in db.execute("PRAGMA table_info(%s)" % t)]
         sel = ",".join("?" if c == "run" else c for c in cols)

@@ -12,6 +12,7 @@
 #include "blob_pack.h"
 #include "contexts_blob.h"
 #include "fns_blob.h"
+#include "frames_blob.h"
 #include "functions_blob.h"
 #include "piano_schema.h"
 #include "schema18_views.h"
@@ -45,7 +46,7 @@ static int count_of(sqlite3 *db, const char *sql)
     return n;
 }
 
-/* The views stats and contexts as `piano-db sql` makes them on its
+/* The views stats, contexts, functions and frames as `piano-db sql` makes them on its
  * connection (TEMP: the stored schema has none since 19), taking writes. */
 static void with_views(sqlite3 *db)
 {
@@ -54,6 +55,8 @@ static void with_views(sqlite3 *db)
     assert_int_equal(piano_contexts_make_triggers(db), SQLITE_OK);
     assert_int_equal(piano_stats_make_triggers(db), SQLITE_OK);
     assert_int_equal(piano_functions_register(db), SQLITE_OK);
+    assert_int_equal(piano_frames_register(db), SQLITE_OK);
+    assert_int_equal(piano_frames_make_triggers(db), SQLITE_OK);
 }
 
 static void creates_schema_with_version(void **state)
@@ -69,7 +72,7 @@ static void creates_schema_with_version(void **state)
     assert_int_equal(sqlite3_column_int(st, 0), PIANO_SCHEMA_VERSION);
     sqlite3_finalize(st);
     const char *tables[] = { "runs", "names", "run_functions", "fn_lists", "threads", "stat_rows", "stat_trees", "context_rows",
-                             "context_trees", "frames", "unfinished", "tags", "pushes" };
+                             "context_trees", "frame_rows", "frame_blocks", "unfinished", "tags", "pushes" };
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char q[128];
         snprintf(q, sizeof q, "SELECT count(*) FROM %s", tables[i]);
@@ -88,6 +91,7 @@ static void creates_schema_with_version(void **state)
     assert_int_equal(count_of(db, "SELECT count(*) FROM functions"), 0);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stats"), 0);
     assert_int_equal(count_of(db, "SELECT count(*) FROM contexts"), 0);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frames"), 0);
     sqlite3_close(db);
     /* opening again (read) works and keeps the version */
     db = piano_store_open(path, PIANO_STORE_READ, err, sizeof err);
@@ -153,9 +157,11 @@ static void refuses_foreign_files(void **state)
     "    SELECT NEW.run, NEW.id, id FROM names WHERE name = NEW.name AND file = NEW.file AND line = NEW.line;" \
     "END;"
 #define UNDO_21 "DROP TABLE fn_lists;" SCHEMA20_FUNCTIONS
+/* What schema 24 changed: frames was a table (frame_rows, renamed), no blocks. */
+#define UNDO_24 "DROP TABLE frame_blocks; ALTER TABLE frame_rows RENAME TO frames;"
 
 /* Makes database NAME in the current schema with one run, takes away what
- * later schemas added (UNDO_21, then undo), runs old_sql, and opens it for
+ * later schemas added (UNDO_24, UNDO_21, then undo), runs old_sql, and opens it for
  * writing. */
 static sqlite3 *open_undone(const char *name, const char *undo, const char *old_sql)
 {
@@ -168,7 +174,7 @@ static sqlite3 *open_undone(const char *name, const char *undo, const char *old_
                                   "ns_per_tick) VALUES('k',1,'c',0,0,'complete','tsc',1)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, UNDO_21, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, UNDO_24 UNDO_21, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, undo, NULL, NULL, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, old_sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
@@ -1192,7 +1198,7 @@ static void stats_blob_round_trip(void **state)
 }
 
 /* A schema-21 database (stats blobs in the v2 order: one header byte,
- * child_calls eighth) opened by this build: its version becomes 22, its blob
+ * child_calls eighth) opened by this build: its version becomes 24, its blob
  * stays as it was and reads the same rows as a v3 blob of the same figures
  * written now. */
 static void upgrade_from_21_keeps_stats(void **state)
@@ -1217,7 +1223,7 @@ static void upgrade_from_21_keeps_stats(void **state)
     db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
     assert_non_null(db);
     assert_int_equal(count_of(db, "PRAGMA user_version"), PIANO_SCHEMA_VERSION);
-    assert_int_equal(PIANO_SCHEMA_VERSION, 23 + PIANO_METRICS_SCHEMA);
+    assert_int_equal(PIANO_SCHEMA_VERSION, 24 + PIANO_METRICS_SCHEMA);
     assert_int_equal(count_of(db, "SELECT count(*) FROM stat_trees WHERE fns = x'c4080205020110000007021500'"), 1);
     with_views(db);
     char old[4096];
@@ -1551,6 +1557,156 @@ static void upgrades_version_20_functions(void **state)
     sqlite3_close(db);
 }
 
+/* Every frame of the database, each column quoted, in (run, seq) order. */
+static char *all_frames(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+        "SELECT group_concat(x, ';') FROM (SELECT quote(run)||','||quote(seq)||','||quote(thread)||','||"
+        "quote(start_ns)||','||quote(total_ns)||','||quote(allocs)||','||quote(alloc_bytes)||','||quote(frees)||','||"
+        "quote(free_bytes)||','||quote(fns)||','||quote(thread_seq)||','||quote(spike)||','||quote(cpu_ns) AS x "
+        "FROM frames ORDER BY run, seq)", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char *out = strdup(sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* A schema-22 database (a row per frame in the table frames) opened by this
+ * build: the table becomes frame_rows, the frames a block holds as they are
+ * move into blocks of up to 256 (frame_blocks), the others stay rows, and
+ * the view frames reads every frame back as it was, in order; writes through
+ * the view keep the table's rules. */
+static void upgrade_from_22_packs_frames(void **state)
+{
+    (void)state;
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/from22.db", dir);
+    sqlite3 *db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(sqlite3_exec(db, UNDO_24, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "INSERT INTO runs(key,pid,command,started_ns,duration_ns,status,clock,ns_per_tick)"
+        " VALUES('a',1,'c',0,0,'complete','tsc',1),('b',2,'c',0,0,'complete','tsc',1);"
+        /* run 1: 600 frames of two threads, starts going back and forth, a few with
+         * allocations, CPU time and thread_seq unknown in some, every 7th a spike */
+        "WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 600)"
+        " INSERT INTO frames SELECT 1, n * 3, n % 2, (n * 7919) % 1000 - 300, n * 11, (n % 5 = 0) * n,"
+        " (n % 5 = 0) * 64 * n, (n % 10 = 0), (n % 10 = 0) * 32, CASE WHEN n % 4 THEN CAST(x'0a05' || randomblob(n % 9) AS BLOB)"
+        " ELSE x'' END, CASE WHEN n % 13 THEN (n + 1) / 2 END, n % 7 = 0, CASE WHEN n % 3 THEN n * 5 END FROM i;"
+        /* the ends of int64 */
+        "INSERT INTO frames VALUES(1, 9223372036854775807, 4294967296, -9223372036854775808, 9223372036854775807,"
+        " 9223372036854775807, 1, 0, 0, x'00', -9223372036854775808, 1, -9223372036854775808);"
+        /* rows no block holds as they are: they stay rows */
+        "INSERT INTO frames VALUES(1, 5000, 0, 0, 1.5, 0, 0, 0, 0, x'', 1, 0, NULL);"
+        "INSERT INTO frames VALUES(1, 5001, 0, 0, 1, 0, 0, 0, 0, 'text', 1, 0, NULL);"
+        "INSERT INTO frames VALUES(1, 5002, 0, 0, 1, 0, 0, 0, 0, x'', 1, 2, NULL);"
+        "INSERT INTO frames VALUES(2, 1, 0, 0, 5, 0, 0, 0, 0, x'0102', 1, 0, NULL);"
+        "PRAGMA user_version=22",
+        NULL, NULL, NULL), SQLITE_OK);
+    char *before = all_frames(db);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frames"), 605);
+    sqlite3_close(db);
+    db = piano_store_open(path, PIANO_STORE_WRITE, err, sizeof err);
+    assert_non_null(db);
+    assert_int_equal(count_of(db, "PRAGMA user_version"), PIANO_SCHEMA_VERSION);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM sqlite_master WHERE name = 'frames'"), 0);
+    /* run 1: 601 frames in 256 + 256 + 89; run 2: 1; 3 rows left */
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_blocks WHERE run = 1"), 3);
+    assert_int_equal(count_of(db, "SELECT sum(n) FROM frame_blocks"), 602);
+    assert_int_equal(count_of(db, "SELECT sum(spikes) FROM frame_blocks"), 85 + 1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_rows"), 3);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_blocks WHERE seq = 3 AND last = 768 AND n = 256"), 1);
+    with_views(db);
+    char *after = all_frames(db);
+    assert_string_equal(after, before);
+    free(after);
+    /* the key: a seq a block holds is refused, another goes to frame_rows */
+    assert_int_not_equal(sqlite3_exec(db, "INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,"
+                                          "frees,free_bytes,fns) VALUES(1,30,0,0,1,0,0,0,0,x'')", NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_non_null(strstr(sqlite3_errmsg(db), "UNIQUE constraint failed: frames.run, frames.seq"));
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO frames(run,seq,thread,start_ns,total_ns,allocs,alloc_bytes,"
+                                      "frees,free_bytes,fns) VALUES(1,31,0,0,1,0,0,0,0,x'')", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT spike FROM frames WHERE run = 1 AND seq = 31"), 0);
+    /* an update or delete of a frame in a block: its block's frames become rows first */
+    assert_int_equal(sqlite3_exec(db, "UPDATE frames SET total_ns = 77 WHERE run = 1 AND seq = 900;"
+                                      "DELETE FROM frames WHERE run = 1 AND seq = 1800", NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_blocks WHERE run = 1"), 1);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_rows"), 3 + 1 + 256 + 89 - 1);
+    assert_int_equal(count_of(db, "SELECT total_ns FROM frames WHERE run = 1 AND seq = 900"), 77);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frames WHERE run = 1 AND seq = 1800"), 0);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frames"), 605);
+    /* a run's rm takes its blocks */
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM runs WHERE id = 2", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(count_of(db, "SELECT count(*) FROM frame_blocks WHERE run = 2"), 0);
+    free(before);
+    sqlite3_close(db);
+}
+
+/* Blocks written and read back: every figure as it was, the first frame's
+ * seq and the varints' ends; a blob cut anywhere, or with a byte past its
+ * last frame, is malformed. */
+static void frames_blob_round_trip(void **state)
+{
+    (void)state;
+    piano_frames_writer w = {0};
+    piano_frames_begin(&w);
+    static const unsigned char fns[] = {7, 0x80, 1};
+    piano_frame_row in[3] = {
+        {.seq = 5, .thread = 0, .start_ns = 100, .total_ns = 50, .thread_seq = 1, .has_thread_seq = 1, .fns = fns,
+         .fns_len = 3},
+        {.seq = 6, .thread = 1, .start_ns = 90, .total_ns = 70, .allocs = 1, .alloc_bytes = 16, .spike = 1,
+         .cpu_ns = 60, .has_cpu = 1},
+        {.seq = 9, .thread = 0, .start_ns = -4, .total_ns = 0, .thread_seq = 2, .has_thread_seq = 1, .frees = 3,
+         .cpu_ns = INT64_MIN, .has_cpu = 1},
+    };
+    for (int i = 0; i < 3; i++)
+        piano_frames_put(&w, &in[i]);
+    assert_int_equal(w.failed, 0);
+    assert_int_equal(w.spikes, 1);
+    size_t len;
+    const unsigned char *b = piano_frames_end(&w, &len);
+    /* format, first 5, n 3; frame 5: flags 8, gap 0, thread 0, z(100) 200 (2 bytes), 50, z(1) 2, fns 3 bytes */
+    static const unsigned char head[] = {1, 5, 3, 8, 0, 0, 0xc8, 1, 50, 2, 3, 7, 0x80, 1};
+    assert_memory_equal(b, head, sizeof head);
+    for (size_t cut = 0; cut <= len; cut++) {
+        piano_frames_reader r;
+        int rc = piano_frames_open(&r, b, cut) ? -1 : 1, i = 0;
+        while (rc == 1 && (rc = piano_frames_next(&r)) == 1) {
+            const piano_frame_row *f = &r.row;
+            assert_true(i < 3);
+            assert_true(f->seq == in[i].seq && f->thread == in[i].thread && f->start_ns == in[i].start_ns &&
+                        f->total_ns == in[i].total_ns && f->allocs == in[i].allocs &&
+                        f->alloc_bytes == in[i].alloc_bytes && f->frees == in[i].frees && f->spike == in[i].spike &&
+                        f->has_cpu == in[i].has_cpu && (!f->has_cpu || f->cpu_ns == in[i].cpu_ns) &&
+                        f->has_thread_seq == in[i].has_thread_seq &&
+                        (!f->has_thread_seq || f->thread_seq == in[i].thread_seq) && f->fns_len == in[i].fns_len);
+            i++;
+        }
+        if (cut == len) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(i, 3);
+        } else {
+            assert_int_equal(rc, -1);   /* cut short: malformed, never a frame made up */
+        }
+    }
+    unsigned char longer[256];
+    memcpy(longer, b, len);
+    longer[len] = 0;
+    piano_frames_reader r;
+    assert_int_equal(piano_frames_open(&r, longer, len + 1), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(piano_frames_next(&r), 1);
+    assert_int_equal(piano_frames_next(&r), -1);   /* a byte past the last frame */
+    /* a seq not above the last fails the block */
+    piano_frames_put(&w, &in[0]);
+    assert_int_equal(w.failed, 1);
+    free(w.buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1585,6 +1741,8 @@ int main(void)
         cmocka_unit_test(fns_blob_varints),
         cmocka_unit_test(functions_blob_round_trip),
         cmocka_unit_test(upgrades_version_20_functions),
+        cmocka_unit_test(upgrade_from_22_packs_frames),
+        cmocka_unit_test(frames_blob_round_trip),
     };
     return cmocka_run_group_tests_name("schema", tests, setup, teardown);
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "fns_blob.h"
+#include "frames_blob.h"
 #include "functions_blob.h"
 #include "piano_abi.h"
 #include "runtime.h"
@@ -170,7 +171,8 @@ static void long_self_time_in_frame(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(getenv("PIANO_DB"), &db), SQLITE_OK);
-    assert_int_equal(piano_functions_register(db), SQLITE_OK);   /* the view functions (piano-db's) */
+    assert_int_equal(piano_functions_register(db), SQLITE_OK);   /* the views functions and frames (piano-db's) */
+    assert_int_equal(piano_frames_register(db), SQLITE_OK);
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db,
         "SELECT f.fns, r.ns_per_tick, fn.id FROM frames f JOIN runs r ON r.id = f.run "

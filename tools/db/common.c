@@ -5,6 +5,7 @@
 #include "store.h"
 #include "contexts_blob.h"
 #include "stats_blob.h"
+#include "frames_blob.h"
 #include "functions_blob.h"
 #include <dirent.h>
 #include <fcntl.h>
@@ -176,15 +177,17 @@ const size_t pdb_metric_offset[PIANO_M_N] = {
 
 static void pdb_probe_schema(pdb *p);
 
-/* The views contexts and stats (TEMP: the stored schema has none since 19):
- * the blobs of context_trees and stat_trees read in C (store/contexts_blob.c,
- * store/stats_blob.c) with the rows of context_rows and stat_rows. Once per
- * connection. */
+/* The views contexts, stats, functions and frames (TEMP: the stored schema
+ * has none since 19): the blobs of context_trees, stat_trees, fn_lists and
+ * frame_blocks read in C (store/contexts_blob.c, store/stats_blob.c,
+ * store/functions_blob.c, store/frames_blob.c) with the rows of context_rows,
+ * stat_rows, run_functions and frame_rows. Once per connection. */
 static int register_views(pdb *p)
 {
     int rc = SQLITE_OK;
     if (!p->has_views && (rc = piano_contexts_register(p->db)) == SQLITE_OK &&
-        (rc = piano_stats_register(p->db)) == SQLITE_OK && (rc = piano_functions_register(p->db)) == SQLITE_OK)
+        (rc = piano_stats_register(p->db)) == SQLITE_OK && (rc = piano_functions_register(p->db)) == SQLITE_OK &&
+        (rc = piano_frames_register(p->db)) == SQLITE_OK)
         p->has_views = 1;
     return rc;
 }

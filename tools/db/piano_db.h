@@ -20,6 +20,7 @@
 #define PIANO_DB_H
 #include "hist.h"
 #include "metrics.h"
+#include "frames_blob.h"   /* piano_frame_row, the frames_scan reads (store/) */
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -193,8 +194,8 @@ typedef struct {
 size_t fns_decode(pdb *p, const fkeys *k, const unsigned char *b, size_t len, int64_t seq, fnself **buf,
                   size_t *cap);
 
-/* Rows of the run's (thread's) frames; with `cond` (binding ?3 to x), those
- * meeting it; cond "spike": the run's own marks. */
+/* The run's (thread's) kept frames; with `cond` (SQL on the view frames,
+ * binding ?3 to x), those meeting it; cond "spike": the run's own marks. */
 int64_t frames_count_rows(pdb *p, int64_t run, long thread, const char *cond, double x);
 /* The median frame and the spike threshold (2x the median) of every frame of
  * the run (thread), kept or not, from its frame histogram (has_hist). Runs
@@ -207,18 +208,40 @@ typedef struct {
 } frame_split;
 void frames_split(pdb *p, const run_info *r, long thread, int from_table, frame_split *s);
 /* Which frames a view shows, in order: the first `first` (-1: all), then up
- * to `spikes` (-1: all) spikes after them, found through the index of
- * frames.spike (use_col: the run's own marks) or as total_ns > spike_ns. */
+ * to `spikes` (-1: all) spikes after them, found through the partial indexes
+ * of frame_rows.spike and frame_blocks.spikes (use_col: the run's own marks)
+ * or as total_ns > spike_ns. */
 typedef struct {
     int64_t first, spikes;
     int use_col;
     double spike_ns;
 } frame_window;
+/* Every frame of a run (of thread `thread`, -1: all; spikes_only: the run's
+ * marked spikes, any thread) with a seq above `after`, in seq order: the rows
+ * of frame_rows merged with the frames of frame_blocks (store/frames_blob.h).
+ * A frame returned is valid until the next call. Dies on a malformed block. */
+typedef struct {
+    pdb *p;
+    int64_t run, after, block_seq;
+    long thread;
+    int spikes_only;
+    sqlite3_stmt *rows, *blocks;
+    piano_frame_row row_r;      /* the current row of frame_rows */
+    piano_frames_reader blk;    /* the current block, at its current frame */
+    int in_block, has_row, has_block, advance_rows, advance_block;
+} frame_scan;
+void frame_scan_open(frame_scan *s, pdb *p, int64_t run, long thread, int spikes_only, int64_t after);
+const piano_frame_row *frame_scan_next(frame_scan *s);   /* NULL at the end */
+void frame_scan_close(frame_scan *s);
 /* The frames of a view, one by one, their fns decoded into fns[0..nfns). */
 typedef struct {
     pdb *p;
     const fkeys *k;
-    sqlite3_stmt *st;
+    frame_scan scan;
+    frame_window win;
+    int64_t run, after, shown, spikes_shown;
+    long thread_want;
+    int phase;       /* 0: the first frames, 1: starting the spikes, 2: the spikes */
     int64_t seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes;
     int64_t cpu_ns;  /* CPU time in the frame, when cpu_known */
     int cpu_known;

@@ -41,22 +41,20 @@ typedef struct {
 static void plot_measure(pdb *p, plot *pl)
 {
     const run_info *r = pl->r;
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)");
-    sqlite3_bind_int64(st, 1, r->id);
-    sqlite3_bind_int64(st, 2, pl->thread);
-    while (pdb_step(p, st) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
-        pl->n++;
-        if (t > pl->maxv)
-            pl->maxv = t;
-    }
-    sqlite3_finalize(st);
     frame_split split;
     frames_split(p, r, pl->thread, 1, &split);
     pl->median = split.median_ns;
     pl->spike_ns = split.spike_ns;
     pl->all = pdb_frame_count(p, r->id, pl->thread);
-    pl->nspikes = (size_t)frames_count_rows(p, r->id, pl->thread, "total_ns > ?3", pl->spike_ns);
+    frame_scan sc;
+    frame_scan_open(&sc, p, r->id, pl->thread, 0, INT64_MIN);
+    for (const piano_frame_row *f; (f = frame_scan_next(&sc));) {
+        pl->n++;
+        if (f->total_ns > pl->maxv)
+            pl->maxv = f->total_ns;
+        pl->nspikes += (double)f->total_ns > pl->spike_ns;
+    }
+    frame_scan_close(&sc);
     pl->nb = pl->n > PLOT_MAX_BARS ? PLOT_MAX_BARS : pl->n;
     pl->pw = PW - ML - MR;
     pl->ph = PH - MT - MB;
@@ -145,16 +143,15 @@ static void plot_bar(FILE *f, const plot *pl, size_t lo, size_t hi, int64_t seq_
 static void plot_bars(pdb *p, FILE *f, const plot *pl)
 {
     fputs("<g id=\"bars\">\n", f);
-    sqlite3_stmt *st = pdb_prepare(p, "SELECT seq, total_ns FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2) "
-                                      "ORDER BY seq");
-    sqlite3_bind_int64(st, 1, pl->r->id);
-    sqlite3_bind_int64(st, 2, pl->thread);
+    frame_scan sc;
+    frame_scan_open(&sc, p, pl->r->id, pl->thread, 0, INT64_MIN);
+    const piano_frame_row *fr;
     size_t at = 0;
     for (size_t i = 0; i < pl->nb; i++) {
         size_t lo = i * pl->n / pl->nb, hi = (i + 1) * pl->n / pl->nb, sp = 0;
         int64_t seq_lo = 0, seq_hi = 0, seq_best = 0, best = -1;
-        for (; at < hi && pdb_step(p, st) == SQLITE_ROW; at++) {
-            int64_t seq = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+        for (; at < hi && (fr = frame_scan_next(&sc)); at++) {
+            int64_t seq = fr->seq, t = fr->total_ns;
             if (at == lo)
                 seq_lo = seq;
             seq_hi = seq;
@@ -168,7 +165,7 @@ static void plot_bars(pdb *p, FILE *f, const plot *pl)
             break;   /* the table changed under us */
         plot_bar(f, pl, lo, hi, seq_lo, seq_hi, seq_best, best, sp);
     }
-    sqlite3_finalize(st);
+    frame_scan_close(&sc);
     fputs("</g>\n", f);
 }
 

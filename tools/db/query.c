@@ -5,6 +5,7 @@
  */
 #include "fns_blob.h"
 #include "piano_db.h"
+#include "frames_blob.h"
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,8 @@ static int latest_runs(pdb *p, int n, int64_t *ids, int64_t *started)
     sqlite3_stmt *st = pdb_prepare(p,
         "SELECT id, started_ns FROM runs r ORDER BY "
         "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) "
-        " OR EXISTS (SELECT 1 FROM frames f WHERE f.run = r.id)) DESC, "
+        " OR EXISTS (SELECT 1 FROM frame_blocks f WHERE f.run = r.id)"
+        " OR EXISTS (SELECT 1 FROM frame_rows f WHERE f.run = r.id)) DESC, "
         "started_ns DESC, id DESC LIMIT ?");
     sqlite3_bind_int(st, 1, n);
     int k = 0;
@@ -178,26 +180,16 @@ static sqlite3_stmt *run_or_thread(pdb *p, const char *col, int64_t run, long th
     return st;
 }
 
-/* Counting walks the primary key (run, seq[, thread]) and never decodes the
- * fns blobs; only for runs stored without their count (fixtures, hand-made). */
+/* The stored count; for runs stored without one (fixtures, hand-made), the
+ * kept frames counted (frames_count_rows: the blocks' counts, no frame decoded
+ * but a thread's). */
 int64_t pdb_frame_count(pdb *p, int64_t run, long thread)
 {
     int stored;
     sqlite3_stmt *st = run_or_thread(p, "frames", run, thread, &stored);
     int64_t n = stored ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    if (stored)
-        return n;
-    st = thread < 0
-        ? pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ?")
-        : pdb_prepare(p, "SELECT count(*) FROM frames WHERE run = ? AND thread = ?");
-    sqlite3_bind_int64(st, 1, run);
-    if (thread >= 0)
-        sqlite3_bind_int64(st, 2, thread);
-    if (pdb_step(p, st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return stored ? n : frames_count_rows(p, run, thread, NULL, 0);
 }
 
 int pdb_frame_hist(pdb *p, int64_t run, long thread, piano_hist *h)
@@ -393,22 +385,37 @@ size_t fns_decode(pdb *p, const fkeys *k, const unsigned char *b, size_t len, in
 
 /* ---- frames ---- */
 
-int64_t frames_count_rows(pdb *p, int64_t run, long thread, const char *cond, double x)
+/* A count from sql, binding ?1 run, ?2 thread and ?3 x. */
+static int64_t count_of(pdb *p, const char *sql, int64_t run, long thread, double x)
 {
-    char sql[256];
-    if (cond && !strcmp(cond, "spike"))   /* the run's marks: its partial index (the planner prefers the key) */
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike");
-    else
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
-                 cond ? " AND " : "", cond ? cond : "");
     sqlite3_stmt *st = pdb_prepare(p, sql);
     sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, thread);
-    if (cond)
+    if (sqlite3_bind_parameter_count(st) >= 2)
+        sqlite3_bind_int64(st, 2, thread);
+    if (sqlite3_bind_parameter_count(st) >= 3)
         sqlite3_bind_double(st, 3, x);
     int64_t n = pdb_step(p, st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
     return n;
+}
+
+/* The run's marks and its frames in all: the blocks' counts (frame_blocks.n,
+ * .spikes) and the rows of frame_rows, no frame decoded. Others go through
+ * the view frames. */
+int64_t frames_count_rows(pdb *p, int64_t run, long thread, const char *cond, double x)
+{
+    if (cond && !strcmp(cond, "spike"))   /* the run's marks: the partial indexes (the planner prefers the keys) */
+        return sat_add(count_of(p, "SELECT count(*) FROM frame_rows INDEXED BY frames_spikes WHERE run = ?1 AND spike",
+                                run, thread, x),
+                       count_of(p, "SELECT coalesce(sum(spikes), 0) FROM frame_blocks INDEXED BY frame_blocks_spikes "
+                                   "WHERE run = ?1 AND spikes", run, thread, x));
+    if (!cond && thread < 0)
+        return sat_add(count_of(p, "SELECT count(*) FROM frame_rows WHERE run = ?1", run, thread, x),
+                       count_of(p, "SELECT coalesce(sum(n), 0) FROM frame_blocks WHERE run = ?1", run, thread, x));
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)%s%s",
+             cond ? " AND " : "", cond ? cond : "");
+    return count_of(p, sql, run, thread, x);
 }
 
 void frames_split(pdb *p, const run_info *r, long thread, int from_table, frame_split *s)
@@ -428,69 +435,179 @@ void frames_split(pdb *p, const run_info *r, long thread, int from_table, frame_
     free(h);
 }
 
-/* cols (seq first) of the frames shown, in order: the first `first` (-1: all),
- * then up to `spikes` (-1: all) spikes after them, found through the partial
- * index of frames.spike (use_col) or as total_ns > spike_ns. Reads only what
- * it returns when use_col, so a run of 100 M frames shows in milliseconds. */
-static sqlite3_stmt *frames_view(pdb *p, const char *cols, int64_t run, long thread, int64_t first,
-                                 int64_t spikes, int use_col, double spike_ns)
+/* ---- reading frames in order: frame_rows merged with frame_blocks ---- */
+
+#define ROW_COLS "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, thread_seq, spike, cpu_ns"
+
+void frame_scan_open(frame_scan *s, pdb *p, int64_t run, long thread, int spikes_only, int64_t after)
 {
-    static const char *where = "FROM frames WHERE run = ?1 AND (?2 < 0 OR thread = ?2)";
-    char a[512] = "", b[1024] = "", sql[1700];
-    if (first)
-        snprintf(a, sizeof a, "SELECT %s %s ORDER BY seq LIMIT ?3", cols, where);
-    if (spikes && use_col)   /* the run's marks: its partial index (the planner prefers the key) */
-        snprintf(b, sizeof b, "SELECT %s FROM frames INDEXED BY frames_spikes WHERE run = ?1 AND spike AND seq > "
-                              "(SELECT coalesce(max(seq), 0) FROM (SELECT seq %s ORDER BY seq LIMIT ?3)) "
-                              "ORDER BY seq LIMIT ?4", cols, where);
-    else if (spikes)
-        snprintf(b, sizeof b, "SELECT %s %s AND total_ns > ?5 AND seq > (SELECT coalesce(max(seq), 0) FROM "
-                              "(SELECT seq %s ORDER BY seq LIMIT ?3)) ORDER BY seq LIMIT ?4",
-                 cols, where, where);
-    if (*a && *b)
-        snprintf(sql, sizeof sql, "SELECT * FROM (SELECT * FROM (%s) UNION ALL SELECT * FROM (%s)) ORDER BY 1", a, b);
-    else
-        snprintf(sql, sizeof sql, "%s", *a ? a : *b ? b : "SELECT 1 WHERE 0");
-    sqlite3_stmt *st = pdb_prepare(p, sql);
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, thread);
-    sqlite3_bind_int64(st, 3, first);
-    sqlite3_bind_int64(st, 4, spikes);
-    sqlite3_bind_double(st, 5, spike_ns);
-    return st;
+    memset(s, 0, sizeof *s);
+    s->p = p;
+    s->run = run;
+    s->thread = spikes_only ? -1 : thread;
+    s->spikes_only = spikes_only;
+    s->after = after;
+    /* each in seq order: the key of frame_rows (or its index of spikes), the blocks' (run, seq) */
+    s->rows = pdb_prepare(p, spikes_only
+        ? "SELECT " ROW_COLS " FROM frame_rows INDEXED BY frames_spikes WHERE run = ?1 AND spike AND seq > ?3 "
+          "ORDER BY seq"
+        : "SELECT " ROW_COLS " FROM frame_rows WHERE run = ?1 AND (?2 < 0 OR thread = ?2) AND seq > ?3 ORDER BY seq");
+    s->blocks = pdb_prepare(p, spikes_only
+        ? "SELECT frames, seq FROM frame_blocks INDEXED BY frame_blocks_spikes WHERE run = ?1 AND spikes AND last > ?3 "
+          "ORDER BY seq"
+        : "SELECT frames, seq FROM frame_blocks WHERE run = ?1 AND last > ?3 ORDER BY seq");
+    sqlite3_stmt *const st[] = {s->rows, s->blocks};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_bind_int64(st[i], 1, run);
+        if (sqlite3_bind_parameter_count(st[i]) >= 2)
+            sqlite3_bind_int64(st[i], 2, thread);
+        sqlite3_bind_int64(st[i], 3, after);
+    }
+    s->advance_rows = s->advance_block = 1;
 }
 
+/* The next row of frame_rows into s->row_r: 1, or 0 at their end. */
+static int scan_row(frame_scan *s)
+{
+    sqlite3_stmt *st = s->rows;
+    if (!st || pdb_step(s->p, st) != SQLITE_ROW)
+        return 0;
+    piano_frame_row *f = &s->row_r;
+    int64_t *const cols[] = {&f->seq, &f->thread, &f->start_ns, &f->total_ns,
+                             &f->allocs, &f->alloc_bytes, &f->frees, &f->free_bytes};
+    for (int c = 0; c < 8; c++)
+        *cols[c] = sqlite3_column_int64(st, c);
+    f->fns = sqlite3_column_blob(st, 8);
+    f->fns_len = (size_t)sqlite3_column_bytes(st, 8);
+    f->has_thread_seq = sqlite3_column_type(st, 9) != SQLITE_NULL;
+    f->thread_seq = sqlite3_column_int64(st, 9);
+    f->spike = sqlite3_column_int(st, 10) != 0;
+    f->has_cpu = sqlite3_column_type(st, 11) != SQLITE_NULL;
+    f->cpu_ns = sqlite3_column_int64(st, 11);
+    return 1;
+}
+
+/* The next frame of the blocks that the scan takes into s->blk.row: 1, or 0
+ * at their end. Dies on a malformed block. */
+static int scan_block(frame_scan *s)
+{
+    for (;;) {
+        int rc = s->in_block ? piano_frames_next(&s->blk) : 0;
+        if (rc < 0)
+            pdb_die("run %lld: malformed block of frames (from frame %lld) in %s", (long long)s->run,
+                    (long long)s->block_seq, s->p->path);
+        if (rc == 0) {
+            s->in_block = 0;
+            if (!s->blocks || pdb_step(s->p, s->blocks) != SQLITE_ROW)
+                return 0;
+            s->block_seq = sqlite3_column_int64(s->blocks, 1);
+            if (piano_frames_open(&s->blk, sqlite3_column_blob(s->blocks, 0),
+                                  (size_t)sqlite3_column_bytes(s->blocks, 0)) != 0)
+                pdb_die("run %lld: malformed block of frames (from frame %lld) in %s", (long long)s->run,
+                        (long long)s->block_seq, s->p->path);
+            s->in_block = 1;
+            continue;
+        }
+        const piano_frame_row *f = &s->blk.row;
+        if (f->seq > s->after && (s->thread < 0 || f->thread == s->thread) && (!s->spikes_only || f->spike))
+            return 1;
+    }
+}
+
+const piano_frame_row *frame_scan_next(frame_scan *s)
+{
+    if (s->advance_rows)
+        s->has_row = scan_row(s);
+    if (s->advance_block)
+        s->has_block = scan_block(s);
+    s->advance_rows = s->advance_block = 0;
+    if (s->has_row && (!s->has_block || s->row_r.seq <= s->blk.row.seq)) {
+        s->advance_rows = 1;
+        return &s->row_r;
+    }
+    if (s->has_block) {
+        s->advance_block = 1;
+        return &s->blk.row;
+    }
+    return NULL;
+}
+
+void frame_scan_close(frame_scan *s)
+{
+    sqlite3_finalize(s->rows);
+    sqlite3_finalize(s->blocks);
+    memset(s, 0, sizeof *s);
+}
+
+/* The frames of window w, in order: the first w->first (-1: all), then up to
+ * w->spikes (-1: all) spikes after them, through the partial indexes of
+ * frame_rows and frame_blocks (use_col) or as total_ns > spike_ns. Reads
+ * only the blocks that hold what it returns when use_col, so a run of 100 M
+ * frames shows in milliseconds. */
 void frame_iter_open(frame_iter *it, pdb *p, const fkeys *k, int64_t run, long thread, const frame_window *w)
 {
     memset(it, 0, sizeof *it);
     it->p = p;
     it->k = k;
-    it->st = frames_view(p,
-                         p->has_cpu ? "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, cpu_ns"
-                                        : "seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, NULL",
-                         run,
-                         thread, w->first, w->spikes, w->use_col, w->spike_ns);
+    it->run = run;
+    it->thread_want = thread;
+    it->win = *w;
+    it->phase = 0;
+    if (w->first)
+        frame_scan_open(&it->scan, p, run, thread, 0, INT64_MIN);
+    else
+        it->phase = 1;
 }
 
 int frame_iter_next(frame_iter *it)
 {
-    sqlite3_stmt *st = it->st;
-    if (pdb_step(it->p, st) != SQLITE_ROW)
-        return 0;
-    int64_t *const cols[] = {&it->seq,    &it->thread,      &it->start_ns, &it->total_ns,
-                             &it->allocs, &it->alloc_bytes, &it->frees,    &it->free_bytes};
-    for (int c = 0; c < 8; c++)
-        *cols[c] = sqlite3_column_int64(st, c);
-    it->cpu_known = sqlite3_column_type(st, 9) != SQLITE_NULL;
-    it->cpu_ns = sqlite3_column_int64(st, 9);
-    it->nfns = fns_decode(it->p, it->k, sqlite3_column_blob(st, 8), (size_t)sqlite3_column_bytes(st, 8), it->seq,
-                          &it->fns, &it->cap);
+    const piano_frame_row *f = NULL;
+    for (;;) {
+        if (it->phase == 0) {
+            if (it->win.first < 0 || it->shown < it->win.first)
+                f = frame_scan_next(&it->scan);
+            if (f) {
+                it->shown++;
+                it->after = f->seq;
+                break;
+            }
+            frame_scan_close(&it->scan);
+            it->phase = 1;
+            if (!it->shown)
+                it->after = 0;
+        }
+        if (it->phase == 1) {
+            it->phase = 2;
+            if (!it->win.spikes || it->win.first < 0)
+                return 0;
+            frame_scan_open(&it->scan, it->p, it->run, it->thread_want, it->win.use_col, it->after);
+        }
+        if (it->win.spikes >= 0 && it->spikes_shown >= it->win.spikes)
+            return 0;
+        while ((f = frame_scan_next(&it->scan)) && !it->win.use_col && !((double)f->total_ns > it->win.spike_ns))
+            ;
+        if (!f)
+            return 0;
+        it->spikes_shown++;
+        break;
+    }
+    it->seq = f->seq;
+    it->thread = f->thread;
+    it->start_ns = f->start_ns;
+    it->total_ns = f->total_ns;
+    it->allocs = f->allocs;
+    it->alloc_bytes = f->alloc_bytes;
+    it->frees = f->frees;
+    it->free_bytes = f->free_bytes;
+    it->cpu_known = it->p->has_cpu && f->has_cpu;
+    it->cpu_ns = it->cpu_known ? f->cpu_ns : 0;
+    it->nfns = fns_decode(it->p, it->k, f->fns, f->fns_len, it->seq, &it->fns, &it->cap);
     return 1;
 }
 
 void frame_iter_close(frame_iter *it)
 {
-    sqlite3_finalize(it->st);
+    frame_scan_close(&it->scan);
     free(it->fns);
     memset(it, 0, sizeof *it);
 }

@@ -112,7 +112,8 @@ static void set_fill(pdb *p, sqlite3_stmt *st, runset *s)
 
 /* Whether run r recorded something: the rule of the runs commands pick by default. */
 #define RECORDED "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) " \
-                 "OR EXISTS (SELECT 1 FROM frames f WHERE f.run = r.id))"
+                 "OR EXISTS (SELECT 1 FROM frame_blocks f WHERE f.run = r.id) " \
+                 "OR EXISTS (SELECT 1 FROM frame_rows f WHERE f.run = r.id))"
 
 /* The runs of an id list (sorted, each once). */
 static void set_from_list(pdb *p, const char *spec, runset *s)

@@ -7,6 +7,7 @@
 #include "db_path.h"
 #include "store.h"
 #include "contexts_blob.h"
+#include "frames_blob.h"
 #include "stats_blob.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,9 +142,11 @@ static int print_rows(sqlite3_stmt *st, const pdb_opts *o, int header)
 int cmd_sql(pdb *p, const pdb_opts *o)
 {
     char *sql = read_sql(o);
-    /* piano_contexts and piano_stats, the TEMP views contexts and stats over
-     * them (pdb_open made them) and the triggers that make them writable */
-    if (piano_contexts_make_triggers(p->db) != SQLITE_OK || piano_stats_make_triggers(p->db) != SQLITE_OK)
+    /* piano_contexts, piano_stats and piano_frames, the TEMP views contexts,
+     * stats and frames over them (pdb_open made them) and the triggers that
+     * make them writable */
+    if (piano_contexts_make_triggers(p->db) != SQLITE_OK || piano_stats_make_triggers(p->db) != SQLITE_OK ||
+        piano_frames_make_triggers(p->db) != SQLITE_OK)
         pdb_die("sql: %s", sqlite3_errmsg(p->db));
     const char *tail = sql;
     while (*tail) {
