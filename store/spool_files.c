@@ -176,6 +176,40 @@ void spool_remove_files_at(int dfd)
     unlinkat(dfd, PIANO_SPOOL_LOCK, 0);
 }
 
+/* Renames run folder `name` of spool root root_fd, stored, to a free spare
+ * name (spool.h), its files as they are: the next run's start empties it
+ * once nothing maps them. Returns 0, or -1 when every spare name is taken
+ * (or the file system cannot rename without replacing). */
+static int spool_spare_at(int root_fd, const char *name)
+{
+    for (unsigned i = 0; i < PIANO_SPARES_MAX; i++)
+        if (renameat2(root_fd, name, root_fd, piano_spool_spare_name(i).s, RENAME_NOREPLACE) == 0)
+            return 0;
+    return -1;
+}
+
+void spool_retire_at(int root_fd, int dfd, const char *name)
+{
+    if (spool_spare_at(root_fd, name) == 0)
+        return;
+    spool_remove_files_at(dfd);
+    unlinkat(root_fd, name, AT_REMOVEDIR);
+}
+
+void piano_spool_retire(const char *dir)
+{
+    char root[IMPORT_PATH_MAX];
+    const char *slash = strrchr(dir, '/');
+    int root_fd = -1;
+    if (slash && slash[1] && (size_t)snprintf(root, sizeof root, "%.*s", slash == dir ? 1 : (int)(slash - dir), dir) < sizeof root)
+        root_fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int spared = root_fd >= 0 && spool_spare_at(root_fd, slash + 1) == 0;
+    if (root_fd >= 0)
+        close(root_fd);
+    if (!spared)
+        piano_spool_remove(dir);
+}
+
 void piano_spool_remove(const char *dir)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
