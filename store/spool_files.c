@@ -185,28 +185,36 @@ static int spare_keeps(const char *name)
 }
 
 /* Renames run folder `name` (dfd) of spool root root_fd, stored, to a free
- * spare name (spool.h). Its other files (chunk files, snaps) are removed
- * first: a spare holds no more than its five files. With `empty` (the
- * run's process has ended: a recovery), those are emptied too when fns can
- * be held alone (no reader maps them), else left for the start that takes
- * it; the exit's own store leaves them (its other threads may still write
- * their states). Returns 0, or -1 when every spare name is taken (or the
- * file system cannot rename without replacing). */
+ * spare name (spool.h), then removes its other files (chunk files, snaps):
+ * a spare holds no more than its five files. With `empty` (the run's
+ * process has ended: a recovery), those are emptied too when fns can be
+ * held alone (no reader maps them), else left for the start that takes it;
+ * the exit's own store leaves them (its other threads may still write their
+ * states). Renamed first: a crash meanwhile leaves a spare, never a stored
+ * run's folder that the next command would store again; no start takes it
+ * before the caller lets its lock go (the exit's process, the recovery's
+ * descriptor). Returns 0, or -1 when every spare name is taken (or the file
+ * system cannot rename without replacing). */
 static int spool_spare_at(int root_fd, int dfd, const char *name, int empty)
 {
-    struct spool_listing d;
-    if (spool_listing_open(dfd, &d) != 0)
+    unsigned i = 0;
+    while (i < PIANO_SPARES_MAX && renameat2(root_fd, name, root_fd, piano_spool_spare_name(i).s, RENAME_NOREPLACE) != 0)
+        i++;
+    if (i == PIANO_SPARES_MAX)
         return -1;
-    const char *file;
-    while ((file = spool_listing_next(&d)) != NULL)
-        if (strcmp(file, ".") && strcmp(file, "..") && !spare_keeps(file))
-            unlinkat(dfd, file, 0);
-    spool_listing_close(&d);
+    struct spool_listing d;
+    if (spool_listing_open(dfd, &d) == 0) {
+        const char *file;
+        while ((file = spool_listing_next(&d)) != NULL)
+            if (strcmp(file, ".") && strcmp(file, "..") && !spare_keeps(file))
+                unlinkat(dfd, file, 0);
+        spool_listing_close(&d);
+    }
     int fns = empty ? openat(dfd, PIANO_SPOOL_FNS, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
     if (fns >= 0 && flock(fns, LOCK_EX | LOCK_NB) == 0) {
         static const char *const emptied[] = { PIANO_SPOOL_STATES, PIANO_SPOOL_ENDED };
-        for (size_t i = 0; i < sizeof emptied / sizeof *emptied; i++) {
-            int fd = openat(dfd, emptied[i], O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        for (size_t k = 0; k < sizeof emptied / sizeof *emptied; k++) {
+            int fd = openat(dfd, emptied[k], O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             struct stat st;
             if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
                 ftruncate(fd, 0);
@@ -219,10 +227,7 @@ static int spool_spare_at(int root_fd, int dfd, const char *name, int empty)
     }
     if (fns >= 0)
         close(fns);
-    for (unsigned i = 0; i < PIANO_SPARES_MAX; i++)
-        if (renameat2(root_fd, name, root_fd, piano_spool_spare_name(i).s, RENAME_NOREPLACE) == 0)
-            return 0;
-    return -1;
+    return 0;
 }
 
 void spool_retire_at(int root_fd, int dfd, const char *name)
