@@ -169,14 +169,18 @@ static void remove_folder(const char *path)
  * piano-db is storing it) and its fns takes an exclusive flock (no piano-db
  * is reading it live, no forked child is copying it: they hold it shared),
  * so that nobody has its files mapped (spool.h). Returns the lock's
- * descriptor, locked, or -1. */
-static int empty_spare(int dfd)
+ * descriptor, locked, or -1, with *held set when a lock was held (else the
+ * spare cannot be used: a file missing or that cannot be emptied). */
+static int empty_spare(int dfd, int *held)
 {
     int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    int fns = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0
-                  ? openat(dfd, PIANO_SPOOL_FNS, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
-                  : -1;
-    int ok = fns >= 0 && flock(fns, LOCK_EX | LOCK_NB) == 0 && ftruncate(fns, 0) == 0;
+    int locked = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0;
+    *held = lock >= 0 && !locked && errno == EWOULDBLOCK;
+    int fns = locked ? openat(dfd, PIANO_SPOOL_FNS, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fns_locked = fns >= 0 && flock(fns, LOCK_EX | LOCK_NB) == 0;
+    if (fns >= 0 && !fns_locked)
+        *held = errno == EWOULDBLOCK;
+    int ok = fns_locked && ftruncate(fns, 0) == 0;
     char buf[2048];
     long n;
     while (ok && (n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
@@ -217,14 +221,16 @@ static int take_spare(const char *root, const char *tmp)
         if (spool_path(spare, root, piano_spool_spare_name(i).s) != 0 ||
             renameat2(AT_FDCWD, spare, AT_FDCWD, tmp, RENAME_NOREPLACE) != 0)
             continue;   /* none of that name, or another start took it first */
-        int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int lock = dfd >= 0 ? empty_spare(dfd) : -1;
+        int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), held = 0;
+        int lock = dfd >= 0 ? empty_spare(dfd, &held) : -1;
         if (dfd >= 0)
             close(dfd);
         if (lock >= 0)
             return lock;
-        /* Still held: given back for a later start; when that fails, removed. */
-        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, spare, RENAME_NOREPLACE) != 0)
+        /* Still held: given back for a later start; when that fails, or when
+         * it cannot be used (a file missing: given back, it would cost every
+         * later start two renames), removed. */
+        if (!held || renameat2(AT_FDCWD, tmp, AT_FDCWD, spare, RENAME_NOREPLACE) != 0)
             remove_folder(tmp);
     }
     return -1;

@@ -154,8 +154,15 @@ static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *
         return 0;
     }
     int live, lock = probe_lock(dfd, &live);
-    if (live) {
-        close(lock);
+    /* Still the folder of that name now that its lock is held: else it was
+     * stored and retired (a spare, spool.h) between the listing and the
+     * lock, by its process at exit or another piano-db, and maybe taken by a
+     * run since; stored again, its retirement would empty a spare. */
+    struct stat st, named;
+    if (live || fstat(dfd, &st) != 0 || fstatat(root_fd, name, &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        st.st_ino != named.st_ino || st.st_dev != named.st_dev) {
+        if (lock >= 0)
+            close(lock);
         close(dfd);
         return 0;
     }
