@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <sched.h>
+#include <sys/syscall.h>
 
 /* ---------------------------------------------------------------- the run folder */
 
@@ -141,6 +142,100 @@ void refresh_command(void)
     }
 }
 
+/* Removes folder path and the files in it (a spare that cannot be used). */
+static void remove_folder(const char *path)
+{
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    char buf[2048];
+    long n;
+    while (dfd >= 0 && (n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+        for (long at = 0; at < n;) {   /* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+            unsigned short reclen;
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            const char *name = buf + at + 19;
+            if (strcmp(name, ".") && strcmp(name, ".."))
+                unlinkat(dfd, name, 0);
+            at += reclen ? reclen : n;
+        }
+    }
+    if (dfd >= 0)
+        close(dfd);
+    rmdir(path);
+}
+
+/* Empties the spare folder dfd, just renamed to this run's dot name: its
+ * files truncated (the run header is written over), any other file removed.
+ * Only when its lock is free (the process that ran in it has ended, and no
+ * piano-db is storing it) and its fns takes an exclusive flock (no piano-db
+ * is reading it live, no forked child is copying it: they hold it shared),
+ * so that nobody has its files mapped (spool.h). Returns the lock's
+ * descriptor, locked, or -1, with *held set when a lock was held (else the
+ * spare cannot be used: a file missing or that cannot be emptied). */
+static int empty_spare(int dfd, int *held)
+{
+    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    int locked = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0;
+    *held = lock >= 0 && !locked && errno == EWOULDBLOCK;
+    int fns = locked ? openat(dfd, PIANO_SPOOL_FNS, O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
+    int fns_locked = fns >= 0 && flock(fns, LOCK_EX | LOCK_NB) == 0;
+    if (fns >= 0 && !fns_locked)
+        *held = errno == EWOULDBLOCK;
+    int ok = fns_locked && ftruncate(fns, 0) == 0;
+    char buf[2048];
+    long n;
+    while (ok && (n = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0) {
+        for (long at = 0; ok && at < n;) {
+            unsigned short reclen;
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            const char *name = buf + at + 19;
+            at += reclen ? reclen : n;
+            if (!strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, PIANO_SPOOL_LOCK) ||
+                !strcmp(name, PIANO_SPOOL_FNS) || !strcmp(name, PIANO_SPOOL_RUN))
+                continue;
+            if (!strcmp(name, PIANO_SPOOL_STATES) || !strcmp(name, PIANO_SPOOL_ENDED)) {
+                int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                ok = fd >= 0 && ftruncate(fd, 0) == 0;
+                if (fd >= 0)
+                    close(fd);
+            } else {
+                ok = unlinkat(dfd, name, 0) == 0;   /* chunk files, snaps, chunks */
+            }
+        }
+    }
+    if (fns >= 0)
+        close(fns);
+    if (!ok && lock >= 0) {
+        close(lock);
+        lock = -1;
+    }
+    return lock;
+}
+
+/* Takes a spare run folder (spool.h) of spool root `root` under the name tmp
+ * (this run's dot name), emptied. Returns its lock, held (empty_spare), or
+ * -1: none, or none that could be emptied (given back, or removed). */
+static int take_spare(const char *root, const char *tmp)
+{
+    char spare[PIANO_PATH_MAX];
+    for (unsigned i = 0; i < PIANO_SPARES_MAX; i++) {
+        if (spool_path(spare, root, piano_spool_spare_name(i).s) != 0 ||
+            renameat2(AT_FDCWD, spare, AT_FDCWD, tmp, RENAME_NOREPLACE) != 0)
+            continue;   /* none of that name, or another start took it first */
+        int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), held = 0;
+        int lock = dfd >= 0 ? empty_spare(dfd, &held) : -1;
+        if (dfd >= 0)
+            close(dfd);
+        if (lock >= 0)
+            return lock;
+        /* Still held: given back for a later start; when that fails, or when
+         * it cannot be used (a file missing: given back, it would cost every
+         * later start two renames), removed. */
+        if (!held || renameat2(AT_FDCWD, tmp, AT_FDCWD, spare, RENAME_NOREPLACE) != 0)
+            remove_folder(tmp);
+    }
+    return -1;
+}
+
 /* Makes this run's spool folder: built under a dot name with its lock held,
  * its run header, fns and (empty) states files made, then renamed, so a recovering piano-db
  * never sees it half made. The lock is held through a mapping of the lock
@@ -193,20 +288,25 @@ int make_spool(const char *parent_key)
         return -1;
     }
     say_log_root(st.st_dev, st.st_ino);
-    if (mkdir(tmp, 0700) != 0) {
+    /* A spare folder, emptied, or a new one. */
+    int lock = take_spare(root, tmp), spare = lock >= 0;
+    if (!spare && mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;
     }
     int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int lock = dfd >= 0 ? openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    /* A spare's files are there, empty (a missing one is made). */
+    int excl = spare ? 0 : O_EXCL;
+    if (!spare && dfd >= 0)
+        lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     void *map = MAP_FAILED;
-    int ok = lock >= 0 && fstat(dfd, &st) == 0 && flock(lock, LOCK_EX) == 0 &&
+    int ok = lock >= 0 && fstat(dfd, &st) == 0 && (spare || flock(lock, LOCK_EX) == 0) &&
              (map = mmap(NULL, PIANO_LOCK_MAP, PROT_READ, MAP_SHARED, lock, 0)) != MAP_FAILED;
     if (lock >= 0)
         close(lock);
-    int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    int states = fns >= 0 ? openat(dfd, PIANO_SPOOL_STATES, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int fns = ok ? openat(dfd, PIANO_SPOOL_FNS, O_WRONLY | O_CREAT | excl | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int states = fns >= 0 ? openat(dfd, PIANO_SPOOL_STATES, O_WRONLY | O_CREAT | excl | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+    int run = states >= 0 ? openat(dfd, PIANO_SPOOL_RUN, O_RDWR | O_CREAT | excl | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     ok = run >= 0 && write_all(run, &g.run, sizeof g.run, 0) == 0 && rename(tmp, g.dir) == 0;
     int e = errno;
     /* Written above, its blocks exist: a write through the mapping cannot

@@ -40,7 +40,7 @@ int piano_store_exit_import(const char *db_path, const char *dir, const struct p
     piano_store_exec(db, "PRAGMA foreign_keys=OFF");
     int r = piano_import_spool_mem(db, dir, 1, mem, err, errn);
     if (r >= 0)
-        piano_spool_remove(dir);
+        piano_spool_retire(dir);   /* a spare for the next run, or removed */
     piano_store_close_stored(db, db_path);
     return r < 0 ? PIANO_EXIT_NOT_STORED : r > 0 ? PIANO_EXIT_STORED : PIANO_EXIT_NOTHING;
 }

@@ -452,8 +452,9 @@ int spool_parents_read(int root_fd, struct spool_parents *p)
     const char *name;
     while ((name = spool_listing_next(&d)) != NULL) {
         const char *key = name[0] == '.' ? name + 1 : name;   /* a folder being made: .KEY */
-        if (!key[0] || !strcmp(name, "..") || strlen(name) > NAME_MAX)
-            continue;   /* (a file, the calibration cache, is no folder: it has no header) */
+        if (!key[0] || !strcmp(name, "..") || strlen(name) > NAME_MAX ||
+            !strncmp(name, PIANO_SPOOL_SPARE, sizeof PIANO_SPOOL_SPARE - 1))
+            continue;   /* (a file, the calibration cache, is no folder: it has no header; a spare's is a stored run's) */
         char err[256];
         int dfd = spool_open_own_dir(root_fd, name, name, err, sizeof err);
         if (dfd < 0)

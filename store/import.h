@@ -56,4 +56,8 @@ int piano_import_spool_mem(sqlite3 *db, const char *dir, int complete, const str
 /* Deletes a spool folder and the files in it (never following a link). */
 void piano_spool_remove(const char *dir);
 
+/* A stored run's spool folder dir: renamed to a spare (spool.h), or, when
+ * every spare name is taken, removed (piano_spool_remove). */
+void piano_spool_retire(const char *dir);
+
 #endif

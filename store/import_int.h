@@ -73,6 +73,9 @@ int spool_listing_open(int dfd, struct spool_listing *l);
 const char *spool_listing_next(struct spool_listing *l);
 void spool_listing_close(struct spool_listing *l);
 void spool_remove_files_at(int dfd);
+/* Stored run folder `name` (dfd) of spool root root_fd: renamed to a spare
+ * (spool.h), or removed when every spare name is taken. */
+void spool_retire_at(int root_fd, int dfd, const char *name);
 int spool_read_run(int dfd, const char *shown, struct piano_spool_run *run, char *err, size_t errn);
 
 /* ---------------------------------------------------------------- clock (calibrate.c) */

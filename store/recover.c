@@ -108,7 +108,7 @@ static int batch_end(sqlite3 *db, int root_fd, int *failed, char *err, size_t er
     }
     for (size_t i = 0; i < batch.n; i++) {
         if (ok)
-            remove_folder(root_fd, batch.ends[i].dfd, batch.ends[i].name);
+            spool_retire_at(root_fd, batch.ends[i].dfd, batch.ends[i].name);
         if (batch.ends[i].lock >= 0)
             close(batch.ends[i].lock);
         close(batch.ends[i].dfd);
@@ -154,8 +154,15 @@ static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *
         return 0;
     }
     int live, lock = probe_lock(dfd, &live);
-    if (live) {
-        close(lock);
+    /* Still the folder of that name now that its lock is held: else it was
+     * stored and retired (a spare, spool.h) between the listing and the
+     * lock, by its process at exit or another piano-db, and maybe taken by a
+     * run since; stored again, its retirement would empty a spare. */
+    struct stat st, named;
+    if (live || fstat(dfd, &st) != 0 || fstatat(root_fd, name, &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        st.st_ino != named.st_ino || st.st_dev != named.st_dev) {
+        if (lock >= 0)
+            close(lock);
         close(dfd);
         return 0;
     }
@@ -196,7 +203,7 @@ static int recover_folder(sqlite3 *db, int root_fd, const struct spool_parents *
         *failed = 1;
     } else if (r >= 0) {
         imported = r;
-        remove_folder(root_fd, dfd, name);
+        spool_retire_at(root_fd, dfd, name);
     } else {
         add_message(err, errn, "cannot recover %s: %s", dir, why);
         *failed = 1;
@@ -219,6 +226,14 @@ static int live_folder(sqlite3 *db, int root_fd, const struct spool_parents *par
     if (dfd < 0)
         return 0;   /* said by the recovery, which ran first */
     int live, lock = probe_lock(dfd, &live), r = 0;
+    /* Its files are mapped while read: fns held shared, so that no start
+     * empties them meanwhile, should the folder become a spare (spool.h);
+     * and still the folder of that name once held (else it is one now). */
+    int fns = live ? openat(dfd, PIANO_SPOOL_FNS, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    struct stat st, named;
+    live = fns >= 0 && flock(fns, LOCK_SH | LOCK_NB) == 0 && fstat(dfd, &st) == 0 &&
+           fstatat(root_fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == named.st_ino &&
+           st.st_dev == named.st_dev;
     if (live) {
         r = import_run_folder(db, root_fd, dfd, dir, IMPORT_LIVE, parts, NULL, NULL, why, sizeof why, note_buf,
                               sizeof note_buf);
@@ -229,6 +244,8 @@ static int live_folder(sqlite3 *db, int root_fd, const struct spool_parents *par
             *failed = 1;
         }
     }
+    if (fns >= 0)
+        close(fns);
     if (lock >= 0)
         close(lock);
     close(dfd);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -174,6 +175,85 @@ void spool_remove_files_at(int dfd)
     spool_listing_close(&d);
     unlinkat(dfd, PIANO_SPOOL_RUN, 0);
     unlinkat(dfd, PIANO_SPOOL_LOCK, 0);
+}
+
+/* Whether name is one of the files a spare keeps (spool.h). */
+static int spare_keeps(const char *name)
+{
+    return !strcmp(name, PIANO_SPOOL_LOCK) || !strcmp(name, PIANO_SPOOL_RUN) || !strcmp(name, PIANO_SPOOL_FNS) ||
+           !strcmp(name, PIANO_SPOOL_STATES) || !strcmp(name, PIANO_SPOOL_ENDED);
+}
+
+/* Renames run folder `name` (dfd) of spool root root_fd, stored, to a free
+ * spare name (spool.h), then removes its other files (chunk files, snaps):
+ * a spare holds no more than its five files. With `empty` (the run's
+ * process has ended: a recovery), those are emptied too when fns can be
+ * held alone (no reader maps them), else left for the start that takes it;
+ * the exit's own store leaves them (its other threads may still write their
+ * states). Renamed first: a crash meanwhile leaves a spare, never a stored
+ * run's folder that the next command would store again; no start takes it
+ * before the caller lets its lock go (the exit's process, the recovery's
+ * descriptor). Returns 0, or -1 when every spare name is taken (or the file
+ * system cannot rename without replacing). */
+static int spool_spare_at(int root_fd, int dfd, const char *name, int empty)
+{
+    unsigned i = 0;
+    while (i < PIANO_SPARES_MAX && renameat2(root_fd, name, root_fd, piano_spool_spare_name(i).s, RENAME_NOREPLACE) != 0)
+        i++;
+    if (i == PIANO_SPARES_MAX)
+        return -1;
+    struct spool_listing d;
+    if (spool_listing_open(dfd, &d) == 0) {
+        const char *file;
+        while ((file = spool_listing_next(&d)) != NULL)
+            if (strcmp(file, ".") && strcmp(file, "..") && !spare_keeps(file))
+                unlinkat(dfd, file, 0);
+        spool_listing_close(&d);
+    }
+    int fns = empty ? openat(dfd, PIANO_SPOOL_FNS, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    if (fns >= 0 && flock(fns, LOCK_EX | LOCK_NB) == 0) {
+        static const char *const emptied[] = { PIANO_SPOOL_STATES, PIANO_SPOOL_ENDED };
+        for (size_t k = 0; k < sizeof emptied / sizeof *emptied; k++) {
+            int fd = openat(dfd, emptied[k], O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            struct stat st;
+            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+                ftruncate(fd, 0);
+            if (fd >= 0)
+                close(fd);
+        }
+        struct stat st;
+        if (fstat(fns, &st) == 0 && S_ISREG(st.st_mode))
+            ftruncate(fns, 0);
+    }
+    if (fns >= 0)
+        close(fns);
+    return 0;
+}
+
+void spool_retire_at(int root_fd, int dfd, const char *name)
+{
+    if (spool_spare_at(root_fd, dfd, name, 1) == 0)
+        return;
+    spool_remove_files_at(dfd);
+    unlinkat(root_fd, name, AT_REMOVEDIR);
+}
+
+void piano_spool_retire(const char *dir)
+{
+    char root[IMPORT_PATH_MAX];
+    const char *slash = strrchr(dir, '/');
+    int root_fd = -1, dfd = -1;
+    if (slash && slash[1] && (size_t)snprintf(root, sizeof root, "%.*s", slash == dir ? 1 : (int)(slash - dir), dir) < sizeof root)
+        root_fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (root_fd >= 0)
+        dfd = openat(root_fd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int spared = dfd >= 0 && spool_spare_at(root_fd, dfd, slash + 1, 0) == 0;
+    if (dfd >= 0)
+        close(dfd);
+    if (root_fd >= 0)
+        close(root_fd);
+    if (!spared)
+        piano_spool_remove(dir);
 }
 
 void piano_spool_remove(const char *dir)
