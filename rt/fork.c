@@ -257,6 +257,7 @@ static void reset_counts(struct piano_thread *ts, uint64_t now, int anon)
         stack[i].child = 0;
     }
     ts->pend_fn = 0;   /* the parent stores its own last sample */
+    ts->pend_table = 0;
     ts->frame_paused = 0;   /* the frame's call, in flight, starts at the fork too */
     ts->heap_peak = 0;
     ts->heap_gen = 0;

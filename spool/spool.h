@@ -236,6 +236,11 @@ struct piano_thread {        /* header of a thread's slot in states; padded to 4
     /* 1 once a histogram counter wrapped: the carry (PIANO_OFF_CARRY) holds
      * their high words; 0, readers never touch it. */
     uint32_t hist_carried;
+    /* Runtime only: the page table of pend_fn's function when its sample
+     * was pended (piano_fnrec.table then; it cannot change before that
+     * sample is counted), so the exit hook finds it without reading the
+     * function's record. */
+    uint32_t pend_table;
 };
 /* The context hash (runtime only: the import does not read it) starts in the
  * header's page, after the header, and moves to PIANO_OFF_HASH when it first
