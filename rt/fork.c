@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 
 /* The parent's states are shared mappings of the parent's file, which the
@@ -103,6 +104,11 @@ void atfork_prepare(void)
     if (!g.off && !g.finished) {
         fns_settle();   /* names registered before the first call, for the child's copy (copy_fns) */
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
+        /* Held shared until the child has read it: the parent's folder, once
+         * stored, may become a spare, which a start empties only when it can
+         * hold fns alone (spool.h). */
+        if (fork_take.fns_fd >= 0)
+            flock(fork_take.fns_fd, LOCK_SH | LOCK_NB);
         size_t room = 0;
         for (int list = 0; list < 2; list++)
             for (struct piano_thread *t = list ? heap_kept_states() : g.threads; t; t = t->next)
@@ -257,7 +263,6 @@ static void reset_counts(struct piano_thread *ts, uint64_t now, int anon)
         stack[i].child = 0;
     }
     ts->pend_fn = 0;   /* the parent stores its own last sample */
-    ts->pend_table = 0;
     ts->frame_paused = 0;   /* the frame's call, in flight, starts at the fork too */
     ts->heap_peak = 0;
     ts->heap_gen = 0;

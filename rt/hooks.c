@@ -209,13 +209,15 @@ static inline __attribute__((always_inline)) void hist_add(struct piano_thread *
 
 typedef piano_hist_counter hist_word;   /* PIANO_PAGES' word */
 
-/* The counters a sample of (self, total) ticks adds one to, through page
- * table tb of its function, when that table and both pages exist: hist_add's
- * fast path (the exit hook's), which then adds to them with no call
- * (hist_inc). Returns 0 otherwise: hist_add makes the pages. */
-static inline __attribute__((always_inline)) int hist_counters(struct piano_thread *ts, uint32_t tb, uint64_t self,
-                                                               uint64_t total, hist_word **cs, hist_word **ct)
+/* The counters a sample of (self, total) ticks of fr's function adds one to,
+ * when its page table and both pages exist and neither counter is about to
+ * wrap: hist_add's fast path (the exit hook's), which then adds to them with
+ * no call. Returns 0 otherwise: hist_add makes the pages, and carries. */
+static inline __attribute__((always_inline)) int hist_counters(struct piano_thread *ts, struct piano_fnrec *fr,
+                                                               uint64_t self, uint64_t total, hist_word **cs,
+                                                               hist_word **ct)
 {
+    uint32_t tb = fr->table;
     if (UNLIKELY((int32_t)tb <= 0))   /* none yet, or its first samples (PIANO_TABLE_FEW) */
         return 0;
     unsigned bs = piano_hist_bucket(self), bt = piano_hist_bucket(total);
@@ -225,18 +227,10 @@ static inline __attribute__((always_inline)) int hist_counters(struct piano_thre
         return 0;
     *cs = PIANO_PAGES(ts) + (size_t)ps * PIANO_PAGE_WORDS + (bs & PIANO_PAGE_SUB_MASK) * 2;
     *ct = PIANO_PAGES(ts) + (size_t)pt * PIANO_PAGE_WORDS + (bt & PIANO_PAGE_SUB_MASK) * 2 + 1;
+    /* Counters narrower than 64 bits (compiled out for 64). */
+    if (sizeof(hist_word) < 8 && UNLIKELY(**cs == (hist_word)-1 || **ct == (hist_word)-1))
+        return 0;
     return 1;
-}
-
-/* Adds one to counter c of ts's pages (piano_hist_inc's work, inline): a
- * 32-bit counter that wraps carries into its word of the carry, at a fixed
- * distance from it, with no call. */
-static inline __attribute__((always_inline)) void hist_inc(struct piano_thread *ts, hist_word *c)
-{
-    if (UNLIKELY(++*c == 0)) {
-        (*(hist_word *)(void *)((char *)c + (PIANO_OFF_CARRY - PIANO_OFF_PAGES)))++;
-        __atomic_store_n(&ts->hist_carried, 1, __ATOMIC_RELEASE);
-    }
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -371,7 +365,6 @@ static inline __attribute__((always_inline)) void close_slot(struct piano_thread
      * Function id 0 is never used: the first, empty sample goes there. */
     hist_add(ts, PIANO_FNS(ts) + ts->pend_fn, ts->pend_self, ts->pend_total);
     ts->pend_fn = s->fn;
-    ts->pend_table = fr->table;   /* read after hist_add, which may have made it */
     ts->pend_self = self;
     ts->pend_total = total;
     if (UNLIKELY(fr->epoch != ts->epoch)) {
@@ -724,7 +717,7 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
     hist_word *cs, *ct;
     if (UNLIKELY(cpu_due(ts)) ||
         UNLIKELY(s->fn != fn || s->sp < sp) ||
-        UNLIKELY(!hist_counters(ts, ts->pend_table, ts->pend_self, ts->pend_total, &cs, &ct))) {
+        UNLIKELY(!hist_counters(ts, fns + ts->pend_fn, ts->pend_self, ts->pend_total, &cs, &ct))) {
         exit_full(ts, site, t, sp, d);
         return;
     }
@@ -739,14 +732,13 @@ static inline __attribute__((always_inline)) void exit_on_sp(struct piano_thread
      * (the compiler cannot pair them into a vector add, three more
      * instructions, across a store that may alias). */
     n->calls++;
-    hist_inc(ts, cs);
+    (*cs)++;
     n->self += self;
-    hist_inc(ts, ct);
-    struct piano_fnrec *fr = fns + fn;
+    (*ct)++;
     ts->pend_fn = fn;
-    ts->pend_table = fr->table;
     ts->pend_self = self;
     ts->pend_total = total;
+    struct piano_fnrec *fr = fns + fn;
     if (UNLIKELY(fr->epoch != ts->epoch)) {
         fr->epoch = ts->epoch;
         fr->frame_self = 0;
