@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 
 /* The parent's states are shared mappings of the parent's file, which the
@@ -104,11 +103,6 @@ void atfork_prepare(void)
     if (!g.off && !g.finished) {
         fns_settle();   /* names registered before the first call, for the child's copy (copy_fns) */
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
-        /* Held shared until the child has read it: the parent's folder, once
-         * stored, may become a spare, which a start empties only when it can
-         * hold fns alone (spool.h). */
-        if (fork_take.fns_fd >= 0)
-            flock(fork_take.fns_fd, LOCK_SH | LOCK_NB);
         size_t room = 0;
         for (int list = 0; list < 2; list++)
             for (struct piano_thread *t = list ? heap_kept_states() : g.threads; t; t = t->next)

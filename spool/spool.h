@@ -25,20 +25,6 @@
  * and the frame function list's direction are the runtime's only: the import
  * reads neither, so moving them changed no version.
  *
- * A stored run's folder is not removed but renamed to a spare name,
- * <db>.spool/.spare<N> (N < PIANO_SPARES_MAX; else it is removed), and the
- * next run's start takes it with one rename into its own name and empties its
- * files (ftruncate) instead of making a folder and four files: on an ext4
- * without a journal each new inode scans the recently deleted ones
- * (bench/README.md, "Spare run folders"). A rename is atomic: of two starts
- * taking one spare, one gets it, the other the next or a new folder. The
- * taker empties a spare only when nothing else can map its files: its lock
- * free (the process that ran in it has ended) and fns free for an exclusive
- * flock: a live read of piano-db (store/recover.c) and a forked child
- * reading its parent's fns hold fns with a shared flock; else it gives the
- * spare back, or removes it. Every name starting with '.' (spares, folders
- * being made) is skipped by the readers.
- *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
 #ifndef PIANO_SPOOL_H
@@ -50,7 +36,7 @@
 #include <stdio.h>
 
 #define PIANO_SPOOL_MAGIC 0x6f6e6169705f7331ull  /* "1s_piano" */
-#define PIANO_SPOOL_VERSION 24  /* 24: spare run folders (.spare<N>: a stored run's folder, emptied by the next run that takes it; readers lock fns shared, PIANO_SPARES_MAX); 23: packed records in the ended file (PIANO_PACKED_MAGIC: PIANO_STORE=later); 21: a function's first 31 samples kept as bucket pairs in one page of the pool (PIANO_TABLE_FEW); 20: histogram counters of 32 bits, a carry beside (PIANO_OFF_CARRY, piano_thread.hist_carried); 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
+#define PIANO_SPOOL_VERSION 23  /* 23: packed records in the ended file (PIANO_PACKED_MAGIC: PIANO_STORE=later); 21: a function's first 31 samples kept as bucket pairs in one page of the pool (PIANO_TABLE_FEW); 20: histogram counters of 32 bits, a carry beside (PIANO_OFF_CARRY, piano_thread.hist_carried); 19: histogram pages of 16 buckets, found through a page table in the pool (piano_fnrec.table; 32 bytes); 18: span figures in snapshots (piano_snap_hdr.nspans); 17: the run-time selection (piano_spool_run.selection); 16: CPU time's user part sampled (piano_node.user for .sys); 15: the chunks file (a program that changed its user: rt/user.c); 14: slots reused (the thread header's slot; the ended file); 13: the shadow stack from 3072, the first hash from 1024 (one page for a short thread); 12: heap in use in snapshots; 11: heap in use (piano_node own_*, owned_*, peak_*; heap_* of thread and run); 10: CPU time in snapshots; 9: snapshots (the snaps file); 8: CPU time */
 
 #define PIANO_STACK_CAP (1u << 21)   /* shadow stack slots: deeper calls are counted only by depth */
 #define PIANO_FN_CAP (1u << 17)      /* function ids per process; id 1 collects any beyond */
@@ -691,8 +677,6 @@ struct piano_chunks_rec {
 #define PIANO_SPOOL_SNAPS "snaps"
 #define PIANO_SPOOL_ENDED "ended"
 #define PIANO_SPOOL_CHUNKS "chunks"
-#define PIANO_SPOOL_SPARE ".spare"      /* .spare<N>: a stored run's folder, for the next run (above) */
-#define PIANO_SPARES_MAX 4u                /* spare folders per spool, at most */
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
 typedef struct { char s[40]; } piano_spool_name;
 
@@ -702,14 +686,6 @@ static inline piano_spool_name piano_spool_slot_name(uint32_t thread)
     piano_spool_name n;
     snprintf(n.s, sizeof n.s, PIANO_SPOOL_STATES "[%u]", (unsigned)thread);
     return n;
-}
-
-/* .spare<N>: spare run folder N (N < PIANO_SPARES_MAX) */
-static inline piano_spool_name piano_spool_spare_name(unsigned n)
-{
-    piano_spool_name s;
-    snprintf(s.s, sizeof s.s, PIANO_SPOOL_SPARE "%u", n);
-    return s;
 }
 
 /* f<N>.<K>: thread N's K-th stored chunk */
