@@ -18,7 +18,8 @@
 
 static struct piano_site site_a = { .line = 1, .name = "a", .file = "t.c" }, site_b = { .line = 2, .name = "b", .file = "t.c" },
                          site_c = { .line = 3, .name = "c", .file = "t.c" }, site_r = { .line = 4, .name = "r", .file = "t.c" },
-                         site_long = { .line = 5, .name = "long_call", .file = "t.c" };
+                         site_long = { .line = 5, .name = "long_call", .file = "t.c" },
+                         site_h = { .line = 6, .name = "h", .file = "t.c" };
 static jmp_buf jump;
 
 static struct piano_node *node_of(struct piano_site *s, uint32_t parent_fn)
@@ -134,6 +135,90 @@ static void recursion_contexts_are_bounded(void **state)
     assert_int_equal(calls, 300);
     /* one context per depth up to PIANO_CTX_DEPTH, then one shared by all deeper calls */
     assert_int_equal(contexts, PIANO_CTX_DEPTH + 1);
+}
+
+static __attribute__((noinline)) void h(int n)
+{
+    __piano_enter(&site_h);
+    if (n > 0)
+        h(n - 1);
+    __piano_exit(&site_h);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* A call of h 2^40 ticks long: its sample's pages are not made yet, so the
+ * next exit (another function's) takes the full path to count it. */
+static __attribute__((noinline)) void h_long(void)
+{
+    __piano_enter(&site_h);
+    PIANO_STACK(piano_tls)[piano_tls->depth].t0 -= 1ull << 40;
+    __piano_exit(&site_h);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* The samples of fn's histogram k (0 self, 1 total) on ts: its pages'
+ * counters with their carry, its first samples' page (PIANO_TABLE_FEW), and
+ * the header's pending sample (the latest exit's, rt/hooks.c). */
+static uint64_t hist_samples(struct piano_thread *ts, uint32_t fn, int k)
+{
+    uint64_t n = ts->pend_fn == fn;
+    uint32_t tb = PIANO_FNS(ts)[fn].table;
+    uint32_t *words = PIANO_PAGES(ts);
+    if (tb & PIANO_TABLE_FEW)
+        return n + words[(size_t)(tb & ~PIANO_TABLE_FEW) * PIANO_PAGE_WORDS];
+    const uint16_t *table = (const uint16_t *)(words + (size_t)tb * PIANO_PAGE_WORDS);
+    for (unsigned e = 0; tb && e < PIANO_FN_PAGES; e++)
+        for (unsigned b = 0; table[e] && b < PIANO_PAGE_BUCKETS; b++)
+            n += piano_hist_word(ts, ts->hist_carried != 0, (size_t)table[e] * PIANO_PAGE_WORDS + b * 2 + (unsigned)k);
+    return n;
+}
+
+/* Each exit counts its call's sample once, through the function's page
+ * table as the exit hook cached it: across the table's making (the 32nd
+ * sample, PIANO_FEW_MAX) with recursion and with other functions' calls
+ * between, and when the full path counted the sample before (its page not
+ * made yet) and pended the next; then with its counters at their top, each wrap carried (the exit
+ * hook's own carry, spool.h piano_hist_inc's form) and no sample lost. */
+static void hist_counts_each_call_once(void **state)
+{
+    (void)state;
+    h(0);
+    struct piano_thread *ts = piano_tls;
+    uint32_t fn = site_h.id;
+    assert_true(fn > 1);
+    assert_true((int32_t)PIANO_FNS(ts)[fn].table <= 0);   /* none yet, or its first samples' page */
+    assert_int_equal(hist_samples(ts, fn, 0), 1);
+    h(39);   /* recursion: the 32nd sample makes the table while it is pending */
+    assert_int_equal((int32_t)PIANO_FNS(ts)[fn].table > 0, 1);
+    uint64_t calls = 41;
+    for (int i = 0; i < 20; i++, calls += 4) {
+        h(1);
+        a();   /* a and b's exits between */
+        h(1);
+    }
+    for (int i = 0; i < 3; i++, calls += 3) {
+        h_long();   /* counted by b's exit, on the full path, which pends b's sample */
+        a();
+        h(1);
+    }
+    assert_int_equal(hist_samples(ts, fn, 0), calls);
+    assert_int_equal(hist_samples(ts, fn, 1), calls);
+    assert_int_equal(ts->hist_carried, 0);
+    /* Every counter of its pages at the top: its next sample there wraps. */
+    uint32_t tb = PIANO_FNS(ts)[fn].table;
+    const uint16_t *table = (const uint16_t *)(PIANO_PAGES(ts) + (size_t)tb * PIANO_PAGE_WORDS);
+    for (unsigned e = 0; e < PIANO_FN_PAGES; e++)
+        for (unsigned w = 0; table[e] && w < PIANO_PAGE_WORDS; w++)
+            PIANO_PAGES(ts)[(size_t)table[e] * PIANO_PAGE_WORDS + w] = UINT32_MAX;
+    uint64_t self0 = hist_samples(ts, fn, 0), total0 = hist_samples(ts, fn, 1);
+    uint64_t more = 0;
+    for (; more < 10000 && !ts->hist_carried; more += 2)
+        h(1);
+    assert_int_equal(ts->hist_carried, 1);
+    for (int i = 0; i < 10; i++, more += 2)
+        h(1);   /* wrapped counters go on from 0, their carry 1 */
+    assert_true(hist_samples(ts, fn, 0) == self0 + more);
+    assert_true(hist_samples(ts, fn, 1) == total0 + more);
 }
 
 /* A frame in which a function has more self time than 8 bytes of prefix
@@ -276,6 +361,7 @@ int main(void)
         cmocka_unit_test(longjmp_closes_abandoned_calls),
         cmocka_unit_test(unmatched_exit_is_ignored),
         cmocka_unit_test(recursion_contexts_are_bounded),
+        cmocka_unit_test(hist_counts_each_call_once),
         cmocka_unit_test(long_self_time_in_frame),
         cmocka_unit_test(frame_record_codec),
     };
