@@ -1094,10 +1094,13 @@ void snap_restart(void)
 
 static long without_snap_thread(long nr, long a, long b)
 {
-    pid_t tid = __atomic_load_n(&snap.tid, __ATOMIC_ACQUIRE);
     snap_stop();
-    /* pthread_join returns when the thread's id word is cleared, a moment
-     * before the kernel takes it out of the thread group. */
+    /* Its id read once it has ended: a thread stopped before it first ran
+     * (a forked child's, started a moment ago) wrote it only then, and read
+     * before, the call was made without waiting (e2e snapshots_unshare failed
+     * so once in CI). pthread_join returns when the thread's id word is
+     * cleared, a moment before the kernel takes it out of the thread group. */
+    pid_t tid = __atomic_load_n(&snap.tid, __ATOMIC_ACQUIRE);
     for (int i = 0; tid > 0 && i < 20000 && syscall(SYS_tgkill, getpid(), tid, 0) == 0; i++) {
         struct timespec d = { 0, 50000 };
         nanosleep(&d, NULL);
