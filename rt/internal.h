@@ -300,6 +300,8 @@ extern const unsigned char spool_pad_zeros[8];
  * the import reads chunks of any size up to PIANO_CHUNK_SIZE. */
 #define CHUNK_ROOM_MAX (1u << 20)
 int states_extend(int fd, uint64_t end);
+int states_keep_warm(int fd);
+void states_warm_forget(void);
 struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon);
 int slot_take(uint32_t *slot, uint32_t *room);
 int slot_reuse(struct piano_thread *ts);

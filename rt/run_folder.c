@@ -164,14 +164,15 @@ static void remove_folder(const char *path)
 }
 
 /* Empties the spare folder dfd, just renamed to this run's dot name: its
- * files truncated (the run header is written over), any other file removed.
+ * files truncated (the run header is written over), any other file removed;
+ * with warm, its states' slot 0 kept in memory instead (states_keep_warm).
  * Only when its lock is free (the process that ran in it has ended, and no
  * piano-db is storing it) and its fns takes an exclusive flock (no piano-db
  * is reading it live, no forked child is copying it: they hold it shared),
  * so that nobody has its files mapped (spool.h). Returns the lock's
  * descriptor, locked, or -1, with *held set when a lock was held (else the
  * spare cannot be used: a file missing or that cannot be emptied). */
-static int empty_spare(int dfd, int *held)
+static int empty_spare(int dfd, int warm, int *held)
 {
     int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     int locked = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0;
@@ -193,8 +194,10 @@ static int empty_spare(int dfd, int *held)
                 !strcmp(name, PIANO_SPOOL_FNS) || !strcmp(name, PIANO_SPOOL_RUN))
                 continue;
             if (!strcmp(name, PIANO_SPOOL_STATES) || !strcmp(name, PIANO_SPOOL_ENDED)) {
-                int fd = openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-                ok = fd >= 0 && ftruncate(fd, 0) == 0;
+                int states = !strcmp(name, PIANO_SPOOL_STATES);
+                int fd = openat(dfd, name, (states ? O_RDWR : O_WRONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                /* states: its slot 0 kept warm for this run's first thread (slots.c) */
+                ok = fd >= 0 && ((states && warm && states_keep_warm(fd) == 0) || ftruncate(fd, 0) == 0);
                 if (fd >= 0)
                     close(fd);
             } else {
@@ -212,9 +215,9 @@ static int empty_spare(int dfd, int *held)
 }
 
 /* Takes a spare run folder (spool.h) of spool root `root` under the name tmp
- * (this run's dot name), emptied. Returns its lock, held (empty_spare), or
+ * (this run's dot name), emptied (warm: empty_spare). Returns its lock, held (empty_spare), or
  * -1: none, or none that could be emptied (given back, or removed). */
-static int take_spare(const char *root, const char *tmp)
+static int take_spare(const char *root, const char *tmp, int warm)
 {
     char spare[PIANO_PATH_MAX];
     for (unsigned i = 0; i < PIANO_SPARES_MAX; i++) {
@@ -222,7 +225,7 @@ static int take_spare(const char *root, const char *tmp)
             renameat2(AT_FDCWD, spare, AT_FDCWD, tmp, RENAME_NOREPLACE) != 0)
             continue;   /* none of that name, or another start took it first */
         int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), held = 0;
-        int lock = dfd >= 0 ? empty_spare(dfd, &held) : -1;
+        int lock = dfd >= 0 ? empty_spare(dfd, warm, &held) : -1;
         if (dfd >= 0)
             close(dfd);
         if (lock >= 0)
@@ -289,7 +292,9 @@ int make_spool(const char *parent_key)
     }
     say_log_root(st.st_dev, st.st_ino);
     /* A spare folder, emptied, or a new one. */
-    int lock = take_spare(root, tmp), spare = lock >= 0;
+    /* A forked child's states are emptied whole (slots.c, warm slot 0). */
+    states_warm_forget();
+    int lock = take_spare(root, tmp, parent_key == NULL), spare = lock >= 0;
     if (!spare && mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;

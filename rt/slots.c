@@ -78,6 +78,127 @@ static void *map_states(uint64_t off, uint64_t len, int *anon)
     return p == MAP_FAILED ? NULL : p;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
+#endif
+
+/* ---------------------------------------------------------------- warm slot 0 */
+
+/* A spare run folder (spool.h) taken by a new run holds the last run's
+ * states. Emptied by ftruncate, its pages are freed, and the new run's first
+ * touch of each page then goes through the file system again: ~9 us a page
+ * on the bench VM, where a page still in the page cache costs ~3.5 us to
+ * map and zero, and the truncation itself 0.2-4 ms (bench/README.md, "Warm
+ * spare states"). Most runs that take a spare are the same program again,
+ * whose first thread touches the same pages of slot 0. So slot 0's pages in
+ * use are kept when they are all in memory and few: its header page is
+ * zeroed at once (a reader skips a slot whose magic is 0, so the folder can
+ * be published before the rest is zeroed), the rest of what it held is
+ * listed here, and whichever thread maps slot 0 first zeroes it through its
+ * mapping before writing its header (map_thread). Anything past slot 0 is
+ * cut off. A forked child's folder is always emptied whole: it copies the
+ * forking thread's state into its slot, not writing every byte. */
+#define WARM_RANGES_MAX 32u
+#define WARM_BYTES_MAX (4u << 20)   /* more is a run unlike a short one: truncated */
+static struct {
+    uint64_t off, len;
+} warm[WARM_RANGES_MAX];
+static uint32_t warm_n;   /* read and cleared by map_thread(0), once: slot 0 is taken once */
+
+void states_warm_forget(void)
+{
+    warm_n = 0;
+}
+
+/* Whether every page of fd's [off, off + len) (a mapping p of fd from 0) is in
+ * the page cache: a page that is not would be read from the disk to be zeroed. */
+static int warm_resident(const char *p, uint64_t off, uint64_t len)
+{
+    unsigned char vec[256];
+    for (uint64_t at = off; at < off + len;) {
+        uint64_t n = (off + len - at + 4095) / 4096;
+        if (n > sizeof vec)
+            n = sizeof vec;
+        if (mincore((void *)(p + at), n * 4096, vec) != 0)
+            return 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (!(vec[i] & 1))
+                return 0;
+        at += n * 4096;
+    }
+    return 1;
+}
+
+/* Keeps the states file fd (O_RDWR) of a spare folder warm, as above: its
+ * slot 0 header page zeroed, the data past slot 0 cut off, the other data
+ * ranges of slot 0 listed for map_thread. Returns 0, or -1 when it cannot be
+ * (too much, not all in memory, a file system without SEEK_DATA): the caller
+ * then truncates the file. */
+int states_keep_warm(int fd)
+{
+    warm_n = 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 4096)
+        return -1;
+    uint64_t total = 0, at = 4096, end = (uint64_t)st.st_size < PIANO_SLOT_SIZE ? (uint64_t)st.st_size : PIANO_SLOT_SIZE;
+    while (at < end) {
+        off_t data = lseek(fd, (off_t)at, SEEK_DATA);
+        if (data < 0 && errno == ENXIO)
+            break;   /* holes to the end */
+        off_t hole = data >= 0 ? lseek(fd, data, SEEK_HOLE) : -1;
+        if (hole < 0 || (uint64_t)data >= end)
+            break;
+        uint64_t to = (uint64_t)hole < end ? (uint64_t)hole : end;
+        total += to - (uint64_t)data;
+        if (warm_n == WARM_RANGES_MAX || total > WARM_BYTES_MAX)
+            return warm_n = 0, -1;
+        warm[warm_n].off = (uint64_t)data;
+        warm[warm_n++].len = to - (uint64_t)data;
+        at = to;
+    }
+    if (at < end && lseek(fd, (off_t)at, SEEK_DATA) < 0 && errno != ENXIO)
+        return warm_n = 0, -1;   /* no SEEK_DATA: what is in use is not known */
+    char *p = mmap(NULL, end, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    int resident = p != MAP_FAILED;
+    for (uint32_t i = 0; resident && i < warm_n; i++)
+        resident = warm_resident(p, warm[i].off, warm[i].len);
+    if (p != MAP_FAILED)
+        munmap(p, end);
+    if (!resident || ((uint64_t)st.st_size > PIANO_SLOT_SIZE && ftruncate(fd, (off_t)PIANO_SLOT_SIZE) != 0) ||
+        pwrite(fd, spool_zeros, 4096, 0) != 4096)
+        return warm_n = 0, -1;
+    return 0;
+}
+
+/* Slot 0's kept pages (above) zeroed before its thread writes its header:
+ * through the mapping when the state is in states, else punched out of the
+ * file (an anonymous state writes only the parts it uses). */
+static void warm_clear(struct piano_thread *ts, int anon)
+{
+    uint32_t n = warm_n;
+    warm_n = 0;
+    if (!anon) {
+        for (uint32_t i = 0; i < n; i++) {
+            madvise((char *)ts + warm[i].off, warm[i].len, MADV_POPULATE_WRITE);   /* one call, not a fault a page */
+            memset((char *)ts + warm[i].off, 0, warm[i].len);
+        }
+        return;
+    }
+    struct quiet q;
+    quiet_begin(&q);
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDWR);
+    for (uint32_t i = 0; fd >= 0 && i < n; i++) {
+        if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)warm[i].off, (off_t)warm[i].len) == 0)
+            continue;
+        for (uint64_t at = warm[i].off, e = warm[i].off + warm[i].len; at < e; at += sizeof spool_zeros)
+            if (write_all(fd, spool_zeros, e - at < sizeof spool_zeros ? e - at : sizeof spool_zeros, (off_t)at) != 0)
+                break;
+    }
+    if (fd >= 0)
+        close(fd);
+    quiet_end(&q);
+}
+
 /* Slots are mapped SLOT_GROUP at a time (consecutive slots, consecutive in
  * states too: one mmap) and unmapped when every slot of the group has ended.
  * Mapping and unmapping each thread's slot cost a short thread more than its
@@ -119,10 +240,6 @@ static uintptr_t group_map(uint32_t k)
     munmap(p, SLOT_GROUP_SIZE);   /* another thread of the group mapped it first */
     return seen;
 }
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23   /* Linux 5.14 */
-#endif
 
 /* Writes zeros over the pages of slot n that a thread's first calls touch
  * first, in two runs: the header's page (with the first hash and the shadow
@@ -207,6 +324,8 @@ struct piano_thread *map_thread(uint32_t n, uint32_t reused_room, int *anon)
     }
     if (!ts)
         ts = map_states(piano_slot_offset(n), PIANO_SLOT_SIZE, anon);
+    if (ts && n == 0 && warm_n)
+        warm_clear(ts, *anon);
     if (ts && !*anon && reused_room)
         ts->chunk_room = reused_room;
     else if (ts && !*anon)

@@ -37,7 +37,10 @@
  * flock: a live read of piano-db (store/recover.c) and a forked child
  * reading its parent's fns hold fns with a shared flock; else it gives the
  * spare back, or removes it. Every name starting with '.' (spares, folders
- * being made) is skipped by the readers.
+ * being made) is skipped by the readers. A spare's states may keep slot 0's
+ * pages (rt/slots.c, warm slot 0): its first page is zeroed before the
+ * folder is published, so until the run's first thread has zeroed the rest
+ * and written its header, readers find magic 0 there and skip the slot.
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
