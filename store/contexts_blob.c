@@ -6,6 +6,7 @@
  */
 #include "contexts_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -25,23 +26,10 @@ static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
 static int grow(piano_ctx_writer *w, size_t more)
 {
-    if (w->failed)
-        return -1;
-    if (w->len + more <= w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->len + more)
-        cap *= 2;
-    unsigned char *b = realloc(w->buf, cap);
-    if (!b) {
-        w->failed = 1;
-        return -1;
-    }
-    w->buf = b;
-    w->cap = cap;
-    return 0;
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 4096, &w->failed);
 }
 
 /* ------------------------------------------------ ancestry (v2) */

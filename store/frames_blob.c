@@ -6,6 +6,7 @@
  */
 #include "frames_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -31,23 +32,10 @@ static int64_t unzigzag(int64_t before, uint64_t z)
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
 static int grow(piano_frames_writer *w, size_t more)
 {
-    if (w->failed)
-        return -1;
-    if (w->len + more <= w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 8192;
-    while (cap < w->len + more)
-        cap *= 2;
-    unsigned char *b = realloc(w->buf, cap);
-    if (!b) {
-        w->failed = 1;
-        return -1;
-    }
-    w->buf = b;
-    w->cap = cap;
-    return 0;
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 8192, &w->failed);
 }
 
 void piano_frames_begin(piano_frames_writer *w)

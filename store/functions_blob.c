@@ -5,6 +5,7 @@
  */
 #include "functions_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -13,39 +14,27 @@
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
+static int grow(piano_fnlist_writer *w, size_t more)
+{
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 4096, &w->failed);
+}
+
 void piano_fnlist_begin(piano_fnlist_writer *w)
 {
     w->len = 0;
     w->last_id = -1;
     w->last_name = 0;
     w->failed = 0;
-    if (w->cap < 1) {
-        unsigned char *b = realloc(w->buf, 4096);
-        if (!b) {
-            w->failed = 1;
-            return;
-        }
-        w->buf = b;
-        w->cap = 4096;
-    }
-    w->buf[w->len++] = 0;
+    if (grow(w, 1) == 0)
+        w->buf[w->len++] = 0;
 }
 
 void piano_fnlist_put(piano_fnlist_writer *w, int64_t id, int64_t name)
 {
-    if (w->failed || id <= w->last_id || name < 0 || id - w->last_id > (int64_t)1 << 60) {
+    if (w->failed || id <= w->last_id || name < 0 || id - w->last_id > (int64_t)1 << 60 || grow(w, 20)) {
         w->failed = 1;
         return;
-    }
-    if (w->len + 20 > w->cap) {
-        size_t cap = w->cap * 2;
-        unsigned char *b = realloc(w->buf, cap);
-        if (!b) {
-            w->failed = 1;
-            return;
-        }
-        w->buf = b;
-        w->cap = cap;
     }
     uint64_t s = (uint64_t)(id - w->last_id - 1);
     uint64_t z = name >= w->last_name ? (uint64_t)(name - w->last_name) << 1
