@@ -185,7 +185,8 @@ static const sqlite3_module bt_module = {
     .xRowid = bt_rowid,
 };
 
-int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t)
+int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t, const char *view_sql)
 {
-    return sqlite3_create_module(db, name, &bt_module, (void *)t);
+    int rc = sqlite3_create_module(db, name, &bt_module, (void *)t);
+    return rc == SQLITE_OK ? sqlite3_exec(db, view_sql, NULL, NULL, NULL) : rc;
 }

@@ -1,9 +1,11 @@
 /*
  * blob_table.h - a table-valued function whose rows are those a blob
  * format's reader decodes from its one argument: piano_contexts(nodes)
- * (contexts_blob.c) and piano_stats(fns) (stats_blob.c). The SQLite module
- * (cursor, plan, copy of the blob) is here once; a format gives its columns
- * and three callbacks on a state of its own (its reader and current row).
+ * (contexts_blob.c), piano_stats(fns) (stats_blob.c), piano_functions(fns)
+ * (functions_blob.c) and piano_frames(frames) (frames_blob.c), and the TEMP
+ * view over it. The SQLite module (cursor, plan, copy of the blob, unpacked)
+ * is here once; a format gives its columns and three callbacks on a state of
+ * its own (its reader, and its current row when the reader has none).
  */
 #ifndef PIANO_BLOB_TABLE_H
 #define PIANO_BLOB_TABLE_H
@@ -29,8 +31,9 @@ typedef struct {
     const char *malformed;   /* the error of a malformed blob */
 } piano_blob_table;
 
-/* Registers module `name` reading blobs as t says (t must outlive db).
- * Returns SQLITE_OK or an error. */
-int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t);
+/* Registers module `name` reading blobs as t says (t must outlive db), then
+ * runs view_sql: the TEMP view that reads it (and the view's triggers, if
+ * any). Returns SQLITE_OK or an error. */
+int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t, const char *view_sql);
 
 #endif

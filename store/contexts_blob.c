@@ -363,9 +363,6 @@ static size_t cols(char *s, size_t n, const char *p)
 
 int piano_contexts_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_contexts", &ctx_table);
-    if (rc != SQLITE_OK)
-        return rc;
     char a[1024], b[1024], sql[3072];
     cols(a, sizeof a, "");
     cols(b, sizeof b, "c.");
@@ -373,7 +370,7 @@ int piano_contexts_register(sqlite3 *db)
              "CREATE TEMP VIEW IF NOT EXISTS contexts AS SELECT run, thread, %s FROM main.context_rows"
              " UNION ALL SELECT t.run, t.thread, %s FROM main.context_trees t, piano_contexts(t.nodes) c",
              a, b);
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_contexts", &ctx_table, sql);
 }
 
 /* ------------------------------------------- writing through the view */

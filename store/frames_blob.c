@@ -248,10 +248,6 @@ int piano_frames_pack(sqlite3 *db)
 
 /* ------------------------------------------- the table-valued function */
 
-typedef struct {
-    piano_frames_reader r;
-} fr_state;
-
 static int fr_declare(char *sql, size_t n)
 {
     snprintf(sql, n, "CREATE TABLE x(seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, "
@@ -259,19 +255,19 @@ static int fr_declare(char *sql, size_t n)
     return 12;
 }
 
-static int fr_open(void *state, const unsigned char *b, size_t len)
+static int fr_open(void *reader, const unsigned char *b, size_t len)
 {
-    return piano_frames_open(&((fr_state *)state)->r, b, len);
+    return piano_frames_open(reader, b, len);
 }
 
-static int fr_next(void *state)
+static int fr_next(void *reader)
 {
-    return piano_frames_next(&((fr_state *)state)->r);
+    return piano_frames_next(reader);
 }
 
-static void fr_column(const void *state, sqlite3_context *ctx, int col)
+static void fr_column(const void *reader, sqlite3_context *ctx, int col)
 {
-    const piano_frame_row *f = &((const fr_state *)state)->r.row;
+    const piano_frame_row *f = &((const piano_frames_reader *)reader)->row;
     const int64_t v[] = {f->seq, f->thread, f->start_ns, f->total_ns, f->allocs, f->alloc_bytes, f->frees,
                          f->free_bytes};
     if (col >= 0 && col < 8)
@@ -293,7 +289,7 @@ static const piano_blob_table fr_table = {
     .open = fr_open,
     .next = fr_next,
     .column = fr_column,
-    .state_size = sizeof(fr_state),
+    .state_size = sizeof(piano_frames_reader),   /* the state: the reader (its row the current one) */
     .rows = PIANO_FRAME_BLOCK_MAX,
     .malformed = "a block of frames (frame_blocks.frames) is malformed",
 };
@@ -304,13 +300,9 @@ static const piano_blob_table fr_table = {
 
 int piano_frames_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_frames", &fr_table);
-    if (rc != SQLITE_OK)
-        return rc;
-    return sqlite3_exec(db,
-                        "CREATE TEMP VIEW IF NOT EXISTS frames AS SELECT " COLS " FROM main.frame_rows"
-                        " UNION ALL SELECT " BLOCK_COLS " FROM main.frame_blocks b, piano_frames(b.frames) f",
-                        NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_frames", &fr_table,
+                                     "CREATE TEMP VIEW IF NOT EXISTS frames AS SELECT " COLS " FROM main.frame_rows"
+                                     " UNION ALL SELECT " BLOCK_COLS " FROM main.frame_blocks b, piano_frames(b.frames) f");
 }
 
 /* ------------------------------------------- writing through the view */

@@ -321,9 +321,6 @@ static const piano_blob_table st_table = {
 
 int piano_stats_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_stats", &st_table);
-    if (rc != SQLITE_OK)
-        return rc;
     char a[1024], b[1024], sql[3072];
     cols(a, sizeof a, "");
     cols(b, sizeof b, "s.");
@@ -331,7 +328,7 @@ int piano_stats_register(sqlite3 *db)
              "CREATE TEMP VIEW IF NOT EXISTS stats AS SELECT run, thread, %s FROM main.stat_rows"
              " UNION ALL SELECT t.run, t.thread, %s FROM main.stat_trees t, piano_stats(t.fns) s",
              a, b);
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_stats", &st_table, sql);
 }
 
 /* ------------------------------------------- writing through the view */
