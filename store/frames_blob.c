@@ -99,6 +99,26 @@ const unsigned char *piano_frames_end(piano_frames_writer *w, size_t *len)
     return w->buf + HEAD_MAX - h;
 }
 
+int piano_frames_store(sqlite3_stmt *ins, int64_t run, piano_frames_writer *w)
+{
+    if (!w->n)
+        return SQLITE_OK;
+    if (w->failed)
+        return SQLITE_NOMEM;
+    size_t len;
+    const unsigned char *b = piano_frames_end(w, &len);
+    sqlite3_bind_int64(ins, 1, run);
+    sqlite3_bind_int64(ins, 2, w->first);
+    sqlite3_bind_int64(ins, 3, w->last);
+    sqlite3_bind_int64(ins, 4, w->n);
+    sqlite3_bind_int64(ins, 5, w->spikes);
+    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    piano_frames_begin(w);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* ------------------------------------------------------------------ reading */
 
 int piano_frames_open(piano_frames_reader *r, const void *b, size_t len)
@@ -185,46 +205,25 @@ int piano_frames_next(piano_frames_reader *r)
     " AND typeof(fns) = 'blob' AND typeof(thread_seq) IN ('integer', 'null') AND typeof(spike) = 'integer'"  \
     " AND spike IN (0, 1) AND typeof(cpu_ns) IN ('integer', 'null') AND run IN (SELECT id FROM runs)"
 
-static int pack_flush(sqlite3_stmt *ins, piano_frames_writer *w, int64_t run)
-{
-    if (!w->n)
-        return SQLITE_OK;
-    if (w->failed)
-        return SQLITE_NOMEM;
-    size_t len;
-    const unsigned char *b = piano_frames_end(w, &len);
-    sqlite3_bind_int64(ins, 1, run);
-    sqlite3_bind_int64(ins, 2, w->first);
-    sqlite3_bind_int64(ins, 3, w->last);
-    sqlite3_bind_int64(ins, 4, w->n);
-    sqlite3_bind_int64(ins, 5, w->spikes);
-    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    piano_frames_begin(w);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 int piano_frames_pack(sqlite3 *db)
 {
     sqlite3_stmt *st = NULL, *ins = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT " COLS " FROM frame_rows WHERE " PACKABLE " ORDER BY run, seq", -1, &st,
                                 NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db, "INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) VALUES(?,?,?,?,?,?)",
-                                -1, &ins, NULL);
+        rc = sqlite3_prepare_v2(db, PIANO_FRAMES_INSERT, -1, &ins, NULL);
     piano_frames_writer w = {0};
     piano_frames_begin(&w);
     int64_t run = 0;
     while (rc == SQLITE_OK) {
         int step = sqlite3_step(st);
         if (step != SQLITE_ROW) {
-            rc = step == SQLITE_DONE ? pack_flush(ins, &w, run) : step;
+            rc = step == SQLITE_DONE ? piano_frames_store(ins, run, &w) : step;
             break;
         }
         int64_t r = sqlite3_column_int64(st, 0);
-        if (w.n && (r != run || w.n >= PIANO_FRAME_BLOCK_MAX || w.len >= PIANO_FRAME_BLOCK_BYTES))
-            rc = pack_flush(ins, &w, run);
+        if (w.n && (r != run || piano_frames_full(&w)))
+            rc = piano_frames_store(ins, run, &w);
         run = r;
         piano_frame_row f = {
             .seq = sqlite3_column_int64(st, 1), .thread = sqlite3_column_int64(st, 2),
