@@ -36,4 +36,21 @@ typedef struct {
  * any). Returns SQLITE_OK or an error. */
 int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t, const char *view_sql);
 
+/* A column of such a view, after run and thread: its name, and whether a row
+ * inserted with it NULL gets 0 (a figure always measured). */
+typedef struct {
+    const char *name;
+    int zero_for_null;
+} piano_view_col;
+
+/* Makes TEMP view `view` (run, thread, then cols[0..n-1]: the rows of table
+ * `rows` and those of the blobs of table `trees`, a blob a thread of a run)
+ * take inserts, updates and deletes (`piano-db sql`): INSTEAD OF triggers,
+ * inserted rows going to `rows`; an update or delete of the row with OLD's
+ * `key` in a blob moves its thread's rows to `rows` first. TEMP triggers on
+ * the TEMP view: nothing is stored in the schema. Returns SQLITE_OK or an
+ * error. */
+int piano_blob_view_triggers(sqlite3 *db, const char *view, const char *rows, const char *trees, const char *key,
+                             const piano_view_col *cols, int n);
+
 #endif

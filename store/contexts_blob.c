@@ -377,38 +377,11 @@ int piano_contexts_register(sqlite3 *db)
 
 int piano_contexts_make_triggers(sqlite3 *db)
 {
-    char a[1024];
-    cols(a, sizeof a, "");
-    /* Rows written through the view go to context_rows; an UPDATE or DELETE
-     * of a context in a blob moves its thread's tree to context_rows first.
-     * TEMP triggers on the TEMP view: nothing is stored in the schema. */
-    char nw[2048], set[2048], move[4096], s[16384];
-    size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread, NEW.id, NEW.parent, NEW.fn");
-    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread, id = NEW.id, parent = NEW.parent, fn = NEW.fn");
-    for (int m = 0; m < PIANO_M_N; m++) {
-        if (info[m].where != PIANO_WHERE_CTX)
-            continue;
-        if (info[m].when == PIANO_WHEN_ALWAYS)
-            n += (size_t)snprintf(nw + n, sizeof nw - n, ", coalesce(NEW.%s, 0)", info[m].id);
-        else
-            n += (size_t)snprintf(nw + n, sizeof nw - n, ", NEW.%s", info[m].id);
-        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", info[m].id, info[m].id);
-    }
-    snprintf(move, sizeof move,
-             "  INSERT INTO context_rows(run, thread, %s) SELECT run, thread, %s FROM contexts\n"
-             "    WHERE run = OLD.run AND thread = OLD.thread\n"
-             "    AND EXISTS (SELECT 1 FROM context_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
-             "  DELETE FROM context_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
-             a, a);
-    size_t k = (size_t)snprintf(s, sizeof s,
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_insert INSTEAD OF INSERT ON contexts BEGIN\n"
-        "  INSERT INTO context_rows(run, thread, %s) VALUES(%s);\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_update INSTEAD OF UPDATE ON contexts BEGIN\n%s"
-        "  UPDATE context_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_delete INSTEAD OF DELETE ON contexts BEGIN\n%s"
-        "  DELETE FROM context_rows WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n",
-        a, nw, move, set, move);
-    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
+    init_cols();
+    piano_view_col vc[PIANO_M_N + 3] = {{"id", 0}, {"parent", 0}, {"fn", 0}};
+    for (int c = 3; c < n_cols; c++)
+        vc[c] = (piano_view_col){info[col_metric[c]].id, info[col_metric[c]].when == PIANO_WHEN_ALWAYS};
+    return piano_blob_view_triggers(db, "contexts", "context_rows", "context_trees", "id", vc, n_cols);
 }
 
 /* ------------------------------------------ rows of older schemas, packed */
