@@ -2,10 +2,11 @@
  * blob_table.h - a table-valued function whose rows are those a blob
  * format's reader decodes from its one argument: piano_contexts(nodes)
  * (contexts_blob.c), piano_stats(fns) (stats_blob.c), piano_functions(fns)
- * (functions_blob.c) and piano_frames(frames) (frames_blob.c), and the TEMP
- * view over it. The SQLite module (cursor, plan, copy of the blob, unpacked)
- * is here once; a format gives its columns and three callbacks on a state of
- * its own (its reader, and its current row when the reader has none).
+ * (functions_blob.c) and piano_frames(frames) (frames_blob.c); the TEMP view
+ * over it, and the view's triggers. The SQLite module (cursor, plan, copy of
+ * the blob, unpacked) is here once; a format gives its columns and three
+ * callbacks on a state of its own (its reader, and its current row when the
+ * reader has none).
  */
 #ifndef PIANO_BLOB_TABLE_H
 #define PIANO_BLOB_TABLE_H
