@@ -1,6 +1,7 @@
 /* blob_table.c - the table-valued function over a blob (see blob_table.h). */
 #include "blob_table.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "blob_pack.h"
@@ -185,7 +186,37 @@ static const sqlite3_module bt_module = {
     .xRowid = bt_rowid,
 };
 
-int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t)
+int piano_blob_table_register(sqlite3 *db, const char *name, const piano_blob_table *t, const char *view_sql)
 {
-    return sqlite3_create_module(db, name, &bt_module, (void *)t);
+    int rc = sqlite3_create_module(db, name, &bt_module, (void *)t);
+    return rc == SQLITE_OK ? sqlite3_exec(db, view_sql, NULL, NULL, NULL) : rc;
+}
+
+int piano_blob_view_triggers(sqlite3 *db, const char *view, const char *rows, const char *trees, const char *key,
+                             const piano_view_col *cols, int n)
+{
+    char a[1024], nw[2048], set[2048], move[4096], s[16384];
+    size_t k = 0, v = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread");
+    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread");
+    for (int c = 0; c < n; c++) {
+        k += (size_t)snprintf(a + k, sizeof a - k, "%s%s", c ? ", " : "", cols[c].name);
+        v += (size_t)snprintf(nw + v, sizeof nw - v, cols[c].zero_for_null ? ", coalesce(NEW.%s, 0)" : ", NEW.%s",
+                              cols[c].name);
+        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", cols[c].name, cols[c].name);
+    }
+    snprintf(move, sizeof move,
+             "  INSERT INTO %s(run, thread, %s) SELECT run, thread, %s FROM %s\n"
+             "    WHERE run = OLD.run AND thread = OLD.thread\n"
+             "    AND EXISTS (SELECT 1 FROM %s WHERE run = OLD.run AND thread = OLD.thread);\n"
+             "  DELETE FROM %s WHERE run = OLD.run AND thread = OLD.thread;\n",
+             rows, a, a, view, trees, trees);
+    k = (size_t)snprintf(s, sizeof s,
+        "CREATE TEMP TRIGGER IF NOT EXISTS %s_insert INSTEAD OF INSERT ON %s BEGIN\n"
+        "  INSERT INTO %s(run, thread, %s) VALUES(%s);\nEND;\n"
+        "CREATE TEMP TRIGGER IF NOT EXISTS %s_update INSTEAD OF UPDATE ON %s BEGIN\n%s"
+        "  UPDATE %s SET %s WHERE run = OLD.run AND thread = OLD.thread AND %s = OLD.%s;\nEND;\n"
+        "CREATE TEMP TRIGGER IF NOT EXISTS %s_delete INSTEAD OF DELETE ON %s BEGIN\n%s"
+        "  DELETE FROM %s WHERE run = OLD.run AND thread = OLD.thread AND %s = OLD.%s;\nEND;\n",
+        view, view, rows, a, nw, view, view, move, rows, set, key, key, view, view, move, rows, key, key);
+    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
 }

@@ -6,6 +6,7 @@
  */
 #include "contexts_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -25,23 +26,10 @@ static const struct piano_metric_info info[] = {PIANO_METRIC_INFO};
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
 static int grow(piano_ctx_writer *w, size_t more)
 {
-    if (w->failed)
-        return -1;
-    if (w->len + more <= w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->len + more)
-        cap *= 2;
-    unsigned char *b = realloc(w->buf, cap);
-    if (!b) {
-        w->failed = 1;
-        return -1;
-    }
-    w->buf = b;
-    w->cap = cap;
-    return 0;
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 4096, &w->failed);
 }
 
 /* ------------------------------------------------ ancestry (v2) */
@@ -375,9 +363,6 @@ static size_t cols(char *s, size_t n, const char *p)
 
 int piano_contexts_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_contexts", &ctx_table);
-    if (rc != SQLITE_OK)
-        return rc;
     char a[1024], b[1024], sql[3072];
     cols(a, sizeof a, "");
     cols(b, sizeof b, "c.");
@@ -385,45 +370,18 @@ int piano_contexts_register(sqlite3 *db)
              "CREATE TEMP VIEW IF NOT EXISTS contexts AS SELECT run, thread, %s FROM main.context_rows"
              " UNION ALL SELECT t.run, t.thread, %s FROM main.context_trees t, piano_contexts(t.nodes) c",
              a, b);
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_contexts", &ctx_table, sql);
 }
 
 /* ------------------------------------------- writing through the view */
 
 int piano_contexts_make_triggers(sqlite3 *db)
 {
-    char a[1024];
-    cols(a, sizeof a, "");
-    /* Rows written through the view go to context_rows; an UPDATE or DELETE
-     * of a context in a blob moves its thread's tree to context_rows first.
-     * TEMP triggers on the TEMP view: nothing is stored in the schema. */
-    char nw[2048], set[2048], move[4096], s[16384];
-    size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread, NEW.id, NEW.parent, NEW.fn");
-    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread, id = NEW.id, parent = NEW.parent, fn = NEW.fn");
-    for (int m = 0; m < PIANO_M_N; m++) {
-        if (info[m].where != PIANO_WHERE_CTX)
-            continue;
-        if (info[m].when == PIANO_WHEN_ALWAYS)
-            n += (size_t)snprintf(nw + n, sizeof nw - n, ", coalesce(NEW.%s, 0)", info[m].id);
-        else
-            n += (size_t)snprintf(nw + n, sizeof nw - n, ", NEW.%s", info[m].id);
-        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", info[m].id, info[m].id);
-    }
-    snprintf(move, sizeof move,
-             "  INSERT INTO context_rows(run, thread, %s) SELECT run, thread, %s FROM contexts\n"
-             "    WHERE run = OLD.run AND thread = OLD.thread\n"
-             "    AND EXISTS (SELECT 1 FROM context_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
-             "  DELETE FROM context_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
-             a, a);
-    size_t k = (size_t)snprintf(s, sizeof s,
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_insert INSTEAD OF INSERT ON contexts BEGIN\n"
-        "  INSERT INTO context_rows(run, thread, %s) VALUES(%s);\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_update INSTEAD OF UPDATE ON contexts BEGIN\n%s"
-        "  UPDATE context_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS contexts_delete INSTEAD OF DELETE ON contexts BEGIN\n%s"
-        "  DELETE FROM context_rows WHERE run = OLD.run AND thread = OLD.thread AND id = OLD.id;\nEND;\n",
-        a, nw, move, set, move);
-    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
+    init_cols();
+    piano_view_col vc[PIANO_M_N + 3] = {{"id", 0}, {"parent", 0}, {"fn", 0}};
+    for (int c = 3; c < n_cols; c++)
+        vc[c] = (piano_view_col){info[col_metric[c]].id, info[col_metric[c]].when == PIANO_WHEN_ALWAYS};
+    return piano_blob_view_triggers(db, "contexts", "context_rows", "context_trees", "id", vc, n_cols);
 }
 
 /* ------------------------------------------ rows of older schemas, packed */

@@ -6,6 +6,7 @@
  */
 #include "frames_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -31,23 +32,10 @@ static int64_t unzigzag(int64_t before, uint64_t z)
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
 static int grow(piano_frames_writer *w, size_t more)
 {
-    if (w->failed)
-        return -1;
-    if (w->len + more <= w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 8192;
-    while (cap < w->len + more)
-        cap *= 2;
-    unsigned char *b = realloc(w->buf, cap);
-    if (!b) {
-        w->failed = 1;
-        return -1;
-    }
-    w->buf = b;
-    w->cap = cap;
-    return 0;
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 8192, &w->failed);
 }
 
 void piano_frames_begin(piano_frames_writer *w)
@@ -109,6 +97,26 @@ const unsigned char *piano_frames_end(piano_frames_writer *w, size_t *len)
     memcpy(w->buf + HEAD_MAX - h, head, h);
     *len = w->len - HEAD_MAX + h;
     return w->buf + HEAD_MAX - h;
+}
+
+int piano_frames_store(sqlite3_stmt *ins, int64_t run, piano_frames_writer *w)
+{
+    if (!w->n)
+        return SQLITE_OK;
+    if (w->failed)
+        return SQLITE_NOMEM;
+    size_t len;
+    const unsigned char *b = piano_frames_end(w, &len);
+    sqlite3_bind_int64(ins, 1, run);
+    sqlite3_bind_int64(ins, 2, w->first);
+    sqlite3_bind_int64(ins, 3, w->last);
+    sqlite3_bind_int64(ins, 4, w->n);
+    sqlite3_bind_int64(ins, 5, w->spikes);
+    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    piano_frames_begin(w);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -197,46 +205,25 @@ int piano_frames_next(piano_frames_reader *r)
     " AND typeof(fns) = 'blob' AND typeof(thread_seq) IN ('integer', 'null') AND typeof(spike) = 'integer'"  \
     " AND spike IN (0, 1) AND typeof(cpu_ns) IN ('integer', 'null') AND run IN (SELECT id FROM runs)"
 
-static int pack_flush(sqlite3_stmt *ins, piano_frames_writer *w, int64_t run)
-{
-    if (!w->n)
-        return SQLITE_OK;
-    if (w->failed)
-        return SQLITE_NOMEM;
-    size_t len;
-    const unsigned char *b = piano_frames_end(w, &len);
-    sqlite3_bind_int64(ins, 1, run);
-    sqlite3_bind_int64(ins, 2, w->first);
-    sqlite3_bind_int64(ins, 3, w->last);
-    sqlite3_bind_int64(ins, 4, w->n);
-    sqlite3_bind_int64(ins, 5, w->spikes);
-    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    piano_frames_begin(w);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 int piano_frames_pack(sqlite3 *db)
 {
     sqlite3_stmt *st = NULL, *ins = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT " COLS " FROM frame_rows WHERE " PACKABLE " ORDER BY run, seq", -1, &st,
                                 NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(db, "INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) VALUES(?,?,?,?,?,?)",
-                                -1, &ins, NULL);
+        rc = sqlite3_prepare_v2(db, PIANO_FRAMES_INSERT, -1, &ins, NULL);
     piano_frames_writer w = {0};
     piano_frames_begin(&w);
     int64_t run = 0;
     while (rc == SQLITE_OK) {
         int step = sqlite3_step(st);
         if (step != SQLITE_ROW) {
-            rc = step == SQLITE_DONE ? pack_flush(ins, &w, run) : step;
+            rc = step == SQLITE_DONE ? piano_frames_store(ins, run, &w) : step;
             break;
         }
         int64_t r = sqlite3_column_int64(st, 0);
-        if (w.n && (r != run || w.n >= PIANO_FRAME_BLOCK_MAX || w.len >= PIANO_FRAME_BLOCK_BYTES))
-            rc = pack_flush(ins, &w, run);
+        if (w.n && (r != run || piano_frames_full(&w)))
+            rc = piano_frames_store(ins, run, &w);
         run = r;
         piano_frame_row f = {
             .seq = sqlite3_column_int64(st, 1), .thread = sqlite3_column_int64(st, 2),
@@ -260,10 +247,6 @@ int piano_frames_pack(sqlite3 *db)
 
 /* ------------------------------------------- the table-valued function */
 
-typedef struct {
-    piano_frames_reader r;
-} fr_state;
-
 static int fr_declare(char *sql, size_t n)
 {
     snprintf(sql, n, "CREATE TABLE x(seq, thread, start_ns, total_ns, allocs, alloc_bytes, frees, free_bytes, fns, "
@@ -271,19 +254,19 @@ static int fr_declare(char *sql, size_t n)
     return 12;
 }
 
-static int fr_open(void *state, const unsigned char *b, size_t len)
+static int fr_open(void *reader, const unsigned char *b, size_t len)
 {
-    return piano_frames_open(&((fr_state *)state)->r, b, len);
+    return piano_frames_open(reader, b, len);
 }
 
-static int fr_next(void *state)
+static int fr_next(void *reader)
 {
-    return piano_frames_next(&((fr_state *)state)->r);
+    return piano_frames_next(reader);
 }
 
-static void fr_column(const void *state, sqlite3_context *ctx, int col)
+static void fr_column(const void *reader, sqlite3_context *ctx, int col)
 {
-    const piano_frame_row *f = &((const fr_state *)state)->r.row;
+    const piano_frame_row *f = &((const piano_frames_reader *)reader)->row;
     const int64_t v[] = {f->seq, f->thread, f->start_ns, f->total_ns, f->allocs, f->alloc_bytes, f->frees,
                          f->free_bytes};
     if (col >= 0 && col < 8)
@@ -305,7 +288,7 @@ static const piano_blob_table fr_table = {
     .open = fr_open,
     .next = fr_next,
     .column = fr_column,
-    .state_size = sizeof(fr_state),
+    .state_size = sizeof(piano_frames_reader),   /* the state: the reader (its row the current one) */
     .rows = PIANO_FRAME_BLOCK_MAX,
     .malformed = "a block of frames (frame_blocks.frames) is malformed",
 };
@@ -316,13 +299,9 @@ static const piano_blob_table fr_table = {
 
 int piano_frames_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_frames", &fr_table);
-    if (rc != SQLITE_OK)
-        return rc;
-    return sqlite3_exec(db,
-                        "CREATE TEMP VIEW IF NOT EXISTS frames AS SELECT " COLS " FROM main.frame_rows"
-                        " UNION ALL SELECT " BLOCK_COLS " FROM main.frame_blocks b, piano_frames(b.frames) f",
-                        NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_frames", &fr_table,
+                                     "CREATE TEMP VIEW IF NOT EXISTS frames AS SELECT " COLS " FROM main.frame_rows"
+                                     " UNION ALL SELECT " BLOCK_COLS " FROM main.frame_blocks b, piano_frames(b.frames) f");
 }
 
 /* ------------------------------------------- writing through the view */

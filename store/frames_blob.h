@@ -60,6 +60,18 @@ void piano_frames_begin(piano_frames_writer *w);
 void piano_frames_put(piano_frames_writer *w, const piano_frame_row *f);
 /* The block's blob (valid until the next begin or put) and its length. */
 const unsigned char *piano_frames_end(piano_frames_writer *w, size_t *len);
+/* Whether block w is to be written now (PIANO_FRAME_BLOCK_MAX, _BYTES). */
+static inline int piano_frames_full(const piano_frames_writer *w)
+{
+    return w->n >= PIANO_FRAME_BLOCK_MAX || w->len >= PIANO_FRAME_BLOCK_BYTES;
+}
+
+/* The statement that stores a block: piano_frames_store's ins. */
+#define PIANO_FRAMES_INSERT "INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) VALUES(?,?,?,?,?,?)"
+/* Stores block w of run `run` with ins (prepared from PIANO_FRAMES_INSERT),
+ * nothing when it is empty, and starts another. Returns SQLITE_OK,
+ * SQLITE_NOMEM when the block failed (w->failed), or the statement's error. */
+int piano_frames_store(sqlite3_stmt *ins, int64_t run, piano_frames_writer *w);
 
 typedef struct {
     const unsigned char *b;

@@ -5,6 +5,7 @@
  */
 #include "functions_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"   /* piano_varint_put / piano_varint_get */
 
 #include <stdio.h>
@@ -13,39 +14,27 @@
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
+static int grow(piano_fnlist_writer *w, size_t more)
+{
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 4096, &w->failed);
+}
+
 void piano_fnlist_begin(piano_fnlist_writer *w)
 {
     w->len = 0;
     w->last_id = -1;
     w->last_name = 0;
     w->failed = 0;
-    if (w->cap < 1) {
-        unsigned char *b = realloc(w->buf, 4096);
-        if (!b) {
-            w->failed = 1;
-            return;
-        }
-        w->buf = b;
-        w->cap = 4096;
-    }
-    w->buf[w->len++] = 0;
+    if (grow(w, 1) == 0)
+        w->buf[w->len++] = 0;
 }
 
 void piano_fnlist_put(piano_fnlist_writer *w, int64_t id, int64_t name)
 {
-    if (w->failed || id <= w->last_id || name < 0 || id - w->last_id > (int64_t)1 << 60) {
+    if (w->failed || id <= w->last_id || name < 0 || id - w->last_id > (int64_t)1 << 60 || grow(w, 20)) {
         w->failed = 1;
         return;
-    }
-    if (w->len + 20 > w->cap) {
-        size_t cap = w->cap * 2;
-        unsigned char *b = realloc(w->buf, cap);
-        if (!b) {
-            w->failed = 1;
-            return;
-        }
-        w->buf = b;
-        w->cap = cap;
     }
     uint64_t s = (uint64_t)(id - w->last_id - 1);
     uint64_t z = name >= w->last_name ? (uint64_t)(name - w->last_name) << 1
@@ -146,29 +135,25 @@ int piano_functions_pack(sqlite3 *db)
 
 /* ------------------------------------------- the table-valued function */
 
-typedef struct {
-    piano_fnlist_reader r;
-} fl_state;
-
 static int fl_declare(char *sql, size_t n)
 {
     snprintf(sql, n, "CREATE TABLE x(id, name, fns HIDDEN)");
     return 2;
 }
 
-static int fl_open(void *state, const unsigned char *b, size_t len)
+static int fl_open(void *reader, const unsigned char *b, size_t len)
 {
-    return piano_fnlist_open(&((fl_state *)state)->r, b, len);
+    return piano_fnlist_open(reader, b, len);
 }
 
-static int fl_next(void *state)
+static int fl_next(void *reader)
 {
-    return piano_fnlist_next(&((fl_state *)state)->r);
+    return piano_fnlist_next(reader);
 }
 
-static void fl_column(const void *state, sqlite3_context *ctx, int col)
+static void fl_column(const void *reader, sqlite3_context *ctx, int col)
 {
-    const piano_fnlist_reader *r = &((const fl_state *)state)->r;
+    const piano_fnlist_reader *r = reader;
     if (col == 0)
         sqlite3_result_int64(ctx, r->id);
     else if (col == 1)
@@ -182,20 +167,17 @@ static const piano_blob_table fl_table = {
     .open = fl_open,
     .next = fl_next,
     .column = fl_column,
-    .state_size = sizeof(fl_state),
+    .state_size = sizeof(piano_fnlist_reader),   /* the state: the reader (its id and name the current row) */
     .rows = 200,
     .malformed = "a run's function list (fn_lists.fns) is malformed",
 };
 
 int piano_functions_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_functions", &fl_table);
-    if (rc != SQLITE_OK)
-        return rc;
     /* An insert of a function the run has (in its blob or its rows) is
      * ignored, as the stored view's INSERT OR IGNORE into run_functions did. */
-    return sqlite3_exec(
-        db,
+    return piano_blob_table_register(
+        db, "piano_functions", &fl_table,
         "CREATE TEMP VIEW IF NOT EXISTS functions(run, id, name, file, line) AS\n"
         "  SELECT f.run, f.id, n.name, n.file, n.line FROM main.run_functions f JOIN main.names n ON n.id = f.name\n"
         "  UNION ALL SELECT l.run, f.id, n.name, n.file, n.line\n"
@@ -205,6 +187,5 @@ int piano_functions_register(sqlite3 *db)
         "  INSERT OR IGNORE INTO run_functions(run, id, name)\n"
         "    SELECT NEW.run, NEW.id, id FROM names WHERE name = NEW.name AND file = NEW.file AND line = NEW.line\n"
         "    AND NOT EXISTS (SELECT 1 FROM fn_lists l, piano_functions(l.fns) f WHERE l.run = NEW.run AND f.id = NEW.id);\n"
-        "END;\n",
-        NULL, NULL, NULL);
+        "END;\n");
 }

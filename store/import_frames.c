@@ -182,26 +182,6 @@ static int next_batch(const struct job *j, struct frame_cursor **heap, size_t *n
     return got;
 }
 
-/* Stores block w of run j (nothing when it is empty) and starts another. */
-static int flush_block(struct job *j, sqlite3_stmt *ins, piano_frames_writer *w)
-{
-    if (!w->n)
-        return 0;
-    if (w->failed)
-        return -1;
-    size_t len;
-    const unsigned char *b = piano_frames_end(w, &len);
-    sqlite3_bind_int64(ins, 1, j->run_id);
-    sqlite3_bind_int64(ins, 2, w->first);
-    sqlite3_bind_int64(ins, 3, w->last);
-    sqlite3_bind_int64(ins, 4, w->n);
-    sqlite3_bind_int64(ins, 5, w->spikes);
-    sqlite3_bind_blob(ins, 6, b, (int)len, SQLITE_STATIC);
-    int rc = STEP(ins);
-    piano_frames_begin(w);
-    return rc;
-}
-
 /* Inserts every frame, numbered in end order (ties: by thread), merging the
  * threads' frames, each already in end order, through a heap of cursors.
  * dry: counts them instead (into j->frames_kept), for a run stored without its frames. */
@@ -216,8 +196,7 @@ int import_frames(struct job *j, int dry)
     piano_frames_begin(&w);
     int rc = -1;
     if (!cur || !heap ||
-        (!dry && sqlite3_prepare_v2(j->db, "INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) "
-                                           "VALUES(?,?,?,?,?,?)", -1, &ins, NULL)))
+        (!dry && sqlite3_prepare_v2(j->db, PIANO_FRAMES_INSERT, -1, &ins, NULL)))
         goto out;
     /* Which threads measured CPU time (their frames' cpu_ns; NULL otherwise). */
     uint32_t max_thread = 0;
@@ -244,11 +223,11 @@ int import_frames(struct job *j, int dry)
         }
         for (int k = 0; k < got; k++) {
             put_frame(j, &w, &pend[k].f, pend[k].end, pend[k].thread, ++seq);
-            if ((w.n >= PIANO_FRAME_BLOCK_MAX || w.len >= PIANO_FRAME_BLOCK_BYTES) && flush_block(j, ins, &w))
+            if (piano_frames_full(&w) && piano_frames_store(ins, j->run_id, &w) != SQLITE_OK)
                 goto out;
         }
     }
-    if (!dry && flush_block(j, ins, &w))
+    if (!dry && piano_frames_store(ins, j->run_id, &w) != SQLITE_OK)
         goto out;
     rc = 0;
     j->frames_kept = seq;

@@ -6,6 +6,7 @@
  */
 #include "stats_blob.h"
 #include "blob_table.h"
+#include "byte_buf.h"
 #include "fns_blob.h"
 #include "hist.h"   /* piano_varint_put / piano_varint_get */
 
@@ -33,23 +34,10 @@ static enum piano_metric_when when_of(int m)
 
 /* ------------------------------------------------------------------ writing */
 
+/* Room for more bytes after w->len: 0, or -1 when w->failed (byte_buf.h). */
 static int grow(piano_stats_writer *w, size_t more)
 {
-    if (w->failed)
-        return -1;
-    if (w->len + more <= w->cap)
-        return 0;
-    size_t cap = w->cap ? w->cap : 8192;
-    while (cap < w->len + more)
-        cap *= 2;
-    unsigned char *b = realloc(w->buf, cap);
-    if (!b) {
-        w->failed = 1;
-        return -1;
-    }
-    w->buf = b;
-    w->cap = cap;
-    return 0;
+    return piano_byte_buf_grow(&w->buf, &w->cap, w->len + more, 8192, &w->failed);
 }
 
 void piano_stats_begin(piano_stats_writer *w, int flags)
@@ -333,9 +321,6 @@ static const piano_blob_table st_table = {
 
 int piano_stats_register(sqlite3 *db)
 {
-    int rc = piano_blob_table_register(db, "piano_stats", &st_table);
-    if (rc != SQLITE_OK)
-        return rc;
     char a[1024], b[1024], sql[3072];
     cols(a, sizeof a, "");
     cols(b, sizeof b, "s.");
@@ -343,7 +328,7 @@ int piano_stats_register(sqlite3 *db)
              "CREATE TEMP VIEW IF NOT EXISTS stats AS SELECT run, thread, %s FROM main.stat_rows"
              " UNION ALL SELECT t.run, t.thread, %s FROM main.stat_trees t, piano_stats(t.fns) s",
              a, b);
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return piano_blob_table_register(db, "piano_stats", &st_table, sql);
 }
 
 /* ------------------------------------------- writing through the view */
@@ -351,32 +336,8 @@ int piano_stats_register(sqlite3 *db)
 int piano_stats_make_triggers(sqlite3 *db)
 {
     init_cols();
-    char a[1024];
-    cols(a, sizeof a, "");
-    /* Rows written through the view go to stat_rows; an UPDATE or DELETE of
-     * a function in a blob moves its thread's stats to stat_rows first.
-     * TEMP triggers on the TEMP view: nothing is stored in the schema. */
-    char nw[2048], set[2048], move[4096], s[16384];
-    size_t n = (size_t)snprintf(nw, sizeof nw, "NEW.run, NEW.thread");
-    size_t u = (size_t)snprintf(set, sizeof set, "run = NEW.run, thread = NEW.thread");
-    for (int c = 0; c < n_cols; c++) {
-        int nn = col[c].kind == C_FIG && when_of(col[c].m) == PIANO_WHEN_ALWAYS;
-        n += (size_t)snprintf(nw + n, sizeof nw - n, nn ? ", coalesce(NEW.%s, 0)" : ", NEW.%s", col[c].name);
-        u += (size_t)snprintf(set + u, sizeof set - u, ", %s = NEW.%s", col[c].name, col[c].name);
-    }
-    snprintf(move, sizeof move,
-             "  INSERT INTO stat_rows(run, thread, %s) SELECT run, thread, %s FROM stats\n"
-             "    WHERE run = OLD.run AND thread = OLD.thread\n"
-             "    AND EXISTS (SELECT 1 FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread);\n"
-             "  DELETE FROM stat_trees WHERE run = OLD.run AND thread = OLD.thread;\n",
-             a, a);
-    size_t k = (size_t)snprintf(s, sizeof s,
-        "CREATE TEMP TRIGGER IF NOT EXISTS stats_insert INSTEAD OF INSERT ON stats BEGIN\n"
-        "  INSERT INTO stat_rows(run, thread, %s) VALUES(%s);\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS stats_update INSTEAD OF UPDATE ON stats BEGIN\n%s"
-        "  UPDATE stat_rows SET %s WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n"
-        "CREATE TEMP TRIGGER IF NOT EXISTS stats_delete INSTEAD OF DELETE ON stats BEGIN\n%s"
-        "  DELETE FROM stat_rows WHERE run = OLD.run AND thread = OLD.thread AND fn = OLD.fn;\nEND;\n",
-        a, nw, move, set, move);
-    return k < sizeof s ? sqlite3_exec(db, s, NULL, NULL, NULL) : SQLITE_TOOBIG;
+    piano_view_col vc[PIANO_STATS_NV + 3];
+    for (int c = 0; c < n_cols; c++)
+        vc[c] = (piano_view_col){col[c].name, col[c].kind == C_FIG && when_of(col[c].m) == PIANO_WHEN_ALWAYS};
+    return piano_blob_view_triggers(db, "stats", "stat_rows", "stat_trees", "fn", vc, n_cols);
 }

@@ -389,7 +389,7 @@ static void huge(long long kept)
     free(blob);
     /* the frames in blocks, as the import writes them (store/frames_blob.h): millions of
      * rows through the view and packed would take minutes on a loaded machine */
-    st = prep("INSERT INTO frame_blocks(run, seq, last, n, spikes, frames) VALUES(1,?1,?2,?3,?4,?5)");
+    st = prep(PIANO_FRAMES_INSERT);
     piano_frames_writer w = {0};
     piano_frames_begin(&w);
     uint32_t ids[] = {0, 1, 2};
@@ -402,19 +402,8 @@ static void huge(long long kept)
                              .fns_len = put_fns(fns, 3, ids, ns), .thread_seq = i * 20, .has_thread_seq = 1,
                              .spike = spike};
         piano_frames_put(&w, &f);
-        if (w.n == PIANO_FRAME_BLOCK_MAX || i == kept) {
-            size_t len;
-            const unsigned char *b = piano_frames_end(&w, &len);
-            if (w.failed)
-                die("a block of frames");
-            sqlite3_bind_int64(st, 1, w.first);
-            sqlite3_bind_int64(st, 2, w.last);
-            sqlite3_bind_int64(st, 3, w.n);
-            sqlite3_bind_int64(st, 4, w.spikes);
-            sqlite3_bind_blob(st, 5, b, (int)len, SQLITE_STATIC);
-            done(st);
-            piano_frames_begin(&w);
-        }
+        if ((piano_frames_full(&w) || i == kept) && piano_frames_store(st, 1, &w) != SQLITE_OK)
+            die("a block of frames");
     }
     free(w.buf);
     sqlite3_finalize(st);

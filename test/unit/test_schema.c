@@ -1364,6 +1364,82 @@ static void blob_pack_refuses_malformed(void **state)
     assert_memory_equal(back, raw, sizeof raw);
 }
 
+/* The codes of raw (n bytes) as blob_pack.h describes them, made here
+ * plainly from the lengths packed blob p gives: canonical (a length's first
+ * code follows the shorter ones' last, then ascending by value), each code's
+ * bits from its first, the stream's bits from each byte's lowest. Returns the
+ * bytes written to out. */
+static size_t reference_codes(const unsigned char *p, size_t lengths, const unsigned char *raw, size_t n,
+                              unsigned char *out)
+{
+    unsigned len[256], code[256], count[16] = {0}, next[16], c = 0;
+    for (int v = 0; v < 256; v++) {
+        len[v] = v % 2 ? p[lengths + v / 2] >> 4 : p[lengths + v / 2] & 15;
+        count[len[v]]++;
+    }
+    count[0] = 0;
+    for (unsigned l = 1; l < 16; l++)
+        next[l] = c = (c + count[l - 1]) << 1;
+    for (int v = 0; v < 256; v++)
+        if (len[v])
+            code[v] = next[len[v]]++;
+    size_t bit = 0;
+    for (size_t i = 0; i < n; i++)
+        for (unsigned k = len[raw[i]]; k-- > 0; bit++) {
+            if (bit % 8 == 0)
+                out[bit / 8] = 0;
+            out[bit / 8] |= (unsigned char)(((code[raw[i]] >> k) & 1) << (bit % 8));
+        }
+    return (bit + 7) / 8;
+}
+
+/* The packed bytes are those blob_pack.h describes, bit for bit (so that a
+ * blob stored by one piano reads in another): 200 'A', 100 'B', 60 'C' and 40
+ * 'D' have code lengths 1, 2, 3, 3, codes 0, 10, 110, 111; "ABCD" first packs
+ * to the bits 0 10 110 111, lowest first: 0xda, then a 1. And a skewed blob
+ * with codes of 1 to 12 bits packs to the codes made plainly from its lengths. */
+static void blob_pack_codes_as_documented(void **state)
+{
+    (void)state;
+    unsigned char raw[400], out[400];
+    memcpy(raw, "ABCD", 4);
+    size_t n = 4;
+    const int more[] = {199, 99, 59, 39};
+    for (int v = 0; v < 4; v++)
+        for (int k = 0; k < more[v]; k++)
+            raw[n++] = (unsigned char)('A' + v);
+    size_t len = piano_blob_pack(raw, n, out, sizeof out);
+    assert_int_equal(len, 1 + 2 + 128 + (200 * 1 + 100 * 2 + 60 * 3 + 40 * 3 + 7) / 8);
+    assert_int_equal(out[0], PIANO_BLOB_PACKED);
+    assert_int_equal(out[1], 400 % 128 | 0x80);
+    assert_int_equal(out[2], 400 / 128);
+    for (int i = 0; i < 128; i++)   /* 'A' (65) 1 bit, 'B' (66) 2, 'C' (67) 3, 'D' (68) 3 */
+        assert_int_equal(out[3 + i], i == 32 ? 1 << 4 : i == 33 ? 2 | 3 << 4 : i == 34 ? 3 : 0);
+    assert_int_equal(out[131], 0xda);
+    assert_int_equal(out[132] & 1, 1);
+    unsigned char want[400];
+    assert_int_equal(reference_codes(out, 3, raw, n, want), len - 131);
+    assert_memory_equal(out + 131, want, len - 131);
+
+    /* value v 2^v times (v < 17), the others once: lengths up to 12 bits */
+    static unsigned char b[1 << 18], p[1 << 18], ref[1 << 18];
+    size_t k = 0;
+    for (int v = 0; v < 256; v++)
+        for (unsigned c = 0; c < (v < 17 ? 1u << v : 1u); c++)
+            b[k++] = (unsigned char)v;
+    len = piano_blob_pack(b, k, p, sizeof p);
+    assert_true(len > 0);
+    size_t lengths = 1 + 3;   /* the marker, then k as three varint bytes */
+    unsigned deepest = 0;
+    for (int v = 0; v < 256; v++) {
+        unsigned l = v % 2 ? p[lengths + v / 2] >> 4 : p[lengths + v / 2] & 15;
+        deepest = l > deepest ? l : deepest;
+    }
+    assert_int_equal(deepest, PIANO_PACK_MAX_BITS);
+    assert_int_equal(reference_codes(p, lengths, b, k, ref), len - lengths - 128);
+    assert_memory_equal(p + lengths + 128, ref, len - lengths - 128);
+}
+
 /* A packed stats blob reads through the stats view as the same blob stored
  * as it is; a damaged one is an error naming the table, not a crash. */
 static void packed_stats_read_the_same(void **state)
@@ -1737,6 +1813,7 @@ int main(void)
         cmocka_unit_test(upgrade_from_21_keeps_stats),
         cmocka_unit_test(blob_pack_round_trip),
         cmocka_unit_test(blob_pack_refuses_malformed),
+        cmocka_unit_test(blob_pack_codes_as_documented),
         cmocka_unit_test(packed_stats_read_the_same),
         cmocka_unit_test(fns_blob_varints),
         cmocka_unit_test(functions_blob_round_trip),

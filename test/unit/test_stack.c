@@ -110,19 +110,20 @@ static void unmatched_exit_is_ignored(void **state)
     assert_int_equal(piano_tls->depth, 0);
 }
 
-static __attribute__((noinline)) void recurse(int n)
+/* n + 1 nested calls of site s. */
+static __attribute__((noinline)) void recurse(struct piano_site *s, int n)
 {
-    __piano_enter(&site_r);
+    __piano_enter(s);
     if (n > 0)
-        recurse(n - 1);
-    __piano_exit(&site_r);
+        recurse(s, n - 1);
+    __piano_exit(s);
     __asm__ volatile("" ::: "memory");
 }
 
 static void recursion_contexts_are_bounded(void **state)
 {
     (void)state;
-    recurse(299);   /* deeper than PIANO_CTX_DEPTH: deep calls share a context */
+    recurse(&site_r, 299);   /* deeper than PIANO_CTX_DEPTH: deep calls share a context */
     struct piano_thread *ts = piano_tls;
     assert_int_equal(ts->depth, 0);
     struct piano_node *nodes = PIANO_NODES(ts);
@@ -135,15 +136,6 @@ static void recursion_contexts_are_bounded(void **state)
     assert_int_equal(calls, 300);
     /* one context per depth up to PIANO_CTX_DEPTH, then one shared by all deeper calls */
     assert_int_equal(contexts, PIANO_CTX_DEPTH + 1);
-}
-
-static __attribute__((noinline)) void h(int n)
-{
-    __piano_enter(&site_h);
-    if (n > 0)
-        h(n - 1);
-    __piano_exit(&site_h);
-    __asm__ volatile("" ::: "memory");
 }
 
 /* A call of h 2^40 ticks long: its sample's pages are not made yet, so the
@@ -182,24 +174,24 @@ static uint64_t hist_samples(struct piano_thread *ts, uint32_t fn, int k)
 static void hist_counts_each_call_once(void **state)
 {
     (void)state;
-    h(0);
+    recurse(&site_h, 0);
     struct piano_thread *ts = piano_tls;
     uint32_t fn = site_h.id;
     assert_true(fn > 1);
     assert_true((int32_t)PIANO_FNS(ts)[fn].table <= 0);   /* none yet, or its first samples' page */
     assert_int_equal(hist_samples(ts, fn, 0), 1);
-    h(39);   /* recursion: the 32nd sample makes the table while it is pending */
+    recurse(&site_h, 39);   /* recursion: the 32nd sample makes the table while it is pending */
     assert_int_equal((int32_t)PIANO_FNS(ts)[fn].table > 0, 1);
     uint64_t calls = 41;
     for (int i = 0; i < 20; i++, calls += 4) {
-        h(1);
+        recurse(&site_h, 1);
         a();   /* a and b's exits between */
-        h(1);
+        recurse(&site_h, 1);
     }
     for (int i = 0; i < 3; i++, calls += 3) {
         h_long();   /* counted by b's exit, on the full path, which pends b's sample */
         a();
-        h(1);
+        recurse(&site_h, 1);
     }
     assert_int_equal(hist_samples(ts, fn, 0), calls);
     assert_int_equal(hist_samples(ts, fn, 1), calls);
@@ -213,10 +205,10 @@ static void hist_counts_each_call_once(void **state)
     uint64_t self0 = hist_samples(ts, fn, 0), total0 = hist_samples(ts, fn, 1);
     uint64_t more = 0;
     for (; more < 10000 && !ts->hist_carried; more += 2)
-        h(1);
+        recurse(&site_h, 1);
     assert_int_equal(ts->hist_carried, 1);
     for (int i = 0; i < 10; i++, more += 2)
-        h(1);   /* wrapped counters go on from 0, their carry 1 */
+        recurse(&site_h, 1);   /* wrapped counters go on from 0, their carry 1 */
     assert_true(hist_samples(ts, fn, 0) == self0 + more);
     assert_true(hist_samples(ts, fn, 1) == total0 + more);
 }
