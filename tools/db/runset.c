@@ -421,7 +421,7 @@ static size_t inherited_calls(pdb *p, int64_t run, long thread, inh_fn **out)
         return 0;
     st = pdb_prepare(p,
         "SELECT u.depth, u.start_ns, f.name, f.file, f.line, "
-        "EXISTS (SELECT 1 FROM contexts c JOIN functions g ON g.run = ?2 AND g.id = c.fn "
+        "EXISTS (SELECT 1 FROM contexts c JOIN functions g ON g.run = ?2 AND g.id = +c.fn "
         "WHERE c.run = ?2 AND (u.depth > 1 OR c.parent IS NULL) AND g.name = f.name AND g.file = f.file "
         "AND g.line = f.line) "
         "FROM unfinished u JOIN functions f ON f.run = u.run AND f.id = u.fn "
