@@ -140,9 +140,14 @@ void pdb_load_functions(pdb *p, const run_info *r, long thread, int flags, fnset
     char sql[2000], cols[1000];
     int group = (flags & AGG_GROUP) != 0;
     stats_metric_columns(p, cols, sizeof cols);
+    /* +s.fn: the stats view's fn has INTEGER affinity (stat_rows') and the
+     * functions view's id none (its two arms differ), so without the + SQLite's
+     * automatic index on functions keys on run only, and each stats row is
+     * compared with every function of the run: 190 x 190 for a jq run, 27M of
+     * report's 46M instructions (also window.c, runset.c, doc/piano-db.md). */
     snprintf(sql, sizeof sql,
              "SELECT %s, f.file, f.line, f.name, s.hist_self, s.hist_total, %s%s "
-             "FROM stats s JOIN functions f ON f.run = s.run AND f.id = s.fn "
+             "FROM stats s JOIN functions f ON f.run = s.run AND f.id = +s.fn "
              "WHERE s.run = ?1 AND (?2 < 0 OR s.thread = ?2) "
              "ORDER BY 1, f.file, %s",
              group ? "piano_group(f.name)" : "f.name", p->has_child_calls ? "s.child_calls" : "0", cols,

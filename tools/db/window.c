@@ -150,7 +150,7 @@ void pdb_load_window(pdb *p, const run_info *r, const pdb_window *w, int flags, 
             len += (size_t)snprintf(sql + len, sizeof sql - len, ", max(b.%s - coalesce(a.%s, 0), 0)", id, id);
     }
     snprintf(sql + len, sizeof sql - len,
-             " FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = b.fn "
+             " FROM b LEFT JOIN a ON a.fn = b.fn JOIN functions f ON f.run = ?1 AND f.id = +b.fn "
              "WHERE b.calls > coalesce(a.calls, 0) OR b.allocs > coalesce(a.allocs, 0) "
              "ORDER BY f.name, f.file, f.line");
     sqlite3_stmt *st = window_query(p, r, w, sql);
