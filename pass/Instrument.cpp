@@ -388,6 +388,10 @@ constexpr const char *UnguardedMD = "piano.unguarded";
 // than keep the entry's value in a register across the body: the runtime only
 // ever clears it, while registering the site from the entry's own hook (which
 // then records nothing), so an entry that recorded sees its exits' hooks run.
+// Not one inline-asm statement per hook (test and call inside it, no blocks):
+// the code generator looks up each of its ~36 clobbers by name over every
+// register class, +96% compile time instead of +21% (bench/README.md, "One
+// inline-assembly statement per hook"; bench/asm_guard.patch).
 void guardHookCall(CallInst *CI, Value *OnPtr, MDNode *Likely) {
   Type *I8 = Type::getInt8Ty(CI->getContext());
   IRBuilder<> B(CI);
