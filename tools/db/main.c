@@ -730,8 +730,8 @@ static int parse_globals(int argc, char **argv, const char **db)
  * that show frames read them. */
 static unsigned live_parts(const command *c, const pdb_opts *o)
 {
-    if (!strcmp(c->name, "runs"))
-        return 0;   /* the run's row and totals */
+    if (!strcmp(c->name, "runs"))   /* the run's row and totals; grouped, Empty also needs */
+        return o->group ? PIANO_LIVE_STATE : 0;   /* whether it recorded something so far */
     if (!strcmp(c->name, "top"))
         return PIANO_LIVE_STATE;
     if (!strcmp(c->name, "snapshots"))
