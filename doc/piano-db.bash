@@ -42,9 +42,9 @@ _piano_db()
         snapshots) opts+=" --json --spans" ;;
         diff) opts+=" --json --csv --top --all --thread --uncorrected --fail-above --cpu --heap --group --spans" ;;
         gc) opts+=" --keep" ;;
-        flamegraph) opts+=" -o --output --thread --diff --metric --group" ;;
+        flamegraph) opts+=" -o --output --thread --diff --metric --group --all-runs --command" ;;
         plot) opts+=" -o --output --thread" ;;
-        export) opts+=" --format -o --output --thread --metric --group" ;;
+        export) opts+=" --format -o --output --thread --metric --group --all-runs --command" ;;
         push) opts+=" --app --label --tenant --auth --again --timeout --kept --follow --follow-all --count" ;;
         top) opts+=" --interval --top --count" ;;
         sql) opts+=" --header --csv --json" ;;

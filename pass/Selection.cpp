@@ -95,23 +95,24 @@ FnNames namesOf(const Function &F) {
   return N;
 }
 
-// The defining file and line, from debug info when present.
+// The defining file and line, from debug info when present. Dots are
+// removed: one source compiled as ../lib/x.c from tests/ and from programs/
+// (lz4, zstd) is one file, one row when their runs are summed or compared.
 void locationOf(const Function &F, std::string &File, unsigned &Line) {
+  SmallString<256> P;
   if (const DISubprogram *SP = F.getSubprogram()) {
     StringRef Name = SP->getFilename();
     StringRef Dir = SP->getDirectory();
-    if (!Name.empty() && !sys::path::is_absolute(Name) && !Dir.empty()) {
-      SmallString<256> P(Dir);
-      sys::path::append(P, Name);
-      File = std::string(P.str());
-    } else {
-      File = Name.str();
-    }
+    if (!Name.empty() && !sys::path::is_absolute(Name) && !Dir.empty())
+      P = Dir;
+    sys::path::append(P, Name);
     Line = SP->getLine();
-    return;
+  } else {
+    P = F.getParent()->getSourceFileName();
+    Line = 0;
   }
-  File = F.getParent()->getSourceFileName();
-  Line = 0;
+  sys::path::remove_dots(P, /*remove_dot_dot=*/true);
+  File = std::string(P.str());
 }
 
 // Whether a function is defined in a system header. With debug info: by the

@@ -172,6 +172,13 @@ expect folded_set_group "$P" export --db "$D" 5..6 --format folded --group templ
 main 200
 main;fmt::write<…>(…) 300000
 EOF
+# --command and --all-runs name sets there too, as in report (fmt-test: runs 5 and 6; all: 1..7
+# but the run that recorded nothing, the first line of the title says)
+same folded_command 'export --command fmt-test --format folded' 'export 5..6 --format folded'
+same folded_all 'export --all-runs --format folded' 'export 1..7 --format folded'
+"$P" flamegraph --db "$D" --command fmt-test -o "$W/c.svg" || fail "flamegraph --command: exit $?"
+grep -q '<text id="title" x="600" y="24">Flame graph: 2 runs summed (--command fmt-test)</text>' "$W/c.svg" ||
+    fail "flamegraph --command: title $(grep -o '<text id="title"[^<]*' "$W/c.svg")"
 "$P" export --db "$D" 5..6 --format callgrind > "$W/cg" || fail "callgrind of a set: exit $?"
 grep -q '^summary: 300200 4002 0$' "$W/cg" || fail "callgrind of a set: $(grep summary "$W/cg")"
 "$P" flamegraph --db "$D" 5..7 -o "$W/s.svg" || fail "flamegraph of a set: exit $?"
@@ -353,6 +360,12 @@ error set_frames "report: a set of runs gives its functions summed (not --from, 
 error diff_one "diff: a set of runs is compared with another set or run: diff A B" "$P" diff --db "$D" 1..3
 error runs_group "runs: unknown grouping 'x' (command|parent)" "$P" runs --db "$D" --group x
 error report_group "report: unknown grouping 'command' (template)" "$P" report --db "$D" --group command
+error flame_diff_all "flamegraph: --diff compares two runs (not --all-runs or --command)" \
+    "$P" flamegraph --db "$D" --diff --all-runs
+error export_command_run "export: --command names the runs: no RUN besides it" \
+    "$P" export --db "$D" --command jq 3 --format folded
+error chrome_all "export: a set of runs goes with --format folded, pprof or callgrind (chrome's events are one run's frames)" \
+    "$P" export --db "$D" --all-runs --format chrome
 error chrome_group "export: --group goes with --format folded, pprof or callgrind (chrome's events are frames)" \
     "$P" export --db "$D" 5 --format chrome --group template
 error tag_list_name "tag: '1..3' is shaped like a list of runs (3..40,45): a tag of that name could never be reached" \

@@ -413,6 +413,8 @@ int cmd_flamegraph(pdb *p, const pdb_opts *o)
     run_info r, ra;
     ctree t, base;
     if (o->diff) {
+        if (o->all_runs || o->command_sel)
+            pdb_usage_die("flamegraph: --diff compares two runs (not --all-runs or --command)");
         int64_t ab[2];
         pdb_pick_runs(p, o, 0, 2, "flamegraph --diff [A [B]]", ab);
         int64_t ia = ab[0], ib = ab[1];

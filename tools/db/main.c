@@ -201,6 +201,7 @@ static const char *help_gc =
 
 static const char *help_flamegraph =
     "usage: piano-db flamegraph [RUN|TAG] [-o FILE] [--thread T] [--metric M]\n"
+    "       piano-db flamegraph SET|--all-runs|--command NAME [-o FILE] [--thread T] [--metric M]\n"
     "       piano-db flamegraph --diff [A [B]] [-o FILE] [--thread T] [--metric M]\n"
     "\n"
     "Writes a self-contained interactive SVG flame graph (no external script or style)\n"
@@ -225,8 +226,9 @@ static const char *help_flamegraph =
     "                      not entered); busy and idle need a run with spans (doc/spans.md)\n"
     "  --group template    a C++ template's instantiations as one function: the paths that\n"
     "                      then read alike are one, their figures summed\n"
-    "A SET of runs (3..40,45, or a tag naming several: report --help): their calling\n"
-    "contexts merged, each path's figures summed over the runs (not with --diff).\n";
+    "A SET of runs (3..40,45, a tag naming several, --all-runs or --command NAME:\n"
+    "report --help): their calling contexts merged, each path's figures summed over the\n"
+    "runs (not with --diff).\n";
 
 static const char *help_plot =
     "usage: piano-db plot frames [RUN|TAG] [-o FILE] [--thread T]\n"
@@ -252,6 +254,7 @@ static const char *help_plot =
 
 static const char *help_export =
     "usage: piano-db export [RUN|TAG] --format FORMAT [-o FILE] [--thread T] [--all] [--metric M]\n"
+    "       piano-db export SET|--all-runs|--command NAME --format FORMAT [-o FILE] [--thread T] [--metric M]\n"
     "\n"
     "Formats (figures as stored: no overhead correction; threads merged):\n"
     "  folded     one line per calling context path with self time:\n"
@@ -283,8 +286,9 @@ static const char *help_export =
     "                      cpu or offcpu (a run recorded with PIANO_CPU=1)\n"
     "  --group template    folded, pprof, callgrind: a C++ template's instantiations as one\n"
     "                      function (fmt::write<…>(…)), the paths that then read alike merged\n"
-    "A SET of runs (3..40,45, or a tag naming several: report --help) in folded, pprof or\n"
-    "callgrind: their calling contexts merged, each path's figures summed over the runs.\n";
+    "A SET of runs (3..40,45, a tag naming several, --all-runs or --command NAME: report\n"
+    "--help) in folded, pprof or callgrind: their calling contexts merged, each path's\n"
+    "figures summed over the runs.\n";
 
 static const char *help_sql =
     "usage: piano-db sql [SQL] [--db FILE] [--header] [--csv|--json]\n"
@@ -455,10 +459,10 @@ static const command commands[] = {
     {"rm", "RUN...", "delete runs", cmd_rm, " db ", &help_rm, 1},
     {"gc", "--keep N", "delete all but the N newest runs and the tagged ones", cmd_gc, " db keep ", &help_gc, 1},
     {"flamegraph", "[RUN|TAG|SET]", "an interactive SVG flame graph (--diff [A B]: of a change)", cmd_flamegraph,
-     " db output thread diff metric group ", &help_flamegraph, 0},
+     " db output thread diff metric group all-runs command ", &help_flamegraph, 0},
     {"plot", "frames|heap|timeline [RUN|TAG]", "frame times, heap in use, or self time over time, as an SVG chart", cmd_plot, " db output thread ", &help_plot, 0},
     {"export", "[RUN|TAG|SET] --format F", "folded stacks, pprof, Chrome trace events or callgrind", cmd_export,
-     " db output thread format all metric group ", &help_export, 0},
+     " db output thread format all metric group all-runs command ", &help_export, 0},
     {"top", "[RUN|PID]", "a live run's functions, refreshed (q quits)", cmd_top, " db top interval count ",
      &help_top, 0},
     {"sql", "[SQL]", "run SQL on the database, with the views contexts and stats (stdin without SQL)", cmd_sql,
@@ -730,8 +734,8 @@ static int parse_globals(int argc, char **argv, const char **db)
  * that show frames read them. */
 static unsigned live_parts(const command *c, const pdb_opts *o)
 {
-    if (!strcmp(c->name, "runs"))
-        return 0;   /* the run's row and totals */
+    if (!strcmp(c->name, "runs"))   /* the run's row and totals; grouped, Empty also needs */
+        return o->group ? PIANO_LIVE_STATE : 0;   /* whether it recorded something so far */
     if (!strcmp(c->name, "top"))
         return PIANO_LIVE_STATE;
     if (!strcmp(c->name, "snapshots"))
