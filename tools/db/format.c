@@ -543,6 +543,25 @@ char *name_group(const char *s)
     return out;
 }
 
+char *name_for_pattern(const char *s)
+{
+    static const char *const elided[] = {"<" ELLIPSIS ">", "(" ELLIPSIS ")", "()"};
+    char *g = name_group(s), *o = g;
+    for (const char *i = g; *i;) {
+        size_t k = 0, n = 0;
+        while (k < 3 && strncmp(i, elided[k], n = strlen(elided[k])) != 0)
+            k++;
+        if (k == 0)
+            i += n;
+        else if (k < 3)
+            break;   /* the parameters, and what follows them (` const`) */
+        else
+            *o++ = *i++;
+    }
+    *o = 0;
+    return g;
+}
+
 enum { NFORMS = 4 };
 typedef struct {
     char *forms[NFORMS]; /* least to most shortened: without its return type,

@@ -440,6 +440,9 @@ char *name_without_return(const char *s);
  * template argument list before its parameters and the parameters elided
  * (`fmt::detail::write<…>(…)`), as a new string. */
 char *name_group(const char *s);
+/* The name PIANO_FNS patterns see: without return type, template arguments and
+ * parameters (`fmt::detail::write`), as a new string. */
+char *name_for_pattern(const char *s);
 void names_free(char **v, size_t n);
 /* A run's command as shown: argv[0]'s base name and the arguments, the
  * arguments cut to fit max characters (the name never). New string. */
