@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 /* The k-th smallest of v[0..n) (v is reordered): Hoare's selection, linear
  * on average. Not qsort: that may call malloc, and a program's own malloc may
@@ -130,6 +131,25 @@ static uint64_t state_calls(const struct piano_thread *ts)
  * program's own atexit handlers and static destructors). Other threads may
  * still be recording: their states and buffers stay mapped, and the import
  * reads a copy of what they hold now. */
+/* A PIANO_STORE=later run that took a spare folder follows a store of the
+ * runs before it (a piano-db command between runs): few runs wait. Its
+ * states are left as they are when small (PIANO_SPARE_WARM_MAX): packing
+ * and punching them cost a short run about a millisecond (bench/README.md,
+ * "Storing runs later without packing"), and piano-db's store then keeps
+ * them warm for the next run (spool.h). Runs that find no spare pile up (a
+ * test suite with no piano-db between its runs): they pack. */
+static int leave_unpacked(void)
+{
+    if (!g.took_spare)
+        return 0;
+    int fd = run_open(PIANO_SPOOL_STATES, O_RDONLY);
+    struct stat st;
+    int small = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_blocks * 512 <= PIANO_SPARE_WARM_MAX;
+    if (fd >= 0)
+        close(fd);
+    return small;
+}
+
 static void piano_finish(void)
 {
     if (atomic_load(&g.state) != 2 || g.off || g.finished)
@@ -201,8 +221,9 @@ static void piano_finish(void)
      * later"); the run, complete, is stored by the next piano-db command. */
     int later = g.store_later;
     /* Its states packed into the ended file (where the user is still the
-     * spool's: else they stay as they are, written through the open files). */
-    int pack = later && !moved;
+     * spool's: else they stay as they are, written through the open files),
+     * unless runs are being stored as they come (below). */
+    int pack = later && !moved && !leave_unpacked();
     /* After a chroot, the database's path names a file in the jail: the run
      * is not stored there, nor anywhere; its spool (outside, written through
      * what was opened before) is stored by the next piano-db command. */

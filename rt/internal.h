@@ -77,6 +77,7 @@ struct piano_process {
     ino_t root_ino;
     int root_known;
     int store_later;            /* PIANO_STORE=later: the exit leaves the run to the next piano-db command */
+    int took_spare;             /* the run's folder was a spare (spool.h): runs are being stored */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;

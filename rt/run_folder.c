@@ -295,6 +295,7 @@ int make_spool(const char *parent_key)
     /* A forked child's states are emptied whole (slots.c, warm slot 0). */
     states_warm_forget();
     int lock = take_spare(root, tmp, parent_key == NULL), spare = lock >= 0;
+    g.took_spare = spare;
     if (!spare && mkdir(tmp, 0700) != 0) {
         say("piano: cannot create %s: %s; this run is not recorded", tmp, strerror(errno));
         return -1;

@@ -99,7 +99,6 @@ static void *map_states(uint64_t off, uint64_t len, int *anon)
  * cut off. A forked child's folder is always emptied whole: it copies the
  * forking thread's state into its slot, not writing every byte. */
 #define WARM_RANGES_MAX 32u
-#define WARM_BYTES_MAX (4u << 20)   /* more is a run unlike a short one: truncated */
 static struct {
     uint64_t off, len;
 } warm[WARM_RANGES_MAX];
@@ -150,7 +149,7 @@ int states_keep_warm(int fd)
             break;
         uint64_t to = (uint64_t)hole < end ? (uint64_t)hole : end;
         total += to - (uint64_t)data;
-        if (warm_n == WARM_RANGES_MAX || total > WARM_BYTES_MAX)
+        if (warm_n == WARM_RANGES_MAX || total > PIANO_SPARE_WARM_MAX)
             return warm_n = 0, -1;
         warm[warm_n].off = (uint64_t)data;
         warm[warm_n++].len = to - (uint64_t)data;

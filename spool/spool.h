@@ -41,6 +41,11 @@
  * pages (rt/slots.c, warm slot 0): its first page is zeroed before the
  * folder is published, so until the run's first thread has zeroed the rest
  * and written its header, readers find magic 0 there and skip the slot.
+ * The exit's store leaves a spare's states as they are, piano-db's store
+ * when they hold at most PIANO_SPARE_WARM_MAX bytes of slot 0. A
+ * PIANO_STORE=later run that took a spare (runs are being stored as they
+ * come) leaves such small states unpacked, for piano-db to store and keep
+ * warm; else it packs them into ended (PIANO_PACKED_MAGIC).
  *
  * Times are clock ticks (see runs.ns_per_tick); import converts them to ns.
  */
@@ -696,6 +701,7 @@ struct piano_chunks_rec {
 #define PIANO_SPOOL_CHUNKS "chunks"
 #define PIANO_SPOOL_SPARE ".spare"      /* .spare<N>: a stored run's folder, for the next run (above) */
 #define PIANO_SPARES_MAX 4u                /* spare folders per spool, at most */
+#define PIANO_SPARE_WARM_MAX (4u << 20)    /* a spare's states kept warm up to this (a short run's), else emptied */
 #define PIANO_SPOOL_DAMAGED ".damaged" /* <run key>.damaged: a run folder the import could not read, kept */
 typedef struct { char s[40]; } piano_spool_name;
 

@@ -184,11 +184,23 @@ static int spare_keeps(const char *name)
            !strcmp(name, PIANO_SPOOL_STATES) || !strcmp(name, PIANO_SPOOL_ENDED);
 }
 
+/* Whether the states file fd (st: its stat) of a stored run's folder is kept
+ * for the next run to find warm (spool.h): cut after slot 0, then at most
+ * PIANO_SPARE_WARM_MAX bytes left (a short run's: its pages still in the page
+ * cache, as the store just read them). */
+static int states_kept_warm(int fd, struct stat *st)
+{
+    if ((uint64_t)st->st_size > PIANO_SLOT_SIZE && (ftruncate(fd, (off_t)PIANO_SLOT_SIZE) != 0 || fstat(fd, st) != 0))
+        return 0;
+    return (uint64_t)st->st_blocks * 512 <= PIANO_SPARE_WARM_MAX;
+}
+
 /* Renames run folder `name` (dfd) of spool root root_fd, stored, to a free
  * spare name (spool.h), then removes its other files (chunk files, snaps):
  * a spare holds no more than its five files. With `empty` (the run's
  * process has ended: a recovery), those are emptied too when fns can be
- * held alone (no reader maps them), else left for the start that takes it;
+ * held alone (no reader maps them; a small states file is kept warm: above),
+ * else left for the start that takes it;
  * the exit's own store leaves them (its other threads may still write their
  * states). Renamed first: a crash meanwhile leaves a spare, never a stored
  * run's folder that the next command would store again; no start takes it
@@ -216,7 +228,7 @@ static int spool_spare_at(int root_fd, int dfd, const char *name, int empty)
         for (size_t k = 0; k < sizeof emptied / sizeof *emptied; k++) {
             int fd = openat(dfd, emptied[k], O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             struct stat st;
-            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(k == 0 && states_kept_warm(fd, &st)))
                 ftruncate(fd, 0);
             if (fd >= 0)
                 close(fd);
