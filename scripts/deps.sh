@@ -9,6 +9,7 @@
 #   --tests   also what the test suite needs (scripts/test.sh): llvm-N-tools
 #             (FileCheck, opt) and lld-N for each N, libcmocka-dev, sqlite3,
 #             protobuf-compiler, valgrind, chromium, jq, libxml2-utils, python3, tmux (top on a terminal),
+#             libnss-wrapper (a passwd entry of its own: e2e empty_env),
 #             libclang-rt-14-dev (sanitizer and libFuzzer runtimes)
 set -eu
 tests=0
@@ -22,7 +23,7 @@ for m in $majors; do
   pkgs="$pkgs clang-$m llvm-$m-dev"
 done
 if [ "$tests" = 1 ]; then
-  pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3 tmux"
+  pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3 tmux libnss-wrapper"
   pkgs="$pkgs libclang-rt-14-dev"   # test.sh's build-asan and build-tsan use clang-14
   for m in $majors; do
     pkgs="$pkgs llvm-$m-tools lld-$m"

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +15,34 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+/* The user's home: $HOME, else its passwd entry's, as ~ means to a shell. A
+ * program run with an emptied environment (env -i, bash's exec -c, a service
+ * manager's) has no HOME: it still records, where ~ says, and says nothing
+ * on its stderr (bash's own test suite compares it). */
+static const char *home_folder(char *buf, size_t n)
+{
+    const char *home = getenv("HOME");
+    if (home && *home)
+        return home;
+    struct passwd pw, *found = NULL;
+    char tmp[4096];
+    if (getpwuid_r(geteuid(), &pw, tmp, sizeof tmp, &found) != 0 || !found || !found->pw_dir ||
+        found->pw_dir[0] != '/')
+        return NULL;
+    int w = snprintf(buf, n, "%s", found->pw_dir);
+    return w >= 0 && (size_t)w < n ? buf : NULL;
+}
+
 const char *piano_db_default_path(char *buf, size_t n)
 {
     const char *env = getenv("PIANO_DB");
+    char home_buf[PATH_MAX];
+    const char *home = NULL;
     int w;
     if (env && *env) {
         w = snprintf(buf, n, "%s", env);
     } else {
-        const char *home = getenv("HOME");
-        if (!home || !*home)
+        if (!(home = home_folder(home_buf, sizeof home_buf)))
             return NULL;
         w = snprintf(buf, n, "%s/.piano/piano.db", home);
     }
@@ -230,10 +250,11 @@ int piano_db_resolve_path(const char *in, char *out, size_t n, char *err, size_t
         src = piano_db_default_path(dflt, sizeof dflt);
         if (!src) {
             const char *env = getenv("PIANO_DB");
-            if ((env && *env) || (getenv("HOME") && *getenv("HOME")))
+            char home[PATH_MAX];
+            if ((env && *env) || home_folder(home, sizeof home))
                 snprintf(err, errn, "the database path is too long (at most %d bytes)", PIANO_DB_PATH_MAX);
             else
-                snprintf(err, errn, "no PIANO_DB and no HOME: no place for the database");
+                snprintf(err, errn, "no PIANO_DB, no HOME and no home folder for this user: no place for the database");
             return -1;
         }
     }

@@ -8,8 +8,9 @@
 #define PIANO_DB_PATH_H
 #include <stddef.h>
 
-/* The database path: $PIANO_DB, else ~/.piano/piano.db. Writes into buf (size n).
- * Returns buf, or NULL if no path can be formed (no HOME) or it does not fit. */
+/* The database path: $PIANO_DB, else ~/.piano/piano.db (~: $HOME, else the
+ * user's passwd entry's home). Writes into buf (size n). Returns buf, or NULL
+ * if no path can be formed (no home) or it does not fit. */
 const char *piano_db_default_path(char *buf, size_t n);
 
 /* The longest database path piano takes: the spool's files (<path>.spool/<run>/...)
