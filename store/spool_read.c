@@ -150,6 +150,10 @@ static int see_slots(struct job *j)
             import_note(j, "%s cannot be read (%s)", piano_spool_slot_name(t.number).s, strerror(errno));
             continue;
         }
+        /* No read-ahead: a slot is mostly holes, and each page read ahead of
+         * one is a page of zeros in the page cache (thousands a run: the
+         * import's time, and the truncation of the folder's next taker). */
+        madvise(m.p, m.len, MADV_RANDOM);
         t.slot = m.p;
         t.slot_len = m.len;
         rc = keep_map(j, m) || push(&j->threads, &j->n_threads, &j->cap_threads, &t, sizeof t) ? -1 : 0;
