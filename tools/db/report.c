@@ -158,8 +158,8 @@ static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t sh
 
 /* A run without frames whose outermost call never returned (a server's main,
  * a loop left by exit): says how to get frames, naming the outermost call in
- * flight at the end that was made more than once (an event loop's turn), if
- * one was. */
+ * flight at the end of a function one of whose calls ended (an event loop's
+ * turn), if there is one. */
 static void frames_hint(FILE *f, pdb *p, const run_info *r)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
@@ -169,8 +169,10 @@ static void frames_hint(FILE *f, pdb *p, const run_info *r)
     sqlite3_finalize(st);
     if (!top)
         return;
+    /* one of its calls ended: not a thread's loop, in flight once per thread */
     st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
-                        "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > 1 "
+                        "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > "
+                        "(SELECT count(*) FROM unfinished o WHERE o.run = u.run AND o.fn = u.fn) "
                         "ORDER BY u.depth, u.thread LIMIT 1");
     sqlite3_bind_int64(st, 1, r->id);
     const char *never = r->status && !strcmp(r->status, "running") ? "has not returned" : "never returned";
