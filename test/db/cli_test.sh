@@ -456,7 +456,7 @@ cp "$S" "$W/neg.db"
 got=$("$P" report --db "$W/neg.db" 1 --from 2 --json --uncorrected | grep -o '"function": "parse", "file": "parse.c", "line": 20, "calls": [0-9]*, "self_ns": -\?[0-9]*')
 [ "$got" = '"function": "parse", "file": "parse.c", "line": 20, "calls": 10, "self_ns": 0' ] || fail "window_never_negative: $got"
 expect snapshots_none "$P" snapshots --db "$S" 2 <<'EOF'
-run 2 has no snapshots (run the program with PIANO_INTERVAL=SECS)
+run 2 has no snapshots (made without PIANO_INTERVAL=SECS, or it ended before its first: a forked child that ended with _exit)
 EOF
 expect snapshots_none_json "$P" snapshots --db "$S" 2 --json <<'EOF'
 []
