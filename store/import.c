@@ -509,7 +509,8 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
  * its fork), or it ended and import_dir, run dry, would store it (it recorded
  * something of its own, or a run was forked from it in turn). A child that
  * exec'd without recording anything (a test driver's helper, a build tool's
- * compiler) is no run, and keeps no parent that recorded nothing either.
+ * compiler) is no run, and keeps no parent that recorded nothing either; its
+ * folder is retired then (the next piano-db would read it again for nothing).
  * Gone, it was stored since (then has_child found it in `runs`) or skipped. */
 static int child_is_run(struct job *j, int root_fd, const struct spool_parents *p, const char *name)
 {
@@ -527,6 +528,8 @@ static int child_is_run(struct job *j, int root_fd, const struct spool_parents *
         int r = import_dir(j->db, root_fd, dfd, name, 0, PIANO_LIVE_ALL, NULL, p, 1, j->depth + 1, why,
                            sizeof why, note, sizeof note);
         run = r != 0 && r != IMPORT_NO_RUN;   /* it would be stored, or cannot be read: keep the parent */
+        if (r == 0)   /* nothing to store, ever (it ended): retired now, as a recovery would (recover.c) */
+            spool_retire_at(root_fd, dfd, name);
     }
     if (lock >= 0)
         close(lock);
