@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -495,10 +496,52 @@ void spool_parents_free(struct spool_parents *p)
     p->n = 0;
 }
 
-/* Whether a folder of the spool root forked from key is still there (stored
- * and removed since, it is in `runs`; skipped as empty, it is not a child). */
-static int known_child(int root_fd, const struct spool_parents *p, const char *key)
+static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
+                      const struct piano_import_mem *mem, const struct spool_parents *parents, int no_frames, int depth,
+                      char *err, size_t errn, char *note_out, size_t noten);
+
+/* How deep has_child looks down a chain of ended children that recorded
+ * nothing (a daemon's program, master, worker: 2); deeper, a child counts. */
+#define CHILD_DEPTH_MAX 8
+
+/* Whether the folder `name` of the spool root, forked from j's run, is a run:
+ * its process still runs (a daemon's master, waiting in calls it made before
+ * its fork), or it ended and import_dir, run dry, would store it (it recorded
+ * something of its own, or a run was forked from it in turn). A child that
+ * exec'd without recording anything (a test driver's helper, a build tool's
+ * compiler) is no run, and keeps no parent that recorded nothing either; its
+ * folder is retired then (the next piano-db would read it again for nothing).
+ * Gone, it was stored since (then has_child found it in `runs`) or skipped. */
+static int child_is_run(struct job *j, int root_fd, const struct spool_parents *p, const char *name)
 {
+    if (faccessat(root_fd, name, F_OK, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0;
+    char why[IMPORT_LINE_MAX], note[IMPORT_NOTE_MAX];
+    int dfd = spool_open_own_dir(root_fd, name, name, why, sizeof why);
+    if (dfd < 0)
+        return 1;   /* there, but not ours to read: keep the parent */
+    /* held (a live process) or taken here until the dry import is done, as
+     * recover.c's probe_lock; a folder without a lock is dead */
+    int lock = openat(dfd, PIANO_SPOOL_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int run = (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) || j->depth >= CHILD_DEPTH_MAX;
+    if (!run) {
+        int r = import_dir(j->db, root_fd, dfd, name, 0, PIANO_LIVE_ALL, NULL, p, 1, j->depth + 1, why,
+                           sizeof why, note, sizeof note);
+        run = r != 0 && r != IMPORT_NO_RUN;   /* it would be stored, or cannot be read: keep the parent */
+        if (r == 0)   /* nothing to store, ever (it ended): retired now, as a recovery would (recover.c) */
+            spool_retire_at(root_fd, dfd, name);
+    }
+    if (lock >= 0)
+        close(lock);
+    close(dfd);
+    return run;
+}
+
+/* Whether a folder of the spool root forked from j's run is a run
+ * (child_is_run). */
+static int known_child(struct job *j, int root_fd, const struct spool_parents *p)
+{
+    const char *key = j->run->key;
     size_t lo = 0, hi = p->n;
     while (lo < hi) {   /* the first entry not below key */
         size_t mid = lo + (hi - lo) / 2;
@@ -508,7 +551,7 @@ static int known_child(int root_fd, const struct spool_parents *p, const char *k
             hi = mid;
     }
     for (; lo < p->n && !strcmp(p->of[lo].parent_key, key); lo++)
-        if (faccessat(root_fd, p->of[lo].name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+        if (child_is_run(j, root_fd, p, p->of[lo].name))
             return 1;
     return 0;
 }
@@ -531,11 +574,11 @@ static int has_child(struct job *j, int root_fd)
     if (child || root_fd < 0)
         return child;
     if (j->parents)
-        return known_child(root_fd, j->parents, j->run->key);
+        return known_child(j, root_fd, j->parents);
     struct spool_parents here;
     if (spool_parents_read(root_fd, &here) != 0)
         return 1;   /* unknown: keep it */
-    child = known_child(root_fd, &here, j->run->key);
+    child = known_child(j, root_fd, &here);
     spool_parents_free(&here);
     return child;
 }
@@ -566,10 +609,12 @@ static int keep_empty(struct job *j, int root_fd)
  * store (stored before, a forked child that recorded nothing of its own, or a
  * run that recorded nothing: keep_empty),
  * -1 with a reason in err; IMPORT_NO_RUN when there is no run header. On 1,
- * note gets what could not be read ("" when everything could). */
+ * note gets what could not be read ("" when everything could). depth > 0: a
+ * dry run for has_child (child_is_run), that deep: stores nothing, returns 1
+ * when it would store the run. */
 static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int complete, unsigned parts,
-                      const struct piano_import_mem *mem, const struct spool_parents *parents, int no_frames, char *err, size_t errn, char *note_out,
-                      size_t noten)
+                      const struct piano_import_mem *mem, const struct spool_parents *parents, int no_frames, int depth,
+                      char *err, size_t errn, char *note_out, size_t noten)
 {
     struct piano_spool_run run;
     note_out[0] = 0;
@@ -581,7 +626,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     double npt = spool_calibrate(&run, complete, root_fd);
 
     struct job j = { .db = db, .dfd = dfd, .shown = shown, .run = &run, .mem = mem, .parents = parents, .npt = npt, .live = live,
-                     .parts = live ? parts : PIANO_LIVE_ALL };
+                     .parts = live ? parts : PIANO_LIVE_ALL, .depth = depth };
     int rc = -1;
     if (job_alloc(&j)) {
         snprintf(err, errn, "out of memory");
@@ -603,8 +648,10 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
     int stored = insert_run(&j, complete);
     if (stored < 0)
         goto sql_error_rollback;
-    if (stored == 0)   /* stored before */
+    if (stored == 0) {   /* stored before */
+        rc = depth > 0;
         goto nothing;
+    }
     if (prepare_statements(&j) || store_threads(&j))
         goto sql_error_rollback;
     /* A forked child that did nothing of its own (exec) is no run, unless a
@@ -613,6 +660,10 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
      * daemon's master waits in calls made before its fork). */
     if (!j.recorded && !live && (run.parent_key[0] ? !has_child(&j, root_fd) : !keep_empty(&j, root_fd)))
         goto nothing;
+    if (depth) {   /* it would be stored */
+        rc = 1;
+        goto nothing;
+    }
     if (((j.parts & PIANO_LIVE_SNAPS) && import_snapshots(&j)) || import_spans(&j) || store_frames_and_totals(&j, no_frames) || sqlite3_exec(db, commit, NULL, NULL, NULL) != SQLITE_OK)
         goto sql_error_rollback;
     snprintf(note_out, noten, "%s", j.note);
@@ -621,7 +672,7 @@ static int import_dir(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
 
 nothing:
     sqlite3_exec(db, rollback, NULL, NULL, NULL);
-    rc = 0;
+    rc = rc > 0 ? rc : 0;
     goto out;
 
 sql_error_rollback:
@@ -643,11 +694,11 @@ int import_run_folder(sqlite3 *db, int root_fd, int dfd, const char *shown, int 
                       const struct piano_import_mem *mem, const struct spool_parents *parents, char *err,
                       size_t errn, char *note_out, size_t noten)
 {
-    int r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 0, err, errn, note_out, noten);
+    int r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 0, 0, err, errn, note_out, noten);
     if (r == IMPORT_FULL) {
         char first[512];
         snprintf(first, sizeof first, "%s", err);
-        r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 1, err, errn, note_out, noten);
+        r = import_dir(db, root_fd, dfd, shown, complete, parts, mem, parents, 1, 0, err, errn, note_out, noten);
         if (r == 1 && !note_out[0])
             snprintf(note_out, noten, "the disk is too full for its frames (%s): they are counted as dropped",
                      first);

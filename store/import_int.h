@@ -274,6 +274,7 @@ struct job {
     uint32_t heap_gen;
     uint64_t heap_peak;
     int live;                 /* the process is running: stored as 'running', in the caller's transaction */
+    int depth;                /* 0, or a dry import that deep (import.c has_child: would it be stored?) */
     unsigned parts;           /* PIANO_LIVE_*: what is read besides the run's row and totals (all unless live) */
     char note[IMPORT_NOTE_MAX];   /* what could not be read, for a warning; "" when all was */
 };

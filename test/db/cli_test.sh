@@ -66,6 +66,7 @@ helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 5 frames
 2 calls unfinished (run ended inside them)
 recovered run: the process died and its figures were imported afterwards
+run 2 (app), the latest, was forked from run 1 (app --fast): piano-db report 1 shows that one
 EOF
 # parse: ids 1 and 6 merged (10 calls at 1000 ticks + 2 at 5000, 108 child calls);
 # self 20040 - 108 * 10 = 18960; a call is shifted by 10 ns * 108/12 = 90 ns but keeps at least
@@ -94,6 +95,7 @@ helper (a.c:3)        100     3.00us    30.00ns    30.00ns        0         0B  
 5 frames
 2 calls unfinished (run ended inside them)
 recovered run: the process died and its figures were imported afterwards
+run 2 (app), the latest, was forked from run 1 (app --fast): piano-db report 1 shows that one
 EOF
 expect report_uncorrected_csv "$P" report --db "$B" --csv --uncorrected --sort p99 --top 2 <<'EOF'
 function,file,line,calls,self_ns,total_ns,p50_ns,p99_ns,p50_total_ns,p99_total_ns,allocs,alloc_bytes,frees,free_bytes,cpu_ns,cpu_total_ns,cpu_user_ns,cpu_sys_ns,offcpu_ns,inuse_objects,inuse_bytes,peak_inuse_bytes,unfinished
@@ -111,6 +113,7 @@ helper (b.c:7)         50     0.00ns     0.00ns     0.00ns        0         0B
 5 frames
 2 calls unfinished (run ended inside them)
 recovered run: the process died and its figures were imported afterwards
+run 2 (app), the latest, was forked from run 1 (app --fast): piano-db report 1 shows that one
 EOF
 # run 1 by id, by key; ticks of 0.5 ns; no overhead.
 expect report_run1 "$P" report --db "$B" 1000-1700000000000000000 <<'EOF'
@@ -146,6 +149,7 @@ parse                   2     9.92us     4.98us     4.98us        1       100B
 5 frames
 2 calls unfinished (run ended inside them)
 recovered run: the process died and its figures were imported afterwards
+run 2 (app), the latest, was forked from run 1 (app --fast): piano-db report 1 shows that one
 EOF
 expect report_threads_json "$P" report --db "$B" --threads --json --thread 1 <<'EOF'
 [
@@ -452,7 +456,7 @@ cp "$S" "$W/neg.db"
 got=$("$P" report --db "$W/neg.db" 1 --from 2 --json --uncorrected | grep -o '"function": "parse", "file": "parse.c", "line": 20, "calls": [0-9]*, "self_ns": -\?[0-9]*')
 [ "$got" = '"function": "parse", "file": "parse.c", "line": 20, "calls": 10, "self_ns": 0' ] || fail "window_never_negative: $got"
 expect snapshots_none "$P" snapshots --db "$S" 2 <<'EOF'
-run 2 has no snapshots (run the program with PIANO_INTERVAL=SECS)
+run 2 has no snapshots (made without PIANO_INTERVAL=SECS, or it ended before its first: a forked child that ended with _exit)
 EOF
 expect snapshots_none_json "$P" snapshots --db "$S" 2 --json <<'EOF'
 []

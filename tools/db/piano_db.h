@@ -96,6 +96,7 @@ typedef struct {
      * heap in use (PIANO_HEAP=1: runs.heap_peak_bytes not NULL). */
     int cpu_measured, heap_tracked;
     int64_t heap_peak_bytes;   /* the run's heap peak, when heap_tracked (else 0) */
+    int picked;                /* taken by default (no RUN given): the latest run (cmd_report) */
 } run_info;
 
 void pdb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

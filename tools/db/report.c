@@ -158,8 +158,8 @@ static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t sh
 
 /* A run without frames whose outermost call never returned (a server's main,
  * a loop left by exit): says how to get frames, naming the outermost call in
- * flight at the end that was made more than once (an event loop's turn), if
- * one was. */
+ * flight at the end of a function one of whose calls ended (an event loop's
+ * turn), if there is one. */
 static void frames_hint(FILE *f, pdb *p, const run_info *r)
 {
     sqlite3_stmt *st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
@@ -169,8 +169,10 @@ static void frames_hint(FILE *f, pdb *p, const run_info *r)
     sqlite3_finalize(st);
     if (!top)
         return;
+    /* one of its calls ended: not a thread's loop, in flight once per thread */
     st = pdb_prepare(p, "SELECT fn.name FROM unfinished u JOIN functions fn ON fn.run = u.run AND fn.id = u.fn "
-                        "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > 1 "
+                        "WHERE u.run = ?1 AND (SELECT sum(s.calls) FROM stats s WHERE s.run = u.run AND s.fn = u.fn) > "
+                        "(SELECT count(*) FROM unfinished o WHERE o.run = u.run AND o.fn = u.fn) "
                         "ORDER BY u.depth, u.thread LIMIT 1");
     sqlite3_bind_int64(st, 1, r->id);
     const char *never = r->status && !strcmp(r->status, "running") ? "has not returned" : "never returned";
@@ -309,6 +311,30 @@ static void hooks_line(FILE *f, pdb *p, const run_info *r)
     fputc('\n', f);
 }
 
+/* A run taken by default that is a forked child (the latest run of a server
+ * that forks: redis' BGSAVE child, 10 ms, after the server's hours): names
+ * it and its parent, which the user most likely meant. */
+static void child_line(FILE *f, pdb *p, const run_info *r)
+{
+    if (!r->picked || !r->parent_key || !r->parent_key[0])
+        return;
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT id, command FROM runs WHERE key = ?1");
+    sqlite3_bind_text(st, 1, r->parent_key, -1, SQLITE_STATIC);
+    if (pdb_step(p, st) == SQLITE_ROW) {
+        /* as `runs` shows commands (esc_ctrl'd there by the table) */
+        char *raw = fmt_command(pdb_col_text(st, 1), 60), *cmd = esc_ctrl(raw);
+        char *raw_child = fmt_command(r->command ? r->command : "", 60), *child = esc_ctrl(raw_child);
+        long long id = (long long)sqlite3_column_int64(st, 0);
+        fprintf(f, "run %lld (%s), the latest, was forked from run %lld (%s): piano-db report %lld shows that one\n",
+                (long long)r->id, child, id, cmd, id);
+        free(raw);
+        free(cmd);
+        free(raw_child);
+        free(child);
+    }
+    sqlite3_finalize(st);
+}
+
 /* What the tables above left unsaid; marked: the calls marked in them. */
 static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
 {
@@ -336,6 +362,7 @@ static void run_footer(FILE *f, pdb *p, const run_info *r, int64_t marked)
         fputs("recovered run: the process died and its figures were imported afterwards\n", f);
     if (running)
         fputs("running: the process is live; these are its figures so far (it is stored when it ends)\n", f);
+    child_line(f, p, r);
 }
 
 /* The functions of run r (thread -1: all threads merged), sorted by --sort. */
@@ -516,6 +543,7 @@ int cmd_report(pdb *p, const pdb_opts *o)
     pdb_pick_runs(p, o, 0, 1, "one RUN or TAG", &id);
     run_info r;
     pdb_run_load(p, id, &r);
+    r.picked = o->npos == 0;
     if (o->spans)
         report_spans(p, o, &r);
     else if (o->from || o->to)

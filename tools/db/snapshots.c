@@ -183,7 +183,8 @@ int cmd_snapshots(pdb *p, const pdb_opts *o)
         if (o->json)
             puts("[]");
         else
-            printf("run %lld has no snapshots (run the program with PIANO_INTERVAL=SECS)\n", (long long)id);
+            printf("run %lld has no snapshots (made without PIANO_INTERVAL=SECS, or it ended before its first: a forked child that ended with _exit)\n",
+                   (long long)id);
         return 0;
     }
     if (o->spans)
