@@ -36,13 +36,13 @@ static const char *home_folder(char *buf, size_t n)
 const char *piano_db_default_path(char *buf, size_t n)
 {
     const char *env = getenv("PIANO_DB");
-    char home_buf[PATH_MAX];
-    const char *home = NULL;
     int w;
     if (env && *env) {
         w = snprintf(buf, n, "%s", env);
     } else {
-        if (!(home = home_folder(home_buf, sizeof home_buf)))
+        char home_buf[PATH_MAX];
+        const char *home = home_folder(home_buf, sizeof home_buf);
+        if (!home)
             return NULL;
         w = snprintf(buf, n, "%s/.piano/piano.db", home);
     }

@@ -228,7 +228,8 @@ static int spool_spare_at(int root_fd, int dfd, const char *name, int empty)
         for (size_t k = 0; k < sizeof emptied / sizeof *emptied; k++) {
             int fd = openat(dfd, emptied[k], O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             struct stat st;
-            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && !(k == 0 && states_kept_warm(fd, &st)))
+            if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                !(!strcmp(emptied[k], PIANO_SPOOL_STATES) && states_kept_warm(fd, &st)))
                 ftruncate(fd, 0);
             if (fd >= 0)
                 close(fd);
