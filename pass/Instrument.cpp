@@ -156,6 +156,8 @@ struct SiteTable {
 // function refers to, so one shared array made compile time quadratic.
 // Writable: the runtime stores the site id into it.
 SiteTable createSites(Module &M, const std::vector<Chosen> &Fns) {
+  // (Fns here: the functions to instrument, then each coroutine's pieces,
+  // CoroPieces entries a coroutine: see instrumentFunctions.)
   LLVMContext &Ctx = M.getContext();
   Type *I8 = Type::getInt8Ty(Ctx);
   Type *I32 = Type::getInt32Ty(Ctx);
@@ -373,6 +375,7 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 // yet (between PianoPass at the pipeline's start and PianoGuardPass at its end).
 constexpr const char *UnguardedMD = "piano.unguarded";
 
+
 // Each hook call is made only while its function's byte (the module's array
 // __piano_on_bytes, the site's `on`) is set: 1 as compiled, cleared by the
 // runtime when the run-time PIANO_FNS does not select the function or the run
@@ -449,17 +452,58 @@ void addModuleCtor(Module &M, FunctionCallee Register, GlobalVariable *List,
 } // namespace
 
 void instrumentFunctions(Module &M, const std::vector<Chosen> &Fns,
-                         bool GuardLater) {
-  SiteTable Sites = createSites(M, Fns);
+                         bool GuardLater, const std::vector<Chosen> &Coros) {
+  // Each coroutine's pieces have their sites now, named after it; their hooks
+  // are placed once CoroSplit has made them (placeCoroutineHooks), and found
+  // through the coroutine's metadata, which CoroSplit copies to its pieces.
+  std::vector<Chosen> All = Fns;
+  for (const Chosen &C : Coros)
+    for (unsigned K = 0; K < CoroPieces; ++K) {
+      All.push_back(C);
+      All.back().Names.Display += CoroPieceSuffix[K].Display;
+    }
+  SiteTable Sites = createSites(M, All);
   Hooks H = declareHooks(M);
   HookPlacer Placer(M, H);
   for (size_t I = 0; I < Fns.size(); ++I)
     Placer.instrument(*Fns[I].F, Sites.Sites[I]);
-  if (GuardLater)
+  LLVMContext &Ctx = M.getContext();
+  for (size_t I = 0; I < Coros.size(); ++I) {
+    SmallVector<Metadata *, CoroPieces> Pieces;
+    for (unsigned K = 0; K < CoroPieces; ++K)
+      Pieces.push_back(ValueAsMetadata::get(
+          Sites.Sites[Fns.size() + I * CoroPieces + K]));
+    Coros[I].F->setMetadata(CoroSitesMD, MDNode::get(Ctx, Pieces));
+  }
+  if (GuardLater || !Coros.empty())
     M.getOrInsertNamedMetadata(UnguardedMD);
   else
     guardHooks(M, Placer.hookCalls(), Sites.Bytes);
-  addModuleCtor(M, H.Register, Sites.List, Fns.size(), *Fns.front().F);
+  addModuleCtor(M, H.Register, Sites.List, All.size(),
+                Fns.empty() ? *Coros.front().F : *Fns.front().F);
+}
+
+bool placeCoroutineHooks(Function &F) {
+  // Not before the split (the CGSCC step also runs at -O0, before CoroSplit).
+  if (F.isDeclaration() || F.hasFnAttribute(InstrumentedAttr) ||
+      isPresplitCoroutine(F))
+    return false;
+  MDNode *Sites = F.getMetadata(CoroSitesMD);
+  if (!Sites || Sites->getNumOperands() != CoroPieces)
+    return false;
+  // Which piece F is, by the suffix CoroSplit gave its name (none: the ramp,
+  // which keeps the coroutine's).
+  unsigned K = 0;
+  for (unsigned I = 1; I < CoroPieces; ++I)
+    if (endsWith(F.getName(), CoroPieceSuffix[I].IRName))
+      K = I;
+  auto *Site = dyn_cast_or_null<ConstantAsMetadata>(Sites->getOperand(K).get());
+  if (!Site)
+    return false;
+  Module &M = *F.getParent();
+  HookPlacer Placer(M, declareHooks(M));
+  Placer.instrument(F, Site->getValue());
+  return true;
 }
 
 bool guardModule(Module &M) {
@@ -467,6 +511,9 @@ bool guardModule(Module &M) {
   if (!Pending)
     return false;
   M.eraseNamedMetadata(Pending);
+  // Coroutine pieces the CGSCC step did not reach (-O0 has no such step).
+  for (Function &F : M)
+    placeCoroutineHooks(F);
   // The hook calls as the optimizer left them (moved, merged, inlined into
   // other functions): each names its site, whose field `on` is its byte
   // (null: a call whose site the optimizer made a phi or select of sites,

@@ -52,16 +52,22 @@ bool PianoPass::instrumentModule(Module &M) {
   Opts.Stage = Stage;
   Selection S = selectFunctions(M, Opts);
   recordSelection(M, Opts);
-  recordFunctions(M, S.Fns);
+  std::vector<Chosen> Listed = S.Fns;
+  Listed.insert(Listed.end(), S.Coros.begin(), S.Coros.end());
+  recordFunctions(M, Listed);
   writeSummary(M, Opts, S);
   if (Opts.Verbose && !S.Small.empty())
     reportFns(M, "left out", S.Small,
               " smaller than PIANO_MIN_SIZE=" + Twine(Opts.MinSize));
-  if (!S.Fns.empty())
-    instrumentFunctions(M, S.Fns, GuardLater);
+  if (!S.Fns.empty() || !S.Coros.empty())
+    instrumentFunctions(M, S.Fns, GuardLater, S.Coros);
   if (Opts.Verbose)
     reportFns(M, "instrumented", S.Fns, "");
-  return !S.Fns.empty();
+  if (Opts.Verbose && !S.Coros.empty())
+    reportFns(M, "instrumented", S.Coros,
+              " (C++20 coroutines: each piece once split: the ramp, .resume, "
+              ".destroy, .cleanup)");
+  return !S.Fns.empty() || !S.Coros.empty();
 }
 
 } // namespace piano

@@ -71,12 +71,20 @@ public:
 // The attribute of the functions the pass has instrumented (so a second run
 // leaves them alone), and the name of the module constructor it adds.
 constexpr const char *InstrumentedAttr = "piano-instrumented";
+// The attribute of a selected C++20 coroutine, kept by the pieces CoroSplit
+// makes of it (Selection.cpp, coroutinePieces).
+constexpr const char *CoroutineAttr = "piano-coroutine";
 constexpr const char *ModuleCtorName = "__piano_module_ctor";
 
-// StringRef::startswith became starts_with (16) and went away (19); this
-// spelling works with every LLVM.
+// StringRef::startswith and endswith became starts_with and ends_with (16)
+// and went away (19); these spellings work with every LLVM.
 inline bool startsWith(llvm::StringRef S, llvm::StringRef Prefix) {
   return S.size() >= Prefix.size() && S.substr(0, Prefix.size()) == Prefix;
+}
+
+inline bool endsWith(llvm::StringRef S, llvm::StringRef Suffix) {
+  return S.size() >= Suffix.size() &&
+         S.substr(S.size() - Suffix.size()) == Suffix;
 }
 
 // A variable that is set and neither empty nor "0".
@@ -125,9 +133,15 @@ struct Chosen {
 struct Selection {
   std::vector<Chosen> Fns;   // to instrument, in module order
   std::vector<Chosen> Small; // selected by a broad pattern, but too small
+  std::vector<Chosen> Coros; // C++20 coroutines, marked: instrumented once split
 };
 
+// Chooses the functions of M to instrument; marks the selected C++20
+// coroutines (CoroutineAttr).
 Selection selectFunctions(llvm::Module &M, const Options &Opts);
+
+// Whether F is a C++20 coroutine that CoroSplit has not split yet.
+bool isPresplitCoroutine(const llvm::Function &F);
 
 // Whether F unwinds with a scoped (Windows) EH personality, which the
 // placement of exit hooks (EscapeEnumerator) does not handle: such functions
@@ -150,11 +164,36 @@ void writeSummary(const llvm::Module &M, const Options &Opts,
 // Gives every function of Fns its site and its enter / exit hooks (each
 // guarded by the site's byte `on`, or, with GuardLater, marked to be guarded
 // by guardModule), and the module the constructor that registers the sites.
+// Coros: selected C++20 coroutines before their split; their pieces' sites
+// are made now and their hooks placed by placeCoroutineHooks.
 void instrumentFunctions(llvm::Module &M, const std::vector<Chosen> &Fns,
-                         bool GuardLater);
+                         bool GuardLater,
+                         const std::vector<Chosen> &Coros = {});
 
-// Guards the hook calls of a module instrumented with GuardLater; true when
-// it changed the module.
+// The pieces CoroSplit makes of a coroutine, in the order of their sites: the
+// ramp (the coroutine's own name: the call that creates it, up to its first
+// suspension), each resumption, the frame destroyed (two functions).
+struct CoroPiece {
+  const char *IRName;  // the suffix of its function's name
+  const char *Display; // what the report adds to the coroutine's name
+};
+constexpr unsigned CoroPieces = 4;
+// A selected coroutine's metadata (CoroSplit copies it to its pieces): its
+// pieces' sites, in CoroPieceSuffix's order.
+constexpr const char *CoroSitesMD = "piano.coro.sites";
+constexpr CoroPiece CoroPieceSuffix[CoroPieces] = {
+    {"", ""},
+    {".resume", " (.resume)"},
+    {".destroy", " (.destroy)"},
+    {".cleanup", " (.cleanup)"}};
+
+// Gives F, a piece of a selected coroutine split by CoroSplit, its hooks
+// (left for guardModule to guard); false when F is not one, or has them.
+bool placeCoroutineHooks(llvm::Function &F);
+
+// Guards the hook calls of a module instrumented with GuardLater (or with
+// coroutines), after placing the hooks of coroutine pieces that have none yet;
+// true when it changed the module.
 bool guardModule(llvm::Module &M);
 
 } // namespace piano

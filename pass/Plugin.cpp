@@ -101,6 +101,36 @@ bool afterInlining() {
   return std::getenv("PIANO_FNS") == nullptr;
 }
 
+// Places the hooks of the coroutine pieces of an SCC (Instrument.cpp,
+// placeCoroutineHooks): a ramp and, with it, the pieces CoroSplit made of it
+// when it split the ramp's SCC (the walk revisits that SCC, not the pieces'
+// own, before it inlines them into the ramp's callers). Their calls go to
+// declarations only: the call graph's edges between defined functions do not
+// change; the pieces' function analyses are invalidated here.
+struct PianoCoroutinePass : PassInfoMixin<PianoCoroutinePass> {
+  PreservedAnalyses run(LazyCallGraph::SCC &C, CGSCCAnalysisManager &AM,
+                        LazyCallGraph &CG, CGSCCUpdateResult &) {
+    bool Changed = false;
+    for (LazyCallGraph::Node &N : C) {
+      Function &F = N.getFunction();
+      Changed |= piano::placeCoroutineHooks(F);
+      if (!F.getMetadata(piano::CoroSitesMD))
+        continue;
+      FunctionAnalysisManager &FAM =
+          AM.getResult<FunctionAnalysisManagerCGSCCProxy>(C, CG).getManager();
+      for (unsigned K = 1; K < piano::CoroPieces; ++K)
+        if (Function *Piece = F.getParent()->getFunction(
+                (F.getName() + piano::CoroPieceSuffix[K].IRName).str()))
+          if (piano::placeCoroutineHooks(*Piece)) {
+            FAM.invalidate(*Piece, PreservedAnalyses::none());
+            Changed = true;
+          }
+    }
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
+
 void registerCallbacks(PassBuilder &PB) {
   // The callback's parameters differ across LLVM majors (20 added the LTO
   // phase): a generic lambda fits them all.
@@ -119,6 +149,14 @@ void registerCallbacks(PassBuilder &PB) {
     PB.registerOptimizerLastEPCallback(
         [](ModulePassManager &MPM, OptimizationLevel, auto...) {
           MPM.addPass(piano::PianoGuardPass());
+        });
+    // The pieces of selected C++20 coroutines get their hooks when the
+    // inliner's walk reaches them after CoroSplit, before it inlines them
+    // into their callers (a frame the compiler elides: a generator made and
+    // destroyed in one function); at -O0, which has no such walk, at the end.
+    PB.registerCGSCCOptimizerLateEPCallback(
+        [](CGSCCPassManager &CGPM, OptimizationLevel) {
+          CGPM.addPass(PianoCoroutinePass());
         });
   }
   PB.registerPipelineParsingCallback(

@@ -180,6 +180,8 @@ unsigned sizeOf(const Function &F) {
   return N;
 }
 
+} // namespace
+
 bool isPresplitCoroutine(const Function &F) {
 #if LLVM_VERSION_MAJOR >= 15
   return F.hasFnAttribute(Attribute::PresplitCoroutine);
@@ -188,7 +190,13 @@ bool isPresplitCoroutine(const Function &F) {
 #endif
 }
 
-// Whether the pass can (and may) instrument F at all.
+namespace {
+
+// Whether the pass can (and may) instrument F at all. A C++20 coroutine
+// before its split (CoroSplit) is not: hooks placed in it would end up in
+// its ramp and its resume function unpaired. Selected, it is marked
+// (CoroutineAttr) and its pieces are instrumented once split
+// (Instrument.cpp, placeCoroutineHooks).
 bool isCandidate(const Function &F) {
   if (F.isDeclaration() || F.hasAvailableExternallyLinkage())
     return false;
@@ -197,8 +205,6 @@ bool isCandidate(const Function &F) {
   if (F.hasFnAttribute(InstrumentedAttr))
     return false;
   if (startsWith(F.getName(), "__piano") || startsWith(F.getName(), "\1__piano"))
-    return false;
-  if (isPresplitCoroutine(F))
     return false;
   if (hasScopedPersonality(F))
     return false;
@@ -301,7 +307,7 @@ bool readOptions(LLVMContext &Ctx, Options &Opts) {
 Selection selectFunctions(Module &M, const Options &Opts) {
   Selection S;
   for (Function &F : M) {
-    if (!isCandidate(F))
+    if (!isCandidate(F) || F.hasFnAttribute(CoroutineAttr))
       continue;
     Chosen C = describe(F);
     bool System = inSystemHeader(F, C.File, C.Names.Match);
@@ -314,6 +320,11 @@ Selection selectFunctions(Module &M, const Options &Opts) {
     if (R != PIANO_SEL_YES && Opts.MinSize > 0 && F.getName() != "main" &&
         sizeOf(F) < Opts.MinSize) {
       S.Small.push_back(std::move(C));
+      continue;
+    }
+    if (isPresplitCoroutine(F)) {
+      F.addFnAttr(CoroutineAttr); // CoroSplit gives it to the pieces
+      S.Coros.push_back(std::move(C));
       continue;
     }
     S.Fns.push_back(std::move(C));
@@ -349,7 +360,9 @@ void writeSummary(const Module &M, const Options &Opts, const Selection &S) {
   const char *SumPath = std::getenv("PIANO_SUMMARY");
   if (!SumPath || !*SumPath || M.getFunction(ModuleCtorName))
     return;
-  std::vector<piano_summary_fn> Out = summaryFns(S.Fns);
+  std::vector<Chosen> All = S.Fns;
+  All.insert(All.end(), S.Coros.begin(), S.Coros.end());
+  std::vector<piano_summary_fn> Out = summaryFns(All);
   std::vector<piano_summary_fn> Skipped = summaryFns(S.Small);
   if (piano_summary_append(SumPath, M.getSourceFileName().c_str(), Opts.Spec,
                            Opts.MinSize, Out.data(), Out.size(),
