@@ -211,8 +211,86 @@ bool isCandidate(const Function &F) {
   return true;
 }
 
+// ---- OpenMP's outlined functions ---------------------------------------------
+//
+// clang outlines each OpenMP region (`#pragma omp parallel`, `teams`, `task`)
+// into an internal function (.omp_outlined., or compute.omp_outlined from
+// LLVM 16 on; .omp_task_entry.) that the OpenMP runtime calls on each thread
+// of the team. As named, they say nothing of where they come from; named after
+// the function they were outlined from, and matched as it (`compute` selects
+// its regions), a worker thread's calls show under their region: `compute (omp
+// parallel)`. The other helpers clang makes (the region's body behind a
+// trampoline at -O0 -g, reduction and task-privates functions) are not
+// instrumented: their time is their caller's.
+
+// A function clang made for OpenMP: internal, with ".omp" in its name (no C
+// or mangled C++ name holds a dot).
+bool isOmpHelper(const Function &F) {
+  return F.hasLocalLinkage() && F.getName().find(".omp") != StringRef::npos;
+}
+
+// The one function whose code refers to F (calls it, or passes it to a
+// function), and what it passes it to ("" when it calls it); null when none
+// or several do, or a global does.
+const Function *soleReferrer(const Function &F, std::string &PassedTo) {
+  const Function *Found = nullptr;
+  PassedTo.clear();
+  SmallVector<const User *, 8> Work(F.user_begin(), F.user_end());
+  while (!Work.empty()) {
+    const User *U = Work.pop_back_val();
+    if (isa<ConstantExpr>(U)) { // a cast of F (typed pointers)
+      Work.append(U->user_begin(), U->user_end());
+      continue;
+    }
+    const auto *I = dyn_cast<Instruction>(U);
+    if (!I || (Found && Found != I->getFunction()))
+      return nullptr;
+    Found = I->getFunction();
+    if (const auto *CB = dyn_cast<CallBase>(I))
+      if (const Function *Callee = CB->getCalledFunction())
+        if (Callee != &F)
+          PassedTo = Callee->getName().str();
+  }
+  return Found;
+}
+
+// The region an OpenMP helper is the entry of, from the runtime function it
+// is handed to; null when it is none.
+const char *ompRegion(const std::string &PassedTo) {
+  if (PassedTo == "__kmpc_fork_call")
+    return "omp parallel";
+  if (PassedTo == "__kmpc_fork_teams")
+    return "omp teams";
+  if (startsWith(PassedTo, "__kmpc_omp_task_alloc") ||
+      startsWith(PassedTo, "__kmpc_omp_target_task_alloc"))
+    return "omp task";
+  return nullptr;
+}
+
+// Whether F is an OpenMP helper that is not a region's entry.
+bool isOmpPlumbing(const Function &F) {
+  if (!isOmpHelper(F))
+    return false;
+  std::string PassedTo;
+  return !soleReferrer(F, PassedTo) || !ompRegion(PassedTo);
+}
+
+// F's names; an OpenMP helper's are its referrer's, with its region's kind.
+FnNames namesFor(const Function &F, unsigned Depth = 0) {
+  std::string PassedTo;
+  const Function *P = nullptr;
+  if (Depth < 8 && isOmpHelper(F))
+    P = soleReferrer(F, PassedTo);
+  if (!P)
+    return namesOf(F);
+  FnNames N = namesFor(*P, Depth + 1);
+  if (const char *Region = ompRegion(PassedTo))
+    N.Display += std::string(" (") + Region + ")";
+  return N;
+}
+
 Chosen describe(Function &F) {
-  Chosen C{&F, namesOf(F), std::string(), 0, false};
+  Chosen C{&F, namesFor(F), std::string(), 0, false};
   locationOf(F, C.File, C.Line);
   return C;
 }
@@ -307,7 +385,7 @@ bool readOptions(LLVMContext &Ctx, Options &Opts) {
 Selection selectFunctions(Module &M, const Options &Opts) {
   Selection S;
   for (Function &F : M) {
-    if (!isCandidate(F) || F.hasFnAttribute(CoroutineAttr))
+    if (!isCandidate(F) || F.hasFnAttribute(CoroutineAttr) || isOmpPlumbing(F))
       continue;
     Chosen C = describe(F);
     bool System = inSystemHeader(F, C.File, C.Names.Match);
@@ -316,9 +394,10 @@ Selection selectFunctions(Module &M, const Options &Opts) {
         Opts.Sel.get(), C.Names.Match.c_str(), C.File.c_str(), System);
     if (R == PIANO_SEL_NO)
       continue;
-    // main is kept whatever its size: one call, and the root of the report.
+    // main is kept whatever its size: one call, and the root of the report;
+    // so is an OpenMP region: one call a thread each time it runs.
     if (R != PIANO_SEL_YES && Opts.MinSize > 0 && F.getName() != "main" &&
-        sizeOf(F) < Opts.MinSize) {
+        !isOmpHelper(F) && sizeOf(F) < Opts.MinSize) {
       S.Small.push_back(std::move(C));
       continue;
     }

@@ -7,7 +7,7 @@
 #             (piano-db push), and clang-N
 #             and llvm-N-dev for each LLVM major N (default 14)
 #   --tests   also what the test suite needs (scripts/test.sh): llvm-N-tools
-#             (FileCheck, opt) and lld-N for each N, libcmocka-dev, sqlite3,
+#             (FileCheck, opt), lld-N and libomp-N-dev (e2e omp_regions) for each N, libcmocka-dev, sqlite3,
 #             protobuf-compiler, valgrind, chromium, jq, libxml2-utils, python3, tmux (top on a terminal),
 #             libnss-wrapper (a passwd entry of its own: e2e empty_env),
 #             libclang-rt-14-dev (sanitizer and libFuzzer runtimes)
@@ -26,7 +26,7 @@ if [ "$tests" = 1 ]; then
   pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3 tmux libnss-wrapper"
   pkgs="$pkgs libclang-rt-14-dev"   # test.sh's build-asan and build-tsan use clang-14
   for m in $majors; do
-    pkgs="$pkgs llvm-$m-tools lld-$m"
+    pkgs="$pkgs llvm-$m-tools lld-$m libomp-$m-dev"
   done
 fi
 missing=""
