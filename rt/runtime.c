@@ -30,6 +30,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>   /* glibc 2.32 */
+#define PIANO_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 #include <sys/stat.h>
 
 __thread struct piano_thread *piano_tls __attribute__((tls_model("initial-exec")));
@@ -247,6 +253,40 @@ static void thread_ended(void *arg)
 
 /* ---------------------------------------------------------------- start */
 
+/* Before libc has started the program (its own constructor sets environ and
+ * program_invocation_name from the initial stack): a call made by an ifunc
+ * resolver while the dynamic loader relocates the program, or by a
+ * .preinit_array function. */
+static int before_libc_start(void)
+{
+    return !environ && (!program_invocation_name || !*program_invocation_name);
+}
+
+/* The dynamic loader is still relocating the program (an ifunc resolver, run
+ * for an IRELATIVE relocation): libc is not started at all (no locale, no
+ * name service: piano_start crashed there), and nothing may be recorded. Its
+ * early start, after relocation, sets __libc_single_threaded; no thread is
+ * made before libc's start. */
+static int relocating(void)
+{
+#ifdef PIANO_HAVE_SINGLE_THREADED
+    return before_libc_start() && !__libc_single_threaded;
+#else
+    return 0;
+#endif
+}
+
+/* The initial environment, from the initial stack (argc, the arguments, a
+ * NULL, the environment): before libc's start, getenv finds nothing. */
+static char **initial_environ(void)
+{
+    const long *top = __libc_stack_end;
+    if (!top || top[0] < 0 || top[0] > (1l << 24))
+        return NULL;
+    char **argv = (char **)(top + 1);
+    return argv[top[0]] == NULL ? argv + top[0] + 1 : NULL;
+}
+
 static void piano_start(void)
 {
     int expected = 0;
@@ -260,6 +300,12 @@ static void piano_start(void)
     int was_starting = tls_starting;
     tls_starting = 1;
     int saved = errno;
+    /* A first call from a .preinit_array function: the PIANO_* variables are
+     * read from the initial environment, which environ is lent for the start
+     * (libc sets it to the same one later; no other thread exists yet). */
+    int lent = 0;
+    if (before_libc_start() && (environ = initial_environ()) != NULL)
+        lent = 1;
     say_init();   /* before any message: the standard error piano may write to */
     struct stat root;
     if (stat("/", &root) == 0) {
@@ -327,6 +373,8 @@ static void piano_start(void)
         pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     }
     __atomic_store_n(&__piano_on, (unsigned char)!g.off, __ATOMIC_RELAXED);
+    if (lent)
+        environ = NULL;
     errno = saved;
     tls_starting = was_starting;
     atomic_store(&g.state, 2);
@@ -350,6 +398,8 @@ struct piano_thread *thread_start(void)
 {
     if (tls_starting)
         return NULL;   /* piano's own use of an instrumented function while it starts */
+    if (UNLIKELY(atomic_load(&g.state) != 2) && relocating())
+        return NULL;   /* an ifunc resolver's call: piano starts with the program */
     if (tls_ended) {
         /* A call piano cannot record (no state could be made for the thread,
          * or it came after the thread's end): counted, unless the run is stored. */
