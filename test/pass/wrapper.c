@@ -20,6 +20,15 @@
 // RUN: %pianocc -### -shared -fPIC %s -o %t.so 2>&1 | %FileCheck %s --check-prefix=SHARED
 // SHARED: "-fpass-plugin=
 // SHARED: "-shared"{{.*}}"-lpiano_rt" "-rpath"
+// A fully static link: one line naming the flag, no link attempted; -c is fine.
+// RUN: ! %pianocc -static %s -o %t.static 2> %t.err
+// RUN: %FileCheck %s --check-prefix=STATIC < %t.err
+// RUN: ! %pianocc -static-pie %s -o %t.static 2> %t.err
+// RUN: %FileCheck %s --check-prefix=STATICPIE < %t.err
+// RUN: %pianocc -static -c %s -o %t.static.o
+// STATIC: piano-cc: -static: piano's runtime is a shared library (libpiano_rt.so), which a fully static program cannot load; link without -static
+// STATIC-NOT: cannot find
+// STATICPIE: piano-cc: -static-pie: piano's runtime is a shared library
 // RUN: %pianocc -E %s | %FileCheck %s --check-prefix=PRE
 // PRE: int wrapped
 // RUN: %pianocc -### -E %s 2>&1 | %FileCheck %s --check-prefix=PRE2

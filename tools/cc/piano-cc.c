@@ -59,6 +59,7 @@ struct scan {
     int no_link;      /* -c, -S, -E, -M, -MM, -fsyntax-only, -r, ... */
     int no_compile;   /* -E, -M, -MM, -fsyntax-only: nothing reaches LLVM */
     const char *lang; /* current -x language, NULL for "by extension" */
+    const char *fully_static; /* -static or -static-pie: no shared library can be loaded */
 };
 
 /* Options whose value is the next argument when written alone. */
@@ -246,6 +247,10 @@ static void scan_args(struct scan *s, int argc, char **argv, int depth)
             strcmp(a, "-r") == 0 || strcmp(a, "-emit-llvm") == 0 ||
             strcmp(a, "-emit-ast") == 0) {
             s->no_link = 1;
+            continue;
+        }
+        if (strcmp(a, "-static") == 0 || strcmp(a, "--static") == 0 || strcmp(a, "-static-pie") == 0) {
+            s->fully_static = a;
             continue;
         }
         if (strcmp(a, "-E") == 0 || strcmp(a, "--preprocess") == 0 ||
@@ -553,6 +558,16 @@ int main(int argc, char **argv)
     int compile = s.sources > 0 && !s.no_compile;
     int link = s.inputs > 0 && !s.no_link;
 
+    /* A fully static program loads no shared library: the runtime is one
+     * (libpiano_rt.so: it interposes malloc and longjmp, and loads SQLite at
+     * exit). Said here, not as the linker's "cannot find -lpiano_rt". */
+    if (link && s.fully_static) {
+        fprintf(stderr,
+                "%s: %s: piano's runtime is a shared library (libpiano_rt.so), which a fully static "
+                "program cannot load; link without %s (-static-libgcc and -static-libstdc++ are fine)\n",
+                me, s.fully_static, s.fully_static);
+        return 1;
+    }
     char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
     if (!nargv) {
         fprintf(stderr, "%s: out of memory\n", me);
