@@ -375,7 +375,6 @@ void HookPlacer::placeExitHooks(Function &F, Constant *Site) {
 // yet (between PianoPass at the pipeline's start and PianoGuardPass at its end).
 constexpr const char *UnguardedMD = "piano.unguarded";
 
-
 // Each hook call is made only while its function's byte (the module's array
 // __piano_on_bytes, the site's `on`) is set: 1 as compiled, cleared by the
 // runtime when the run-time PIANO_FNS does not select the function or the run

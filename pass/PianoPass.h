@@ -71,9 +71,6 @@ public:
 // The attribute of the functions the pass has instrumented (so a second run
 // leaves them alone), and the name of the module constructor it adds.
 constexpr const char *InstrumentedAttr = "piano-instrumented";
-// The attribute of a selected C++20 coroutine, kept by the pieces CoroSplit
-// makes of it (Selection.cpp, coroutinePieces).
-constexpr const char *CoroutineAttr = "piano-coroutine";
 constexpr const char *ModuleCtorName = "__piano_module_ctor";
 
 // StringRef::startswith and endswith became starts_with and ends_with (16)
@@ -136,8 +133,8 @@ struct Selection {
   std::vector<Chosen> Coros; // C++20 coroutines, marked: instrumented once split
 };
 
-// Chooses the functions of M to instrument; marks the selected C++20
-// coroutines (CoroutineAttr).
+// Chooses the functions of M to instrument, and the C++20 coroutines whose
+// pieces are instrumented once split (instrumentFunctions marks them).
 Selection selectFunctions(llvm::Module &M, const Options &Opts);
 
 // Whether F is a C++20 coroutine that CoroSplit has not split yet.

@@ -194,9 +194,10 @@ namespace {
 
 // Whether the pass can (and may) instrument F at all. A C++20 coroutine
 // before its split (CoroSplit) is not: hooks placed in it would end up in
-// its ramp and its resume function unpaired. Selected, it is marked
-// (CoroutineAttr) and its pieces are instrumented once split
-// (Instrument.cpp, placeCoroutineHooks).
+// its ramp and its resume function unpaired. Selected, it gets its pieces'
+// sites (CoroSitesMD, which also keeps a second run from selecting it again)
+// and its pieces are instrumented once split (Instrument.cpp,
+// placeCoroutineHooks).
 bool isCandidate(const Function &F) {
   if (F.isDeclaration() || F.hasAvailableExternallyLinkage())
     return false;
@@ -385,7 +386,7 @@ bool readOptions(LLVMContext &Ctx, Options &Opts) {
 Selection selectFunctions(Module &M, const Options &Opts) {
   Selection S;
   for (Function &F : M) {
-    if (!isCandidate(F) || F.hasFnAttribute(CoroutineAttr) || isOmpPlumbing(F))
+    if (!isCandidate(F) || F.getMetadata(CoroSitesMD) || isOmpPlumbing(F))
       continue;
     Chosen C = describe(F);
     bool System = inSystemHeader(F, C.File, C.Names.Match);
@@ -402,7 +403,6 @@ Selection selectFunctions(Module &M, const Options &Opts) {
       continue;
     }
     if (isPresplitCoroutine(F)) {
-      F.addFnAttr(CoroutineAttr); // CoroSplit gives it to the pieces
       S.Coros.push_back(std::move(C));
       continue;
     }
