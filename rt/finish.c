@@ -162,6 +162,7 @@ static void piano_finish(void)
         errno = saved;
         return;
     }
+    sanitizer_checks_off();
     fns_settle();   /* a run without calls: its spool names what it registered, as any run's */
     snap_stop();   /* before the end: no snapshot after it */
     struct quiet q;
@@ -276,6 +277,7 @@ static void piano_finish(void)
     if (self && !packed_self)   /* its slot is a hole now: not written again */
         self->busy = 0;
     quiet_end(&q);
+    sanitizer_checks_on();
     errno = saved;
 }
 

@@ -246,6 +246,25 @@ struct quiet {
 };
 void quiet_begin(struct quiet *q);
 void quiet_end(struct quiet *q);
+
+/* In a program built with -fsanitize=memory, MemorySanitizer's interceptors
+ * check what piano's uninstrumented code hands to libc (piano's buffers, the
+ * import's SQLite heap): memory it never saw written, reported as
+ * uninitialized, and the first report ends the program (exit status 1, its
+ * buffered output lost). Its checks are off on this thread between these two
+ * (nested pairs count); weak references: nothing elsewhere. */
+void __msan_scoped_disable_interceptor_checks(void) __attribute__((weak, visibility("default")));
+void __msan_scoped_enable_interceptor_checks(void) __attribute__((weak, visibility("default")));
+static inline void sanitizer_checks_off(void)
+{
+    if (__msan_scoped_disable_interceptor_checks)
+        __msan_scoped_disable_interceptor_checks();
+}
+static inline void sanitizer_checks_on(void)
+{
+    if (__msan_scoped_enable_interceptor_checks)
+        __msan_scoped_enable_interceptor_checks();
+}
 void say_init(void);
 __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
 int write_all(int fd, const void *p, size_t n, off_t off);

@@ -7,7 +7,8 @@
 #             (piano-db push), and clang-N
 #             and llvm-N-dev for each LLVM major N (default 14)
 #   --tests   also what the test suite needs (scripts/test.sh): llvm-N-tools
-#             (FileCheck, opt), lld-N and libomp-N-dev (e2e omp_regions) for each N, libcmocka-dev, sqlite3,
+#             (FileCheck, opt), lld-N, libomp-N-dev (e2e omp_regions) and libclang-rt-N-dev (e2e
+#             sanitized_*) for each N, libcmocka-dev, sqlite3,
 #             protobuf-compiler, valgrind, chromium, jq, libxml2-utils, python3, tmux (top on a terminal),
 #             libnss-wrapper (a passwd entry of its own: e2e empty_env),
 #             libclang-rt-14-dev (sanitizer and libFuzzer runtimes)
@@ -25,8 +26,8 @@ done
 if [ "$tests" = 1 ]; then
   pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3 tmux libnss-wrapper"
   pkgs="$pkgs libclang-rt-14-dev"   # test.sh's build-asan and build-tsan use clang-14
-  for m in $majors; do
-    pkgs="$pkgs llvm-$m-tools lld-$m libomp-$m-dev"
+  for m in $majors; do   # libclang-rt: e2e sanitized_* build programs with each LLVM's sanitizers
+    pkgs="$pkgs llvm-$m-tools lld-$m libomp-$m-dev libclang-rt-$m-dev"
   done
 fi
 missing=""
