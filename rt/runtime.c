@@ -199,8 +199,11 @@ void state_release(struct piano_thread *ts)
 static __thread unsigned tls_end_rounds __attribute__((tls_model("initial-exec")));
 
 /* ThreadSanitizer lets a thread go in the last round of its own key
- * destructor: instrumented code run after that aborts, so a TSan build ends a
- * thread's records in the first round. */
+ * destructor: instrumented code run after that aborts, and its interceptors
+ * (piano's close) crash, so a TSan build, or a program built with TSan (its
+ * runtime's __tsan_init, a weak reference: LLVM 22's crashed in the last
+ * round, e2e sanitized_thread), ends a thread's records in the first round. */
+void __tsan_init(void) __attribute__((weak, visibility("default")));
 #if defined(__SANITIZE_THREAD__)
 #define PIANO_END_ROUND 1
 #elif defined(__has_feature)
@@ -221,7 +224,8 @@ static void thread_ended(void *arg)
     struct piano_thread *ts = arg;
     if (!ts)
         return;
-    if (++tls_end_rounds < PIANO_END_ROUND && pthread_setspecific(g.thread_key, ts) == 0)
+    unsigned end_round = __tsan_init ? 1 : PIANO_END_ROUND;
+    if (++tls_end_rounds < end_round && pthread_setspecific(g.thread_key, ts) == 0)
         return;
     int saved = errno;
     sigset_t old;
