@@ -139,6 +139,18 @@ static int parse_item(const char *s, size_t len, struct pattern *p,
                 p->kind = K_GLOB;
             }
     }
+    /* A name has colons in pairs (C++ scopes); one alone is another
+     * separator typed for the comma (PATH's), which would select nothing
+     * without a word. (An Objective-C method's name, "-[C a:b:]", has single
+     * ones: a pattern with '[' is left alone.) */
+    if (p->kind != K_FILE && !memchr(s, '[', len))
+        for (size_t i = 0, run; i < len; i += run ? run : 1) {
+            for (run = 0; i + run < len && s[i + run] == ':'; run++)
+                ;
+            if (run && run != 2)
+                return fail(eb, item, item_len,
+                            "a single ':' is in no function's name, whose scopes are '::'; " EXPECTED);
+        }
     p->text = malloc(len + 1);
     if (!p->text) {
         if (eb->buf && eb->len)

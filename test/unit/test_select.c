@@ -417,6 +417,13 @@ static void test_malformed(void **state)
     expect_malformed("a\tb", "'a\\x09b'");
     expect_malformed("parse, main", "' main' in 'parse, main'");
     expect_malformed("a\001b", "'a\\x01b' (control character");
+    expect_malformed("parse:resolve", "'parse:resolve' (a single ':' is in no function's name");
+    expect_malformed("a,Ns::f:g", "'Ns::f:g' in 'a,Ns::f:g' (a single ':'");
+    expect_malformed("=f:", "'=f:' (a single ':'");
+    expect_malformed("!x:*", "'!x:*' (a single ':'");
+    expect_malformed(":::f", "':::f' (a single ':'");
+    /* colons in pairs, a file's, an Objective-C method's: patterns */
+    piano_select_free(parse_ok("::f,Ns::*,file:a:b.c,*[C*a:b:]"));
     expect_malformed("a\177", "control character");
 }
 
