@@ -29,6 +29,16 @@
 // STATIC: piano-cc: -static: piano's runtime is a shared library (libpiano_rt.so), which a fully static program cannot load; link without -static
 // STATIC-NOT: cannot find
 // STATICPIE: piano-cc: -static-pie: piano's runtime is a shared library
+// Another ABI than the runtime's: one line at the link, none at -c; -m64 after it undoes it.
+// RUN: ! %pianocc -m32 %s -o %t.m32 2> %t.err
+// RUN: %FileCheck %s --check-prefix=M32 < %t.err
+// RUN: ! %pianocc -mx32 %s -o %t.m32 2>&1 | %FileCheck %s --check-prefix=MX32
+// RUN: %pianocc -### -m32 -c %s -o %t.m32.o 2>&1 | %FileCheck %s --check-prefix=M32C
+// RUN: %pianocc -m32 -m64 %s -o %t.m64
+// M32: piano-cc: -m32: piano's runtime (libpiano_rt.so) is built for this machine's 64-bit ABI, which a program built with -m32 cannot load; build without it
+// M32-NOT: cannot find
+// MX32: piano-cc: -mx32: piano's runtime
+// M32C: "-fpass-plugin=
 // RUN: %pianocc -E %s | %FileCheck %s --check-prefix=PRE
 // PRE: int wrapped
 // RUN: %pianocc -### -E %s 2>&1 | %FileCheck %s --check-prefix=PRE2

@@ -60,6 +60,7 @@ struct scan {
     int no_compile;   /* -E, -M, -MM, -fsyntax-only: nothing reaches LLVM */
     const char *lang; /* current -x language, NULL for "by extension" */
     const char *fully_static; /* -static or -static-pie: no shared library can be loaded */
+    const char *other_abi;    /* -m32, -mx32, -m16: the runtime (built for the host) cannot be linked */
 };
 
 /* Options whose value is the next argument when written alone. */
@@ -251,6 +252,14 @@ static void scan_args(struct scan *s, int argc, char **argv, int depth)
         }
         if (strcmp(a, "-static") == 0 || strcmp(a, "--static") == 0 || strcmp(a, "-static-pie") == 0) {
             s->fully_static = a;
+            continue;
+        }
+        if (strcmp(a, "-m32") == 0 || strcmp(a, "-mx32") == 0 || strcmp(a, "-m16") == 0) {
+            s->other_abi = a;
+            continue;
+        }
+        if (strcmp(a, "-m64") == 0) {   /* the last one wins, as for clang */
+            s->other_abi = NULL;
             continue;
         }
         if (strcmp(a, "-E") == 0 || strcmp(a, "--preprocess") == 0 ||
@@ -566,6 +575,15 @@ int main(int argc, char **argv)
                 "%s: %s: piano's runtime is a shared library (libpiano_rt.so), which a fully static "
                 "program cannot load; link without %s (-static-libgcc and -static-libstdc++ are fine)\n",
                 me, s.fully_static, s.fully_static);
+        return 1;
+    }
+    /* The same for another ABI than the runtime's: the linker skips
+     * libpiano_rt.so as incompatible and says it cannot find it. */
+    if (link && s.other_abi) {
+        fprintf(stderr,
+                "%s: %s: piano's runtime (libpiano_rt.so) is built for this machine's 64-bit ABI, which a program "
+                "built with %s cannot load; build without it\n",
+                me, s.other_abi, s.other_abi);
         return 1;
     }
     char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
