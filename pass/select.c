@@ -48,6 +48,7 @@ struct errbuf {
     char *buf;
     size_t len;
     const char *spec;
+    const char *var;   /* the variable named in messages: PIANO_FNS, PIANO_FRAME */
 };
 
 static int fail(const struct errbuf *eb, const char *item, size_t len,
@@ -64,7 +65,7 @@ static int fail(const struct errbuf *eb, const char *item, size_t len,
         snprintf(whole, sizeof whole, " in '%s'", w);
     }
     if (err && errlen)
-        snprintf(err, errlen, "PIANO_FNS: malformed pattern '%s'%s (%s)", q,
+        snprintf(err, errlen, "%s: malformed pattern '%s'%s (%s)", eb->var, q,
                  whole, why);
     return -1;
 }
@@ -154,7 +155,7 @@ static int parse_item(const char *s, size_t len, struct pattern *p,
     p->text = malloc(len + 1);
     if (!p->text) {
         if (eb->buf && eb->len)
-            snprintf(eb->buf, eb->len, "PIANO_FNS: out of memory");
+            snprintf(eb->buf, eb->len, "%s: out of memory", eb->var);
         return -1;
     }
     memcpy(p->text, s, len);
@@ -164,6 +165,12 @@ static int parse_item(const char *s, size_t len, struct pattern *p,
 
 int piano_select_parse(const char *spec, struct piano_select **out, char *err,
                        size_t errlen)
+{
+    return piano_select_parse_var("PIANO_FNS", spec, out, err, errlen);
+}
+
+int piano_select_parse_var(const char *var, const char *spec,
+                           struct piano_select **out, char *err, size_t errlen)
 {
     struct piano_select *sel;
     size_t cap = 1;
@@ -191,7 +198,7 @@ int piano_select_parse(const char *spec, struct piano_select **out, char *err,
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
         struct pattern *p = &sel->pats[sel->n];
-        struct errbuf eb = {err, errlen, spec};
+        struct errbuf eb = {err, errlen, spec, var};
         if (parse_item(s, len, p, &eb) != 0) {
             piano_select_free(sel);
             return -1;

@@ -61,6 +61,10 @@ enum piano_sel_result {
  */
 int piano_select_parse(const char *spec, struct piano_select **out,
                        char *err, size_t errlen);
+/* The same for another variable in the same language (PIANO_FRAME): its
+ * messages name var. */
+int piano_select_parse_var(const char *var, const char *spec,
+                           struct piano_select **out, char *err, size_t errlen);
 
 /* name: qualified name without parameters, with template arguments as
  * demangled; file: defining file path or ""; system: nonzero when the

@@ -82,7 +82,7 @@ struct piano_process {
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
     _Atomic uint32_t next_slot; /* slots of states made so far (a thread may take a reused one) */
-    const char *frame_pattern;  /* PIANO_FRAME, or NULL: frames are outermost calls */
+    struct piano_select *frame_sel;   /* PIANO_FRAME, or NULL: frames are outermost calls */
     struct piano_select *sel;   /* the run-time PIANO_FNS, or NULL (unset: the compile-time selection) */
     const char *sel_spec;       /* ... as given (cut to the run header's room) */
     pthread_mutex_t threads_lock;

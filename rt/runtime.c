@@ -339,11 +339,12 @@ static void piano_start(void)
         else
             say("piano: PIANO_STORE=%s: expected exit or later", store);
     }
+    /* PIANO_FRAME: PIANO_FNS's patterns (pass/select.h). */
     const char *frame = getenv("PIANO_FRAME");
-    g.frame_pattern = frame && *frame ? frame : NULL;
-    if (g.frame_pattern && !g.off && strspn(g.frame_pattern, ", =") == strlen(g.frame_pattern)) {
-        say("piano: PIANO_FRAME='%s' names no function; frames are the outermost calls", g.frame_pattern);
-        g.frame_pattern = NULL;
+    if (frame && *frame && !g.off) {
+        char err[512];
+        if (piano_select_parse_var("PIANO_FRAME", frame, &g.frame_sel, err, sizeof err) != 0)
+            say("piano: %s; frames are the outermost calls", err);
     }
     /* PIANO_FNS at run time narrows the compile-time selection. */
     const char *fns = getenv("PIANO_FNS");
@@ -453,11 +454,19 @@ struct piano_thread *thread_start(void)
 
 /* PIANO_FRAME matching: comma-separated names; `=name` exact, otherwise a
  * substring of the qualified name without parameters. */
-static int frame_pattern_matches(const char *name)
+static int frame_pattern_matches(const struct piano_site *site)
 {
-    enum { NAME_MAX_MATCHED = 4096, PATTERN_MAX = 512 };   /* longer ones are matched on their start */
-    if (!g.frame_pattern)
+    if (!g.frame_sel)
         return 1;
+    const char *name = site->name ? site->name : "";
+    const char *file = site->file ? site->file : "";
+    if (site->on) {   /* "display\0match\0S" (piano_abi.h): matched as PIANO_FNS matches it */
+        const char *match = name + strlen(name) + 1;
+        int system = match[strlen(match) + 1] == '1' && !piano_select_is_default(g.frame_sel);
+        return piano_select_match_fn(g.frame_sel, match, file, system) != PIANO_SEL_NO;
+    }
+    /* A span, or a site of ABI 2 (no match name): its name up to its parameters. */
+    enum { NAME_MAX_MATCHED = 4096 };   /* longer ones are matched on their start */
     char bare[NAME_MAX_MATCHED];
     snprintf(bare, sizeof bare, "%s", name);
     for (char *p = bare; *p; p++) {
@@ -466,20 +475,7 @@ static int frame_pattern_matches(const char *name)
             break;
         }
     }
-    const char *p = g.frame_pattern;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        char pat[PATTERN_MAX];
-        if (n >= sizeof pat)
-            n = sizeof pat - 1;
-        memcpy(pat, p, n);
-        pat[n] = 0;
-        if (pat[0] == '=' ? strcmp(bare, pat + 1) == 0 : (pat[0] && strstr(bare, pat) != NULL))
-            return 1;
-        p += n + (e ? 1 : 0);
-    }
-    return 0;
+    return piano_select_match(g.frame_sel, bare, file) != PIANO_SEL_NO;
 }
 
 void run_selection(struct piano_spool_run *run)
@@ -526,7 +522,7 @@ uint32_t register_site(struct piano_site *site, struct fn_batch *batch, int as_c
     /* Set before the id is published: a thread that sees the id (acquire, in
      * __piano_enter) sees whether it opens frames. */
     if (fresh != PIANO_FN_OVERFLOW)
-        g_frame_fn[fresh] = (unsigned char)frame_pattern_matches(name);
+        g_frame_fn[fresh] = (unsigned char)frame_pattern_matches(site);
     uint32_t expected = 0;
     if (!__atomic_compare_exchange_n(&site->id, &expected, fresh, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {

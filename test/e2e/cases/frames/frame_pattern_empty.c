@@ -1,7 +1,7 @@
 // PIANO_FNS: frame,leaf
 // ENV: PIANO_FRAME=,,,
-// A PIANO_FRAME that names no function: one line says so, and frames are
-// the outermost calls, as without it.
+// A malformed PIANO_FRAME (an empty item: it takes PIANO_FNS's patterns): one
+// line says so, and frames are the outermost calls, as without it.
 #include <stdio.h>
 static volatile unsigned sink;
 void leaf(int i) { sink += (unsigned)i; }
