@@ -1,5 +1,6 @@
 /* report.c - `piano-db report`: per-function figures of one run, as a table, JSON or CSV. */
 #include "piano_db.h"
+#include "select.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,26 @@ static int64_t emit_functions(FILE *f, emit_mode mode, const fnset *s, size_t sh
     return marked;
 }
 
+/* A function's name as a PIANO_FRAME pattern that selects it: without its
+ * parameters and template arguments (patterns see names so), and from its
+ * last scope with no space ("(anonymous namespace)::f": f). */
+static void frame_pattern_of(const char *name, char *out, size_t n)
+{
+    char *bare = xstrdup(name);
+    for (char *c = bare; *c; c++)
+        if (*c == '(' && strncmp(c, "(anonymous namespace)", 21) != 0) {
+            *c = '\0';
+            break;
+        }
+    piano_select_strip_targs(bare, out, n);
+    free(bare);
+    char *space = strrchr(out, ' ');
+    if (space) {
+        char *scope = strstr(space, "::");
+        memmove(out, scope ? scope + 2 : space + 1, strlen(scope ? scope + 2 : space + 1) + 1);
+    }
+}
+
 /* A run without frames whose outermost call never returned (a server's main,
  * a loop left by exit): says how to get frames, naming the outermost call in
  * flight at the end of a function one of whose calls ended (an event loop's
@@ -176,9 +197,11 @@ static void frames_hint(FILE *f, pdb *p, const run_info *r)
                         "ORDER BY u.depth, u.thread LIMIT 1");
     sqlite3_bind_int64(st, 1, r->id);
     const char *never = r->status && !strcmp(r->status, "running") ? "has not returned" : "never returned";
-    if (pdb_step(p, st) == SQLITE_ROW)
-        fprintf(f, " (none completed: %s %s; PIANO_FRAME=%s makes each of its calls a frame)", top, never,
-                (const char *)sqlite3_column_text(st, 0));
+    if (pdb_step(p, st) == SQLITE_ROW) {
+        char pattern[512];
+        frame_pattern_of((const char *)sqlite3_column_text(st, 0), pattern, sizeof pattern);
+        fprintf(f, " (none completed: %s %s; PIANO_FRAME=%s makes each of its calls a frame)", top, never, pattern);
+    }
     else
         fprintf(f, " (none completed: %s %s; PIANO_FRAME=FUNCTION makes each call of FUNCTION a frame: "
                    "a loop's body, a request's handler)", top, never);
