@@ -10,7 +10,7 @@
 #             (FileCheck, opt), lld-N, libomp-N-dev (e2e omp_regions) and libclang-rt-N-dev (e2e
 #             sanitized_*) for each N, libcmocka-dev, sqlite3,
 #             protobuf-compiler, valgrind, chromium, jq, libxml2-utils, python3, tmux (top on a terminal),
-#             libnss-wrapper (a passwd entry of its own: e2e empty_env),
+#             libnss-wrapper (a passwd entry of its own: e2e empty_env), ccache (projects.ccache),
 #             libclang-rt-14-dev (sanitizer and libFuzzer runtimes)
 set -eu
 tests=0
@@ -25,6 +25,7 @@ for m in $majors; do
 done
 if [ "$tests" = 1 ]; then
   pkgs="$pkgs libcmocka-dev sqlite3 protobuf-compiler valgrind chromium jq libxml2-utils python3 tmux libnss-wrapper"
+  pkgs="$pkgs ccache"   # projects.ccache
   pkgs="$pkgs libclang-rt-14-dev"   # test.sh's build-asan and build-tsan use clang-14
   for m in $majors; do   # libclang-rt: e2e sanitized_* build programs with each LLVM's sanitizers
     pkgs="$pkgs llvm-$m-tools lld-$m libomp-$m-dev libclang-rt-$m-dev"

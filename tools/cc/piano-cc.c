@@ -499,7 +499,8 @@ static void check_selection(const char *me, const char *out)
         gr->nfiles++;
     }
     const char *hint = "rebuild them all with one PIANO_FNS (cmake --build . "
-                       "--clean-first, make clean all)";
+                       "--clean-first, make clean all; through ccache, with "
+                       "CCACHE_COMPILERCHECK='%compiler% --piano-cache-key')";
     if (ngroups > 1) {
         fprintf(stderr, "%s: %s links objects compiled under %zu different "
                         "selections:", me, out, ngroups + extra);
@@ -555,6 +556,43 @@ static const char *wrapper_name(const char *argv0)
     return n && *n ? n : PIANO_WRAPPER_NAME;
 }
 
+/* One line naming a file by what changes when it is replaced. */
+static void print_file_id(const char *what, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        printf("%s %s %lld %lld.%09ld\n", what, path, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+               st.st_mtim.tv_nsec);
+    else
+        printf("%s %s missing\n", what, path);
+}
+
+/* --piano-cache-key: what an object built by this wrapper depends on beyond
+ * its command line and sources: the clang and plugin it runs and the
+ * plugin's variables, read from the environment, which a compiler cache
+ * (ccache) does not hash. CCACHE_COMPILERCHECK='%compiler% --piano-cache-key'
+ * hashes this instead of the wrapper's own mtime (doc/builds.md). */
+static int print_cache_key(const char *clang, const char *argv0)
+{
+    char exe[PATH_MAX] = "", libdir[PATH_MAX] = "";
+    static char pluginpath[PATH_MAX + 64];
+    printf("piano-cache-key 1\n");
+    print_file_id("clang", clang);   /* an absolute path (tools/cc/CMakeLists.txt) */
+    if (find_plugin(exe, sizeof exe, libdir, sizeof libdir, pluginpath, sizeof pluginpath) == 0)
+        print_file_id("plugin", pluginpath);
+    else
+        printf("plugin missing next to %s\n", exe[0] ? exe : argv0);
+    static const char *const vars[] = { "PIANO_FNS", "PIANO_MIN_SIZE", "PIANO_AFTER_INLINING", "PIANO_SYSTEM_DIRS" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v)
+            printf("%s=%s\n", vars[i], v);
+        else
+            printf("%s unset\n", vars[i]);
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     struct scan s = {0};
@@ -563,6 +601,8 @@ int main(int argc, char **argv)
     const char *clang = PIANO_WRAPPER_CLANG;
     const char *me = wrapper_name(argv[0]);
 
+    if (argc == 2 && strcmp(argv[1], "--piano-cache-key") == 0)
+        return print_cache_key(clang, argv[0]);
     scan_args(&s, argc - 1, argv + 1, 0);
     int compile = s.sources > 0 && !s.no_compile;
     int link = s.inputs > 0 && !s.no_link;
