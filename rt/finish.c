@@ -49,7 +49,7 @@ static int64_t select_i64(int64_t *v, int n, int k)
  * measured time (the hooks' work before the entry tick and after the exit
  * tick), on a scratch state so that nothing is recorded. piano-db subtracts it
  * from self times. Returns ticks per call. */
-static __attribute__((noinline)) double measure_overhead(void)
+__attribute__((noinline)) double measure_overhead(void)
 {
     struct piano_thread *real = piano_tls;
     struct piano_thread *scratch = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
@@ -150,10 +150,37 @@ static int leave_unpacked(void)
     return small;
 }
 
+/* The exit of a run whose program entered a seccomp sandbox (sandbox.c), in
+ * memory only: the next piano-db command stores the run, complete. */
+static void sandbox_finish(void)
+{
+    /* No system call from here (sandbox.c): what piano_finish does with
+     * them was done before the filter, or is left to the next piano-db command. */
+    struct piano_thread *self = piano_tls;
+    contexts_finish(self);   /* its parked contexts' calls are in flight at the end too */
+    if (self)
+        self->busy = 1;
+    g.run.end_tick = piano_now();
+    spans_finish(g.run.end_tick);
+    g.run.overhead_ticks = g.sandbox_overhead;
+    g.run.status = 1;
+    __atomic_store_n(&g.finished, 1, __ATOMIC_SEQ_CST);
+    piano_tls = NULL;
+    tls_ended = 1;
+    if (g.run_map && g.run_map_pid == g.run.pid)   /* mapped: no write (a forked child's is its own) */
+        memcpy(g.run_map, &g.run, sizeof g.run);
+    if (self)
+        self->busy = 0;
+}
+
 static void piano_finish(void)
 {
     if (atomic_load(&g.state) != 2 || g.off || g.finished)
         return;
+    if (atomic_load(&g.sandboxed)) {
+        sandbox_finish();
+        return;
+    }
     int saved = errno;
     if ((uint32_t)getpid() != g.run.pid) {
         /* A child made without fork's handlers (a raw clone): the spool is

@@ -101,7 +101,8 @@ void atfork_prepare(void)
     snap_atfork_prepare();
     int saved = errno;
     struct piano_thread *ts = piano_tls;
-    if (!g.off && !g.finished) {
+    int sandboxed = atomic_load(&g.sandboxed);   /* no system call (sandbox.c): the child records nothing */
+    if (!g.off && !g.finished && !sandboxed) {
         fns_settle();   /* names registered before the first call, for the child's copy (copy_fns) */
         fork_take.fns_fd = run_open(PIANO_SPOOL_FNS, O_RDONLY);
         /* Held shared until the child has read it: the parent's folder, once
@@ -123,7 +124,7 @@ void atfork_prepare(void)
             list_states(heap_kept_states(), ts, room);
         }
     }
-    if (ts && !g.off && !g.finished) {
+    if (ts && !g.off && !g.finished && !sandboxed) {
         fork_take.self_anon = (int)ts->anon;
         /* An anonymous state is the child's own copy after the fork. */
         if (!ts->anon) {
@@ -359,6 +360,12 @@ void atfork_child(void)
     if (g.off || g.finished) {
         fork_release_parent();
         fork_take_release();
+        errno = saved;
+        return;
+    }
+    if (atomic_load(&g.sandboxed)) {   /* no system call (sandbox.c): it records nothing */
+        set_off();
+        piano_tls = NULL;
         errno = saved;
         return;
     }

@@ -203,6 +203,8 @@ __attribute__((noinline)) int frame_room(struct piano_thread *ts, int full, size
 {
     if (g.finished)
         return -1;   /* the run is stored: frames that end after it are not part of it */
+    if (atomic_load(&g.sandboxed))
+        return -1;   /* more room takes system calls (sandbox.c): dropped, counted */
     if (ts->room_backoff) {
         ts->room_backoff--;
         return -1;

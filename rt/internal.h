@@ -78,6 +78,10 @@ struct piano_process {
     int root_known;
     int store_later;            /* PIANO_STORE=later: the exit leaves the run to the next piano-db command */
     int took_spare;             /* the run's folder was a spare (spool.h): runs are being stored */
+    /* The program entered a seccomp sandbox (sandbox.c): piano makes no
+     * system call from then on, any one may be fatal. */
+    _Atomic int sandboxed;
+    double sandbox_overhead;    /* the hooks' cost, measured before it (the exit cannot) */
     struct piano_spool_run run;
     _Atomic uint32_t next_fn;
     _Atomic uint32_t next_thread;
@@ -282,6 +286,7 @@ int fd_names_file(int fd, int at, const char *path, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
 void refresh_command(void);
+double measure_overhead(void);   /* finish.c */
 
 /* ---------------------------------------------------------------- fns_file.c */
 

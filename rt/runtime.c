@@ -242,7 +242,12 @@ static void thread_ended(void *arg)
      * contexts, so its states stay mapped. */
     int keep = !g.finished && heap_keep_state(ts);
     pthread_mutex_unlock(&g.threads_lock);
-    if (!g.finished) {   /* else the run is stored: the process is exiting */
+    if (atomic_load(&g.sandboxed) && !g.finished) {
+        /* No system call (sandbox.c): its calls end, its slot stays as it is
+         * for the next piano-db command, which stores the run. */
+        close_all(ts, piano_now());
+        ts->dead = 1;
+    } else if (!g.finished) {   /* else the run is stored: the process is exiting */
         refresh_name(ts, 1);
         if (ts->sig)
             state_end(ts->sig, keep);
@@ -405,6 +410,8 @@ struct piano_thread *thread_start(void)
         return NULL;   /* piano's own use of an instrumented function while it starts */
     if (UNLIKELY(atomic_load(&g.state) != 2) && relocating())
         return NULL;   /* an ifunc resolver's call: piano starts with the program */
+    if (atomic_load(&g.sandboxed))
+        tls_ended = 1;   /* making a state takes system calls, which the sandbox may kill for (sandbox.c) */
     if (tls_ended) {
         /* A call piano cannot record (no state could be made for the thread,
          * or it came after the thread's end): counted, unless the run is stored. */
@@ -452,8 +459,8 @@ struct piano_thread *thread_start(void)
 
 /* ---------------------------------------------------------------- registry */
 
-/* PIANO_FRAME matching: comma-separated names; `=name` exact, otherwise a
- * substring of the qualified name without parameters. */
+/* Whether the calls of site open frames: PIANO_FRAME's patterns (those of
+ * PIANO_FNS) select it; every function when PIANO_FRAME is unset. */
 static int frame_pattern_matches(const struct piano_site *site)
 {
     if (!g.frame_sel)
@@ -506,7 +513,8 @@ uint32_t register_site(struct piano_site *site, struct fn_batch *batch, int as_c
     if (id)
         return id;
     int saved = errno;
-    if (!as_compiled && !site_selected(site)) {
+    /* In a seccomp sandbox its name could not be written (sandbox.c): not recorded. */
+    if ((!as_compiled && !site_selected(site)) || atomic_load(&g.sandboxed)) {
         /* Its byte is cleared by __piano_register, which knows the site's
          * ABI (this may be a lazy registration): never set again. Until then
          * its hooks find PIANO_FN_SKIP and return. */

@@ -208,7 +208,10 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("%s: the path is too long", p->path);
     int pending = spool_pending(spool);
     const char *ro = piano_db_unwritable(p->path, why, sizeof why);
-    if (!exists && (!pending || write == PDB_OPEN_AS_IS))
+    if (!exists && pending && write == PDB_OPEN_AS_IS)
+        pdb_die("no database at %s yet: runs wait in %s, which another command (piano-db runs) stores",
+                p->path, spool);
+    if (!exists && !pending)
         pdb_die("no database at %s", p->path);
     if (write == PDB_OPEN_AS_IS) {
         /* sql: the stored runs as they are (no import: the user's statements

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "../lib/raw_seccomp.h"
 static volatile unsigned sink;
 void work(void) { for (int i = 0; i < 300000; i++) sink += (unsigned)i; }
 static int refuse_perf(void) {
@@ -28,7 +29,7 @@ static int refuse_perf(void) {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = { sizeof f / sizeof *f, f };
-    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+    return raw_seccomp_filter(&prog);   /* unseen by piano, as an environment's filter */
 }
 static int refused;
 static void *thread(void *a) {

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "../lib/raw_seccomp.h"
 static volatile unsigned sink;
 void task(int i) { sink += (unsigned)i; }
 void frame(int i) { task(i); task(i + 1); }
@@ -32,7 +33,7 @@ static int refuse_populate(void) {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     struct sock_fprog prog = { sizeof f / sizeof *f, f };
-    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+    return raw_seccomp_filter(&prog);   /* unseen by piano, as an environment's filter */
 }
 static void *run(void *arg) {
     for (int k = 0; k < 3; k++) frame((int)(long)arg + k);
