@@ -165,7 +165,8 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
     ts->cpu_owner = NULL;
     ts->cpu_page = NULL;
     ts->cpu_ok = 0;
-    if (g_cpu_mode == PIANO_CPU_OFF || g.run.cpu_mode == PIANO_CPU_REFUSED) {
+    if (g_cpu_mode == PIANO_CPU_OFF || g.run.cpu_mode == PIANO_CPU_REFUSED ||
+        (!owner && __atomic_load_n(&g.sandboxed, __ATOMIC_RELAXED))) {   /* perf_event_open: a system call (sandbox.c) */
         errno = saved;
         return;
     }

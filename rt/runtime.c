@@ -107,15 +107,18 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     int anon;
     struct piano_thread *ts = map_thread(slot, room, &anon);
     if (!ts) {
-        slot_ended(slot);
+        if (!atomic_load(&g.sandboxed))   /* (which may unmap its group: a system call) */
+            slot_ended(slot);
         return NULL;
     }
     ts->version = PIANO_SPOOL_VERSION;
     ts->thread = n;
     ts->slot = slot;
-    ts->tid = (uint32_t)syscall(SYS_gettid);
-    prctl(PR_GET_NAME, ts->name, 0, 0, 0);
-    ts->name[sizeof ts->name - 1] = 0;
+    if (!atomic_load(&g.sandboxed)) {   /* else unknown: system calls (sandbox.c) */
+        ts->tid = (uint32_t)syscall(SYS_gettid);
+        prctl(PR_GET_NAME, ts->name, 0, 0, 0);
+        ts->name[sizeof ts->name - 1] = 0;
+    }
     ts->anon = (uint32_t)anon;
     ts->epoch = 1;
     ts->n_nodes = 1;   /* node 0: the root, parent of outermost calls */
@@ -124,7 +127,7 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     if (owner) {
         ts->stack_lo = owner->stack_lo;
         ts->stack_hi = owner->stack_hi;
-    } else {
+    } else if (!atomic_load(&g.sandboxed)) {   /* pthread_getattr_np allocates and asks the kernel */
         stack_bounds(ts);
     }
     cpu_state_init(ts, owner);
@@ -410,8 +413,6 @@ struct piano_thread *thread_start(void)
         return NULL;   /* piano's own use of an instrumented function while it starts */
     if (UNLIKELY(atomic_load(&g.state) != 2) && relocating())
         return NULL;   /* an ifunc resolver's call: piano starts with the program */
-    if (atomic_load(&g.sandboxed))
-        tls_ended = 1;   /* making a state takes system calls, which the sandbox may kill for (sandbox.c) */
     if (tls_ended) {
         /* A call piano cannot record (no state could be made for the thread,
          * or it came after the thread's end): counted, unless the run is stored. */
@@ -448,8 +449,9 @@ struct piano_thread *thread_start(void)
         tls_ended = 2;
         __atomic_fetch_add(&g.run.threads_unrecorded, 1, __ATOMIC_RELAXED);
         __atomic_fetch_add(&g.run.calls_unrecorded, 1, __ATOMIC_RELAXED);
-        say("piano: cannot map a thread's records (%s: an address-space limit?); its calls are counted, "
-            "not recorded", strerror(errno));
+        if (!atomic_load(&g.sandboxed))   /* in a sandbox: no slot left mapped (sandbox.c); no message */
+            say("piano: cannot map a thread's records (%s: an address-space limit?); its calls are counted, "
+                "not recorded", strerror(errno));
     }
     signals_release(&old);
     errno = saved;

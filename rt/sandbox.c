@@ -11,10 +11,11 @@
  * cost, the allocator, the command line, the snapshot thread stopped), and
  * from the moment it is in, piano makes no system call: the exit ends the
  * run in memory (the run header is mapped) and the next piano-db command
- * stores it, complete, from the spool; threads that start after it, and
- * functions registered after it, are not recorded; frames past a thread's
- * buffer are dropped; a child forked after it records nothing. A filter
- * installed without these functions (a raw system call) is not seen.
+ * stores it, complete, from the spool; a thread that starts after it gets a
+ * slot of a group already mapped, as it is (no thread id, name, stack bounds
+ * or CPU time); functions registered after it are not recorded; frames past
+ * a thread's buffer are dropped; a child forked after it records nothing. A
+ * filter installed without these functions (a raw system call) is not seen.
  */
 #define _GNU_SOURCE
 #include "internal.h"

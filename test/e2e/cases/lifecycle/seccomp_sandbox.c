@@ -7,8 +7,9 @@
 // open files: the program was killed by SIGSYS at exit (status 159), its
 // buffered output lost. Now piano makes no system call once the filter is
 // in: the run is complete, stored by the next piano-db command, with every
-// call made before and after the sandbox by the threads it knew; a thread
-// started after it and a child forked after it record nothing.
+// call made before and after the sandbox, by the threads it knew and by a
+// thread started after it (its state made with no system call); a child
+// forked after it records nothing.
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -41,7 +42,7 @@ static void *late_worker(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 5; i++)
-        work(i);                         /* not recorded: no state can be made */
+        work(i);                         /* recorded: a state made with no system call */
     return NULL;
 }
 
