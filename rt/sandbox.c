@@ -30,6 +30,17 @@
 typedef int prctl_fn(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef long syscall_fn(long, long, long, long, long, long, long);
 
+static prctl_fn *real_prctl;
+static syscall_fn *real_syscall;
+
+/* At load, not at a first call: syscall() may first be called in a signal
+ * handler, where dlsym is not safe. */
+__attribute__((constructor(101))) static void sandbox_resolve(void)
+{
+    *(void **)&real_prctl = piano_next_symbol("prctl");
+    *(void **)&real_syscall = piano_next_symbol("syscall");
+}
+
 /* Before the filter: each of these makes system calls. */
 static void sandbox_prepare(void)
 {
@@ -57,22 +68,21 @@ static int enters_sandbox_prctl(long option, long mode)
 
 PIANO_API int prctl(int option, ...)
 {
-    static prctl_fn *real;
     va_list ap;
     va_start(ap, option);
     unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
                   a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
     va_end(ap);
-    if (!real)
-        *(void **)&real = piano_next_symbol("prctl");
-    if (!real) {
+    if (!real_prctl)   /* called before the constructors (another library's) */
+        sandbox_resolve();
+    if (!real_prctl) {
         errno = ENOSYS;
         return -1;
     }
     int entering = enters_sandbox_prctl(option, (long)a2);
     if (entering)
         sandbox_prepare();
-    int r = real(option, a2, a3, a4, a5);
+    int r = real_prctl(option, a2, a3, a4, a5);
     if (entering && r == 0)
         sandbox_entered();
     return r;
@@ -80,15 +90,14 @@ PIANO_API int prctl(int option, ...)
 
 PIANO_API long syscall(long number, ...)
 {
-    static syscall_fn *real;
     va_list ap;
     va_start(ap, number);
     long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long), a4 = va_arg(ap, long),
          a5 = va_arg(ap, long), a6 = va_arg(ap, long);
     va_end(ap);
-    if (!real)
-        *(void **)&real = piano_next_symbol("syscall");
-    if (!real) {
+    if (!real_syscall)   /* called before the constructors (another library's) */
+        sandbox_resolve();
+    if (!real_syscall) {
         errno = ENOSYS;
         return -1;
     }
@@ -99,7 +108,7 @@ PIANO_API long syscall(long number, ...)
     entering = entering || (number == SYS_prctl && enters_sandbox_prctl(a1, a2));
     if (entering)
         sandbox_prepare();
-    long r = real(number, a1, a2, a3, a4, a5, a6);
+    long r = real_syscall(number, a1, a2, a3, a4, a5, a6);
     if (entering && r == 0)
         sandbox_entered();
     return r;
