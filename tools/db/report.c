@@ -471,8 +471,10 @@ static void report_threads(pdb *p, const pdb_opts *o, const run_info *r)
             emit_thread(&e, &s, shown, thread, tid, name);
         } else {
             char *tname = esc_ctrl(name);
-            fprintf(f, "%sThread %ld (tid %lld%s%s)\n", n ? "\n" : "", thread, (long long)tid, *name ? ", " : "",
-                    tname);
+            char tid_text[32] = "tid unknown";   /* 0: a thread started in a seccomp sandbox (doc/running.md) */
+            if (tid > 0)
+                snprintf(tid_text, sizeof tid_text, "tid %lld", (long long)tid);
+            fprintf(f, "%sThread %ld (%s%s%s)\n", n ? "\n" : "", thread, tid_text, *name ? ", " : "", tname);
             free(tname);
             marked = sat_add(marked, emit_functions(f, mode, &s, shown, p->color, o->cpu, o->group != NULL));
             frames_line(f, p, r, thread);
