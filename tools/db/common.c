@@ -201,7 +201,7 @@ void pdb_open(pdb *p, const char *dbopt, int write)
         pdb_die("%s", err);
     struct stat st;
     int exists = stat(p->path, &st) == 0;
-    /* Runs waiting in the spool (crashed, killed or exec'd processes, PIANO_STORE=later, a
+    /* Runs waiting in the spool (crashed or killed processes, exec'd ones, PIANO_STORE=later, a
      * changed user or root) are stored only where the database can be written. */
     char spool[sizeof p->path + sizeof PIANO_SPOOL_SUFFIX];
     if (piano_spool_root(spool, sizeof spool, p->path) != 0)

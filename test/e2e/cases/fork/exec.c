@@ -1,6 +1,7 @@
 // PIANO_FNS: outer,slow,execs
-// exec: what was recorded before execve is stored (recovered by the next
-// piano-db command); the call that exec'ed is in flight.
+// exec: the run ends there, complete, stored by the next piano-db command
+// (it was left `recovered`, timed to the last moment it was seen alive); the
+// call that exec'ed is in flight at its end.
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
