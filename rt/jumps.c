@@ -13,6 +13,15 @@
  * nested cleanup under the abandoned work and kept work running until the
  * function that called setjmp returned.
  *
+ * A thread keeps JUMP_NOTES notes. When they are all taken, a new one
+ * replaces the deepest: a note deeper than the thread is now was set by a
+ * frame that has returned (its buffer is dead), and of live ones the deepest
+ * is the newest and shortest-lived. A server's outermost buffer (PostgreSQL's
+ * PostgresMain, set once, jumped to by every error) thus keeps its note
+ * however many buffers its requests set (PG_TRY); replacing the oldest lost
+ * it after 32 of them, and the calls an error left were closed late, by stack
+ * position, with the next ones nested under them.
+ *
  * The setjmp family must return twice, from the program's own frame: each is
  * a few instructions of assembly that note the depth and jump (not call) to
  * glibc's own. The longjmp family is C: note, close, then call glibc's.
@@ -31,7 +40,7 @@ static __thread struct {
     const void *env;
     uint32_t depth;
 } notes[JUMP_NOTES] __attribute__((tls_model("initial-exec")));
-static __thread unsigned next_note __attribute__((tls_model("initial-exec")));
+static __thread unsigned used_notes __attribute__((tls_model("initial-exec")));
 
 /* glibc's functions; the assembly below jumps through the first three. */
 __attribute__((visibility("hidden"))) void *piano_real__setjmp, *piano_real_setjmp, *piano_real___sigsetjmp;
@@ -57,17 +66,25 @@ static void resolve(void)
 /* At load: not in the signal handler a siglongjmp may come from. */
 __attribute__((constructor)) static void resolve_early(void) { resolve(); }
 
-/* The note of env, or NULL. Newest first: a program mostly jumps to the
- * buffer it set last, and sets the same buffers again and again. */
+/* The note of env, or JUMP_NOTES. */
 static unsigned note_of(const void *env)
 {
-    unsigned n = next_note < JUMP_NOTES ? next_note : JUMP_NOTES;
-    for (unsigned i = 1; i <= n; i++) {
-        unsigned k = (next_note - i) % JUMP_NOTES;
+    for (unsigned k = 0; k < used_notes; k++)
         if (notes[k].env == env)
             return k;
-    }
     return JUMP_NOTES;
+}
+
+/* Where a new note goes: a free one, else the deepest. */
+static unsigned free_note(void)
+{
+    if (used_notes < JUMP_NOTES)
+        return used_notes++;
+    unsigned deepest = 0;
+    for (unsigned k = 1; k < JUMP_NOTES; k++)
+        if (notes[k].depth > notes[deepest].depth)
+            deepest = k;
+    return deepest;
 }
 
 /* Called by the setjmp stubs with the buffer, before they jump to glibc. */
@@ -79,7 +96,7 @@ __attribute__((visibility("hidden"))) void piano_setjmp_note(const void *env)
         return;
     unsigned k = note_of(env);
     if (k == JUMP_NOTES)
-        k = next_note++ % JUMP_NOTES;   /* the oldest note makes room */
+        k = free_note();
     notes[k].env = env;
     notes[k].depth = ts->depth;
 }
