@@ -255,6 +255,28 @@ static const char *live_command(const struct piano_spool_run *run, char *buf, si
     return buf;
 }
 
+/* A live thread's name: the one it has now (comm in the process's task
+ * folder, task_fd), which another thread may have given it after its first
+ * call (memcached names its threads just after creating them, so its logger
+ * was listed under the program's name until the run was stored); its
+ * header's when that cannot be read (the thread just ended). The process
+ * holds its spool's lock, and its task folder lists only its own threads. */
+static void live_thread_name(int task_fd, uint32_t tid, char *name, size_t cap)
+{
+    char path[32], now[32];
+    snprintf(path, sizeof path, "%u/comm", (unsigned)tid);
+    int fd = task_fd >= 0 ? openat(task_fd, path, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? read(fd, now, sizeof now - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    while (n > 0 && now[n - 1] == '\n')
+        n--;
+    if (n <= 0 || (size_t)n >= cap)
+        return;
+    memcpy(name, now, (size_t)n);
+    name[n] = 0;
+}
+
 /* Inserts the run's row ('complete', 'recovered' or 'running'). Returns 1; 0
  * when the run was stored before (its key is there); -1 on a database error. */
 static int insert_run(struct job *j, int complete)
@@ -342,7 +364,15 @@ static int store_threads(struct job *j)
             if (h->heap_peak > j->heap_peak)
                 j->heap_peak = h->heap_peak;
         }
-    for (size_t i = 0; i < j->n_threads; i++) {
+    /* A live read that shows threads' names shows them as they are now. */
+    int task_fd = -1;
+    if (j->live && (j->parts & PIANO_LIVE_NAMES)) {
+        char path[48];
+        snprintf(path, sizeof path, "/proc/%u/task", (unsigned)j->run->pid);
+        task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+    size_t i;
+    for (i = 0; i < j->n_threads; i++) {
         struct thread_in *t = &j->threads[i];
         if (t->has_state && t->slot && t->live) {
             /* A live run's slot may have been reused since it was listed: its
@@ -352,11 +382,13 @@ static int store_threads(struct job *j)
                 t->has_state = 0;
         }
         if (t->ended && t->has_state && ended_state(j, t))
-            return -1;
+            break;
         char name[sizeof t->hdr.name + 1] = "";
         if (t->has_hdr) {
             memcpy(name, t->hdr.name, sizeof t->hdr.name);
             name[sizeof t->hdr.name] = 0;
+            if (task_fd >= 0 && !t->ended && !t->hdr.dead)
+                live_thread_name(task_fd, t->hdr.tid, name, sizeof name);
         }
         sqlite3_bind_int64(j->thread_st, 1, j->run_id);
         sqlite3_bind_int64(j->thread_st, 2, t->number);
@@ -378,9 +410,11 @@ static int store_threads(struct job *j)
         }
         ended_release(j, t);
         if (failed)
-            return -1;
+            break;
     }
-    return 0;
+    if (task_fd >= 0)
+        close(task_fd);
+    return i < j->n_threads ? -1 : 0;
 }
 
 /* After the threads: the frames (dry: counted only), the names of the

@@ -32,7 +32,10 @@ int piano_import_recover(sqlite3 *db, const char *db_path, char *err, size_t err
 #define PIANO_LIVE_CONTEXTS 2u   /* the calling contexts' rows (with PIANO_LIVE_STATE) */
 #define PIANO_LIVE_FRAMES 4u     /* the kept frames (else runs.frames_kept is NULL: not read) */
 #define PIANO_LIVE_SNAPS 8u      /* the snapshots (PIANO_INTERVAL) */
-#define PIANO_LIVE_ALL (PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS | PIANO_LIVE_FRAMES | PIANO_LIVE_SNAPS)
+#define PIANO_LIVE_NAMES 16u     /* the threads' names as they are now (else as at each one's first call):
+                                  * a read of /proc per thread, about 8 us */
+#define PIANO_LIVE_ALL \
+    (PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS | PIANO_LIVE_FRAMES | PIANO_LIVE_SNAPS | PIANO_LIVE_NAMES)
 
 /* The runs of live processes (their lock is held) next to the database at
  * db_path, imported as they are now with status 'running', into the

@@ -741,14 +741,15 @@ static unsigned live_parts(const command *c, const pdb_opts *o)
     if (!strcmp(c->name, "snapshots"))
         return PIANO_LIVE_STATE | PIANO_LIVE_SNAPS;   /* the state: the run picked by default has calls */
     if (!strcmp(c->name, "report"))
-        return PIANO_LIVE_STATE | (o->frames ? PIANO_LIVE_FRAMES : 0) | (o->from || o->to ? PIANO_LIVE_SNAPS : 0);
+        return PIANO_LIVE_STATE | (o->frames ? PIANO_LIVE_FRAMES : 0) | (o->from || o->to ? PIANO_LIVE_SNAPS : 0) |
+               (o->threads ? PIANO_LIVE_NAMES : 0);
     if (!strcmp(c->name, "diff"))
         return PIANO_LIVE_STATE;
     if (!strcmp(c->name, "flamegraph"))
         return PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS;
     if (!strcmp(c->name, "push"))   /* profiles of contexts, windows of snapshots: no frame */
         return PIANO_LIVE_STATE | PIANO_LIVE_CONTEXTS | PIANO_LIVE_SNAPS;
-    return PIANO_LIVE_ALL;   /* plot, export: frames too */
+    return PIANO_LIVE_ALL;   /* plot, export: frames too (and the threads' names: chrome) */
 }
 
 int main(int argc, char **argv)

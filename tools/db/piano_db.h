@@ -150,6 +150,9 @@ int64_t pdb_resolve_run(pdb *p, const char *arg);
  * `want` are given, or when the runs are not there. */
 void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids);
 void pdb_run_load(pdb *p, int64_t id, run_info *r);
+/* Whether the run recorded a call, an allocation or a frame: what the runs
+ * taken by default have (an empty run is kept as a parent, or by choice). */
+int pdb_run_recorded(pdb *p, int64_t id);
 void pdb_run_free(run_info *r);
 /* Every completed frame of the run (or thread), kept or not: the stored count
  * (runs.frames, threads.frames), or for runs stored without one, count(*). */

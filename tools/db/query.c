@@ -55,16 +55,20 @@ int64_t pdb_resolve_run(pdb *p, const char *arg)
     return id;
 }
 
-/* The n latest runs (newest first), those that recorded something (a call, an
- * allocation or a frame) before those that did not: a build tool's exec'd
- * children leave empty runs that no default should pick. Returns how many. */
+/* Whether run r (a row of runs) recorded something: a call, an allocation or
+ * a frame. */
+#define RECORDED_SQL                                                                   \
+    "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) " \
+    " OR EXISTS (SELECT 1 FROM frame_blocks f WHERE f.run = r.id)"                    \
+    " OR EXISTS (SELECT 1 FROM frame_rows f WHERE f.run = r.id))"
+
+/* The n latest runs (newest first), those that recorded something before
+ * those that did not: a build tool's exec'd children leave empty runs that no
+ * default should pick. Returns how many. */
 static int latest_runs(pdb *p, int n, int64_t *ids, int64_t *started)
 {
     sqlite3_stmt *st = pdb_prepare(p,
-        "SELECT id, started_ns FROM runs r ORDER BY "
-        "(EXISTS (SELECT 1 FROM stats s WHERE s.run = r.id AND (s.calls > 0 OR s.allocs > 0)) "
-        " OR EXISTS (SELECT 1 FROM frame_blocks f WHERE f.run = r.id)"
-        " OR EXISTS (SELECT 1 FROM frame_rows f WHERE f.run = r.id)) DESC, "
+        "SELECT id, started_ns FROM runs r ORDER BY " RECORDED_SQL " DESC, "
         "started_ns DESC, id DESC LIMIT ?");
     sqlite3_bind_int(st, 1, n);
     int k = 0;
@@ -75,6 +79,15 @@ static int latest_runs(pdb *p, int n, int64_t *ids, int64_t *started)
     }
     sqlite3_finalize(st);
     return k;
+}
+
+int pdb_run_recorded(pdb *p, int64_t id)
+{
+    sqlite3_stmt *st = pdb_prepare(p, "SELECT " RECORDED_SQL " FROM runs r WHERE r.id = ?");
+    sqlite3_bind_int64(st, 1, id);
+    int recorded = pdb_step(p, st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return recorded;
 }
 
 void pdb_pick_runs(pdb *p, const pdb_opts *o, int first, int want, const char *usage, int64_t *ids)

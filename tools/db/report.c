@@ -336,14 +336,16 @@ static void hooks_line(FILE *f, pdb *p, const run_info *r)
 
 /* A run taken by default that is a forked child (the latest run of a server
  * that forks: redis' BGSAVE child, 10 ms, after the server's hours): names
- * it and its parent, which the user most likely meant. */
+ * it and its parent, which the user most likely meant, unless the parent
+ * recorded nothing (a daemon's launcher, kept only as the child's parent:
+ * the child is the server). */
 static void child_line(FILE *f, pdb *p, const run_info *r)
 {
     if (!r->picked || !r->parent_key || !r->parent_key[0])
         return;
     sqlite3_stmt *st = pdb_prepare(p, "SELECT id, command FROM runs WHERE key = ?1");
     sqlite3_bind_text(st, 1, r->parent_key, -1, SQLITE_STATIC);
-    if (pdb_step(p, st) == SQLITE_ROW) {
+    if (pdb_step(p, st) == SQLITE_ROW && pdb_run_recorded(p, sqlite3_column_int64(st, 0))) {
         /* as `runs` shows commands (esc_ctrl'd there by the table) */
         char *raw = fmt_command(pdb_col_text(st, 1), 60), *cmd = esc_ctrl(raw);
         char *raw_child = fmt_command(r->command ? r->command : "", 60), *child = esc_ctrl(raw_child);
