@@ -21,6 +21,9 @@
 // RUN: %pianocc -### -c -Xclang -disable-llvm-passes %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
 // RUN: %pianocc -### -c -Xclang -disable-llvm-optzns %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
 // RUN: %pianocc -### %t.o -o %t.exe 2>&1 | %FileCheck %s --check-prefix=NOPG
+// A PIANO_FENTRY_MARKS exported for the build does not reach the plugin
+// when the wrapper adds no marks: the IR's functions are instrumented.
+// RUN: env PIANO_FENTRY_MARKS=1 %pianocc -O1 -c %t.bc -o %t.bc.o && nm %t.bc.o | %FileCheck %s --check-prefix=NM
 // NOPG-NOT: "-pg"
 // NOPG-NOT: "-mfentry"
 // RUN: %pianocc -### %s -o %t.exe 2>&1 | %FileCheck %s --check-prefix=PGLINK

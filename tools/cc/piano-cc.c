@@ -700,6 +700,8 @@ int main(int argc, char **argv)
         nargv[k++] = "-Xclang";
         nargv[k++] = "-mfentry";
         setenv("PIANO_FENTRY_MARKS", "1", 1);
+    } else {
+        unsetenv("PIANO_FENTRY_MARKS"); /* exported for a build by hand: not these marks */
     }
     /* <piano/span.h> found with no flag, its calls made real (not its empty
      * fallback): after the program's own -I, as a system folder. */
