@@ -47,9 +47,9 @@ public:
       : Stage(Stage), GuardLater(GuardLater) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
     bool Changed = instrumentModule(M);
-    // Not when PianoGuardPass runs later in the same pipeline: its marks
-    // are still to be read there (selection happens here, but a second
-    // PianoPass of a plugin loaded twice reads them too).
+    // With GuardLater, PianoGuardPass removes them at the end of the
+    // pipeline: until then a second PianoPass (the plugin loaded twice)
+    // still reads them.
     if (!GuardLater)
       Changed |= removeFentryMarks(M);
     return Changed ? llvm::PreservedAnalyses::none()
