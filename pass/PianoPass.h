@@ -32,6 +32,10 @@ class LLVMContext;
 
 namespace piano {
 
+// Removes the marks of no_instrument_function (below, with
+// PIANO_FENTRY_MARKS); true when it changed M.
+bool removeFentryMarks(llvm::Module &M);
+
 class PianoPass : public llvm::PassInfoMixin<PianoPass> {
 public:
   // Stage: where in the pipeline it runs ("before inlining", "after
@@ -42,8 +46,14 @@ public:
   explicit PianoPass(const char *Stage = "", bool GuardLater = false)
       : Stage(Stage), GuardLater(GuardLater) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
-    return instrumentModule(M) ? llvm::PreservedAnalyses::none()
-                               : llvm::PreservedAnalyses::all();
+    bool Changed = instrumentModule(M);
+    // With GuardLater, PianoGuardPass removes them at the end of the
+    // pipeline: until then a second PianoPass (the plugin loaded twice)
+    // still reads them.
+    if (!GuardLater)
+      Changed |= removeFentryMarks(M);
+    return Changed ? llvm::PreservedAnalyses::none()
+                   : llvm::PreservedAnalyses::all();
   }
   static bool isRequired() { return true; }
 
@@ -60,8 +70,10 @@ bool guardModule(llvm::Module &M); // Instrument.cpp, below
 class PianoGuardPass : public llvm::PassInfoMixin<PianoGuardPass> {
 public:
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &) {
-    return guardModule(M) ? llvm::PreservedAnalyses::none()
-                          : llvm::PreservedAnalyses::all();
+    bool Changed = guardModule(M);
+    Changed |= removeFentryMarks(M);
+    return Changed ? llvm::PreservedAnalyses::none()
+                   : llvm::PreservedAnalyses::all();
   }
   static bool isRequired() { return true; }
 };
@@ -89,6 +101,25 @@ inline bool envFlag(const char *Name) {
   const char *V = std::getenv(Name);
   return V && *V && std::string(V) != "0";
 }
+
+// ---- no_instrument_function ------------------------------------------------
+//
+// clang leaves no trace of __attribute__((no_instrument_function)) in the IR,
+// except in the marks of its profiling flags. With -pg -mfentry (cc1 flags:
+// -Xclang -pg -Xclang -mfentry) it gives every function it emits the
+// attribute "fentry-call" unless the function (or the function a lambda,
+// block or OpenMP region is written in) carries no_instrument_function; the
+// IR is otherwise the same (clang 14 and 22). piano-cc adds these flags and
+// sets PIANO_FENTRY_MARKS=1: a function without the mark is then not
+// instrumented, and the marks are removed at the end of the pass's pipeline,
+// before code generation or the LTO bitcode (FEntryInserter would turn them
+// into calls to __fentry__).
+constexpr const char *FentryMarkAttr = "fentry-call";
+
+inline bool fentryMarks() { return envFlag("PIANO_FENTRY_MARKS"); }
+
+// Whether F may be instrumented as far as the marks tell (true without them).
+bool markedForInstrumentation(const llvm::Function &F);
 
 // ---- Selection.cpp: the settings and the choice of functions ---------------
 

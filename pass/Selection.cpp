@@ -209,6 +209,8 @@ bool isCandidate(const Function &F) {
     return false;
   if (hasScopedPersonality(F))
     return false;
+  if (!markedForInstrumentation(F))
+    return false;
   return true;
 }
 
@@ -352,6 +354,31 @@ std::vector<piano_summary_fn> summaryFns(const std::vector<Chosen> &Fns) {
 }
 
 } // namespace
+
+// The functions clang builds by hand rather than through
+// CodeGenFunction::StartFunction get no mark whatever their attributes: a
+// thread_local's wrapper (_ZTW...), __clang_call_terminate, the resolver of
+// a function with several versions (target_clones, cpu_dispatch: NAME.resolver).
+// They are instrumented as without the marks.
+bool markedForInstrumentation(const Function &F) {
+  if (F.hasFnAttribute(FentryMarkAttr) || !fentryMarks())
+    return true;
+  StringRef N = F.getName();
+  return startsWith(N, "_ZTW") || N == "__clang_call_terminate" ||
+         endsWith(N, ".resolver");
+}
+
+bool removeFentryMarks(Module &M) {
+  if (!fentryMarks())
+    return false;
+  bool Changed = false;
+  for (Function &F : M)
+    if (F.hasFnAttribute(FentryMarkAttr)) {
+      F.removeFnAttr(FentryMarkAttr);
+      Changed = true;
+    }
+  return Changed;
+}
 
 bool hasScopedPersonality(const Function &F) {
   return F.hasPersonalityFn() &&

@@ -7,7 +7,28 @@
 // NM: U __piano_register
 // RUN: %pianocc -### -c %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=COMPILE
 // COMPILE: "-fpass-plugin={{/.*}}/lib/piano/llvm-[[MAJOR:[0-9]+]]/PianoPass.so"
+// COMPILE-SAME: "-pg" "-mfentry"
 // COMPILE-NOT: piano_rt
+// cc1's -pg -mfentry (no_instrument_function's marks, test/pass/noinstr.cpp):
+// not over the program's own -pg, nor for LLVM IR, nor when no LLVM pass
+// runs, nor at a link (the driver's -pg alone links gcrt1.o: never added).
+// RUN: %pianocc -### -pg -c %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=OWNPG
+// OWNPG: "-pg"
+// OWNPG-NOT: "-mfentry"
+// RUN: %clang -O1 -c -emit-llvm %s -o %t.bc
+// RUN: %pianocc -### -c %t.bc -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
+// RUN: %pianocc -### -c -x ir %t.bc -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
+// RUN: %pianocc -### -c -Xclang -disable-llvm-passes %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
+// RUN: %pianocc -### -c -Xclang -disable-llvm-optzns %s -o %t.o 2>&1 | %FileCheck %s --check-prefix=NOPG
+// RUN: %pianocc -### %t.o -o %t.exe 2>&1 | %FileCheck %s --check-prefix=NOPG
+// A PIANO_FENTRY_MARKS exported for the build does not reach the plugin
+// when the wrapper adds no marks: the IR's functions are instrumented.
+// RUN: env PIANO_FENTRY_MARKS=1 %pianocc -O1 -c %t.bc -o %t.bc.o && nm %t.bc.o | %FileCheck %s --check-prefix=NM
+// NOPG-NOT: "-pg"
+// NOPG-NOT: "-mfentry"
+// RUN: %pianocc -### %s -o %t.exe 2>&1 | %FileCheck %s --check-prefix=PGLINK
+// PGLINK: "-pg" "-mfentry"
+// PGLINK-NOT: gcrt1.o
 // RUN: %pianocc -### -O2 -DX=1 %s -o %t.exe 2>&1 | %FileCheck %s --check-prefix=BOTH
 // BOTH: "-D" "X=1"
 // BOTH-SAME: "-fpass-plugin={{/.*}}/PianoPass.so"

@@ -61,6 +61,9 @@ struct scan {
     const char *lang; /* current -x language, NULL for "by extension" */
     const char *fully_static; /* -static or -static-pie: no shared library can be loaded */
     const char *other_abi;    /* -m32, -mx32, -m16: the runtime (built for the host) cannot be linked */
+    int ir_inputs;    /* .ll, .bc or -x ir: LLVM IR, which clang does not generate */
+    int own_pg;       /* -pg: the program's own mcount instrumentation */
+    int no_passes;    /* -Xclang -disable-llvm-passes (or -optzns): the plugin does not run */
 };
 
 /* Options whose value is the next argument when written alone. */
@@ -204,11 +207,20 @@ done:
     free(buf);
 }
 
+static int ext_is_ir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    return dot && (strcmp(dot, ".ll") == 0 || strcmp(dot, ".bc") == 0);
+}
+
 static void scan_input(struct scan *s, const char *a)
 {
     s->inputs++;
     if (s->lang ? lang_is_compiled(s->lang) : ext_is_compiled(a))
         s->sources++;
+    if (s->lang ? strcmp(s->lang, "ir") == 0 : ext_is_ir(a))
+        s->ir_inputs++;
 }
 
 static void scan_args(struct scan *s, int argc, char **argv, int depth)
@@ -239,8 +251,19 @@ static void scan_args(struct scan *s, int argc, char **argv, int depth)
             s->lang = strcmp(a + 2, "none") == 0 ? NULL : a + 2;
             continue;
         }
+        if (strcmp(a, "-Xclang") == 0 && i + 1 < argc &&
+            (strcmp(argv[i + 1], "-disable-llvm-passes") == 0 ||
+             strcmp(argv[i + 1], "-disable-llvm-optzns") == 0)) {
+            s->no_passes = 1;
+            i++;
+            continue;
+        }
         if (takes_separate_value(a)) {
             i++;
+            continue;
+        }
+        if (strcmp(a, "-pg") == 0) {
+            s->own_pg = 1;
             continue;
         }
         if (strcmp(a, "-c") == 0 || strcmp(a, "-S") == 0 ||
@@ -626,7 +649,7 @@ int main(int argc, char **argv)
                 me, s.other_abi, s.other_abi);
         return 1;
     }
-    char **nargv = calloc((size_t)argc + 12, sizeof *nargv);
+    char **nargv = calloc((size_t)argc + 16, sizeof *nargv);
     if (!nargv) {
         fprintf(stderr, "%s: out of memory\n", me);
         return 1;
@@ -662,6 +685,23 @@ int main(int argc, char **argv)
     if (compile) {
         snprintf(plugin, sizeof plugin, "-fpass-plugin=%s", pluginpath);
         nargv[k++] = plugin;
+    }
+    /* __attribute__((no_instrument_function)): clang marks every function
+     * it emits without it as -pg -mfentry asks ("fentry-call"); the plugin
+     * instruments only marked functions and removes the marks before code
+     * generation (pass/PianoPass.h, "no_instrument_function"). cc1 flags
+     * only: the driver's -pg would also link gcrt1.o and keep frame
+     * pointers. Not over the program's own -pg (its marks are its own), for
+     * LLVM IR inputs (clang generates no marks for them), nor when the
+     * plugin does not run (the marks would stay). */
+    if (compile && !s.own_pg && !s.ir_inputs && !s.no_passes) {
+        nargv[k++] = "-Xclang";
+        nargv[k++] = "-pg";
+        nargv[k++] = "-Xclang";
+        nargv[k++] = "-mfentry";
+        setenv("PIANO_FENTRY_MARKS", "1", 1);
+    } else {
+        unsetenv("PIANO_FENTRY_MARKS"); /* exported for a build by hand: not these marks */
     }
     /* <piano/span.h> found with no flag, its calls made real (not its empty
      * fallback): after the program's own -I, as a system folder. */
