@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -166,7 +167,7 @@ void cpu_state_init(struct piano_thread *ts, const struct piano_thread *owner)
     ts->cpu_page = NULL;
     ts->cpu_ok = 0;
     if (g_cpu_mode == PIANO_CPU_OFF || g.run.cpu_mode == PIANO_CPU_REFUSED ||
-        (!owner && __atomic_load_n(&g.sandboxed, __ATOMIC_RELAXED))) {   /* perf_event_open: a system call (sandbox.c) */
+        (!owner && atomic_load(&g.sandboxed))) {   /* perf_event_open: a system call (sandbox.c) */
         errno = saved;
         return;
     }
