@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,6 +31,11 @@ __attribute__((constructor)) static void resolve_exits(void)
 
 static void note_title(void)
 {
+    /* In a seccomp sandbox: no system call (getpid, the title's open), which
+     * the filter may kill (sshd's pre-authentication child ends so); the
+     * title is the one noted before the filter went in (sandbox.c). */
+    if (atomic_load(&g.sandboxed))
+        return;
     if (!g.run_map || g.finished || g.run_map_pid != (uint32_t)getpid())
         return;
     refresh_command();

@@ -399,6 +399,14 @@ void atfork_child(void)
     int copied = !self || self_anon || fork_take.copy;
     if (copied)
         fork_release_parent();
+    /* Forked by a process that changed its user (sshd's session child, as
+     * the user, forking the user's command): the spool is the starting
+     * user's, where this child can make no folder. It records nothing, and
+     * says nothing into the program's stderr (its log). */
+    if (geteuid() != g.start_euid) {
+        child_off(saved, was_starting);
+        return;
+    }
     char parent_key[sizeof g.run.key];
     snprintf(parent_key, sizeof parent_key, "%s", g.run.key);
     if (make_spool(parent_key) != 0) {
