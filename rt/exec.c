@@ -54,17 +54,7 @@ static int exec_mark(void)
         errno = saved;
         return 0;
     }
-    /* piano's own work: its allocations are not the program's (a child that
-     * exec'd recording nothing of its own stays no run: store/import.c). */
-    struct piano_thread *ts = piano_tls;
-    uint32_t busy = ts ? ts->busy : 0;
-    if (ts)
-        ts->busy = 1;
-    g.run.overhead_ticks = measure_overhead();
-    allocator_detect(g.run.allocator, sizeof g.run.allocator);
-    refresh_command();
-    if (ts)
-        ts->busy = busy;
+    g.run.overhead_ticks = exit_measures_early();
     g.run.end_tick = piano_now();
     g.run.status = 1;
     save_run_header();

@@ -49,7 +49,7 @@ static int64_t select_i64(int64_t *v, int n, int k)
  * measured time (the hooks' work before the entry tick and after the exit
  * tick), on a scratch state so that nothing is recorded. piano-db subtracts it
  * from self times. Returns ticks per call. */
-__attribute__((noinline)) double measure_overhead(void)
+static __attribute__((noinline)) double measure_overhead(void)
 {
     struct piano_thread *real = piano_tls;
     struct piano_thread *scratch = mmap(NULL, PIANO_THREAD_FILE_SIZE, PROT_READ | PROT_WRITE,
@@ -148,6 +148,25 @@ static int leave_unpacked(void)
     if (fd >= 0)
         close(fd);
     return small;
+}
+
+/* What the exit takes from the kernel, taken early because the exit will not
+ * be able to (an exec, a seccomp sandbox): the allocator, the command line,
+ * and the hooks' cost (returned). piano's own allocations meanwhile are not
+ * the program's (a child that exec'd recording nothing of its own stays no
+ * run: store/import.c). */
+double exit_measures_early(void)
+{
+    struct piano_thread *ts = piano_tls;
+    uint32_t busy = ts ? ts->busy : 0;
+    if (ts)
+        ts->busy = 1;
+    double overhead = measure_overhead();
+    allocator_detect(g.run.allocator, sizeof g.run.allocator);
+    refresh_command();
+    if (ts)
+        ts->busy = busy;
+    return overhead;
 }
 
 /* The exit of a run whose program entered a seccomp sandbox (sandbox.c), in

@@ -286,7 +286,7 @@ int fd_names_file(int fd, int at, const char *path, int flags);
 int make_spool(const char *parent_key);
 void save_run_header(void);
 void refresh_command(void);
-double measure_overhead(void);   /* finish.c */
+double exit_measures_early(void);   /* finish.c */
 
 /* ---------------------------------------------------------------- fns_file.c */
 

@@ -101,20 +101,23 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
      * inside the handler, takes no lock: always a new one). */
     if (!fns_settled())
         fns_settle();   /* the run's first call: the names of the functions registered so far go first */
+    /* In a seccomp sandbox none of what asks the kernel (sandbox.c): its
+     * slot (map_thread), thread id, name and stack bounds. */
+    int sandboxed = atomic_load(&g.sandboxed);
     uint32_t slot, room = 0;
     if (owner || !slot_take(&slot, &room))
         slot = atomic_fetch_add(&g.next_slot, 1);
     int anon;
     struct piano_thread *ts = map_thread(slot, room, &anon);
     if (!ts) {
-        if (!atomic_load(&g.sandboxed))   /* (which may unmap its group: a system call) */
+        if (!sandboxed)   /* (which may unmap its group) */
             slot_ended(slot);
         return NULL;
     }
     ts->version = PIANO_SPOOL_VERSION;
     ts->thread = n;
     ts->slot = slot;
-    if (!atomic_load(&g.sandboxed)) {   /* else unknown: system calls (sandbox.c) */
+    if (!sandboxed) {   /* else unknown */
         ts->tid = (uint32_t)syscall(SYS_gettid);
         prctl(PR_GET_NAME, ts->name, 0, 0, 0);
         ts->name[sizeof ts->name - 1] = 0;
@@ -127,7 +130,7 @@ struct piano_thread *state_new(uint32_t n, const struct piano_thread *owner)
     if (owner) {
         ts->stack_lo = owner->stack_lo;
         ts->stack_hi = owner->stack_hi;
-    } else if (!atomic_load(&g.sandboxed)) {   /* pthread_getattr_np allocates and asks the kernel */
+    } else if (!sandboxed) {   /* pthread_getattr_np allocates and asks the kernel */
         stack_bounds(ts);
     }
     cpu_state_init(ts, owner);

@@ -48,9 +48,7 @@ static void sandbox_prepare(void)
         return;
     int saved = errno;
     snap_stop();   /* its thread would be under the filter too with TSYNC */
-    g.sandbox_overhead = measure_overhead();
-    allocator_detect(g.run.allocator, sizeof g.run.allocator);
-    refresh_command();
+    g.sandbox_overhead = exit_measures_early();
     save_run_header();
     errno = saved;
 }
